@@ -1,0 +1,31 @@
+# `make book` and `make test` create .venv on first use and reinstall only when
+# pyproject.toml or constraints.txt change (the stamp file records the last install).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PROFILE ?= default
+
+.PHONY: install book test test-all bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[book,test]'
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/cheems book --profile $(PROFILE)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -m "" 
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_resolve.py
+
+clean:
+	rm -rf _build book/*.ipynb benchmarks/out

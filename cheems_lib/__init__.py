@@ -1,0 +1,1 @@
+"""Cheems companion library."""

@@ -1,0 +1,64 @@
+"""The chapter registry: which chapters the book has and their parameters per profile.
+
+One entry per chapter, in reading order. ``_toc.yml`` lists the same chapters (a test
+checks that :func:`toc_yaml` equals the file), so the two cannot drift apart.
+
+Profiles:
+- ``smoke``: every chapter in seconds; used by the tests.
+- ``default``: what ``make book`` builds on a CPU from the simulated world.
+- ``paper``: the paper's settings, for GPU users with real models and data files.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["PROFILES", "Chapter", "CHAPTERS", "chapter", "toc_yaml"]
+
+PROFILES = ("smoke", "default", "paper")
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """A chapter: its source ``notebooks/<name>.md`` is executed into ``book/<name>.ipynb``."""
+
+    name: str
+    title: str
+    label: str  # the stable id readers cite (spec §7)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # profile -> overrides
+
+    def parameters(self, profile: str) -> dict[str, Any]:
+        if profile not in PROFILES:
+            raise ValueError(f"unknown profile {profile!r}; choose one of {PROFILES}")
+        return dict(self.params.get(profile, {}))
+
+
+CHAPTERS: list[Chapter] = [
+    Chapter(
+        "conflicts", "Resolving conflicting annotations", "paper-alg1",
+        params={"smoke": {"n_random_graphs": 50}, "default": {"n_random_graphs": 2000},
+                "paper": {"n_random_graphs": 2000}},
+    ),
+]
+
+
+def chapter(name: str) -> Chapter:
+    for ch in CHAPTERS:
+        if ch.name == name:
+            return ch
+    raise KeyError(f"no chapter {name!r}; chapters are {[c.name for c in CHAPTERS]}")
+
+
+# Pages that are plain text, not executed chapters.
+_STATIC_FRONT = ["book/intro"]
+_STATIC_BACK: list[str] = []
+
+
+def toc_yaml() -> str:
+    """The ``_toc.yml`` this registry implies."""
+    lines = ["# Generated from cheems_lib/chapters.py; tests/test_chapters.py checks they agree.",
+             "format: jb-book", f"root: {_STATIC_FRONT[0]}", "chapters:"]
+    lines += [f"  - file: {p}" for p in _STATIC_FRONT[1:]]
+    lines += [f"  - file: book/{c.name}" for c in CHAPTERS]
+    lines += [f"  - file: {p}" for p in _STATIC_BACK]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,355 @@
+"""Records: the official CheemsRM file formats, read, validated and written.
+
+One JSON Lines record per prompt (spec ``formats.md`` §1)::
+
+    {"id": "p1", "input": "你好", "category": ["理解"],
+     "responses": [{"id": "a", "content": "..."}, {"id": "b", "content": "..."}],
+     "annotations": [["a", "b", "1"]], "rank": {"a": 0, "b": 1}}
+
+The official pairwise form ``{"input", "answer1", "answer2", "preference"}`` is grouped
+by prompt text into the same records (response ids = md5 of content). Score files
+(spec §4) are one ``{"prompt_id", "response_id", "score"}`` line per response.
+
+Every problem raises :class:`DataError`, whose message is one line naming the file,
+the line and the fix; nothing is dropped silently.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import orjson
+
+__all__ = [
+    "DataError", "Response", "Record", "md5", "read_records", "write_records",
+    "parse_record", "from_pairwise", "read_pairwise_table", "to_pairs",
+    "ScoreTable", "read_scores", "check_scores_known", "write_scores",
+]
+
+TIE, FIRST, SECOND = "0", "1", "2"
+_PREFERENCE = {  # accepted spellings of a preference, normalised to the official strings
+    "0": TIE, 0: TIE, "tie": TIE, "=": TIE,
+    "1": FIRST, 1: FIRST, "a": FIRST, "A": FIRST,
+    "2": SECOND, 2: SECOND, "b": SECOND, "B": SECOND,
+}
+
+
+class DataError(ValueError):
+    """Bad input: ``file:line: what is wrong (fix: what to do)``, always one line."""
+
+    def __init__(self, path: str | Path | None, line: int | None, message: str, fix: str = ""):
+        self.path, self.line, self.problem, self.fix = path, line, message, fix
+        where = f"{path}:{line}" if line else str(path or "<input>")
+        super().__init__(f"{where}: {message}" + (f" (fix: {fix})" if fix else ""))
+
+
+def md5(text: str) -> str:
+    """Hex md5 of UTF-8 text: the official id of prompts and responses.
+
+    >>> md5("你好")
+    '7eca689f0d3389d9dea66ae112e5cfd7'
+    """
+    return hashlib.md5(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(slots=True)
+class Response:
+    """One candidate response."""
+
+    id: str
+    content: str
+
+
+@dataclass(slots=True)
+class Record:
+    """One prompt with its responses, raw annotations and resolved ranking.
+
+    ``annotations`` holds ``(id_a, id_b, p)`` triples in presentation order (``a`` shown
+    first), ``p`` in ``{"1", "2", "0"}``; ``rank`` maps response id to round (lower is
+    better, equal is a tie). ``extra`` keeps unknown fields so they are written back.
+    """
+
+    prompt: str
+    responses: list[Response]
+    id: str = ""
+    annotations: list[tuple[str, str, str]] = field(default_factory=list)
+    rank: dict[str, int] | None = None
+    category: list[str] | None = None
+    sys_prompt: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    origin: str = field(default="", compare=False)  # "file:line" it was read from, for error messages
+
+    def __post_init__(self):
+        if not self.id:
+            self.id = md5(self.prompt)
+
+    @property
+    def top_category(self) -> str:
+        """First element of the taxonomy path, used for macro-averaging."""
+        return self.category[0] if self.category else "uncategorized"
+
+    @property
+    def response_ids(self) -> list[str]:
+        return [r.id for r in self.responses]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "input": self.prompt}
+        if self.sys_prompt is not None:
+            out["sys_prompt"] = self.sys_prompt
+        if self.category is not None:
+            out["category"] = self.category
+        out["responses"] = [{"id": r.id, "content": r.content} for r in self.responses]
+        if self.annotations:
+            out["annotations"] = [list(a) for a in self.annotations]
+        if self.rank is not None:
+            out["rank"] = self.rank
+        out.update(self.extra)
+        return out
+
+
+_KNOWN = {"id", "input", "prompt", "responses", "annotations", "rank", "category", "sys_prompt"}
+
+
+def parse_record(obj: Any, path: str | Path | None = None, line: int | None = None) -> Record:
+    """Validate one decoded JSON object of the grouped form and return a :class:`Record`."""
+
+    def fail(msg: str, fix: str = "") -> DataError:
+        return DataError(path, line, msg, fix)
+
+    if not isinstance(obj, dict):
+        raise fail(f"expected a JSON object, got {type(obj).__name__}")
+    prompt = obj.get("input", obj.get("prompt"))
+    if not isinstance(prompt, str):
+        raise fail("missing or non-string 'input'", "give the prompt text as \"input\" (or \"prompt\")")
+    raw = obj.get("responses")
+    if not isinstance(raw, list) or not raw:
+        raise fail("missing or empty 'responses'", "give a list of {\"id\", \"content\"} objects")
+    responses, seen = [], set()
+    for k, r in enumerate(raw):
+        if isinstance(r, str):  # bare strings: id = md5 of content, like the official ids
+            r = {"content": r}
+        if not isinstance(r, dict) or not isinstance(r.get("content"), str):
+            raise fail(f"responses[{k}] has no string 'content'")
+        rid = r.get("id") or md5(r["content"])
+        if not isinstance(rid, str):
+            raise fail(f"responses[{k}].id must be a string, got {rid!r}")
+        if rid in seen:
+            raise fail(f"duplicate response id {rid!r}", "response ids must be unique within a record")
+        seen.add(rid)
+        responses.append(Response(rid, r["content"]))
+    annotations = []
+    for k, a in enumerate(obj.get("annotations") or []):
+        if not isinstance(a, (list, tuple)) or len(a) != 3:
+            raise fail(f"annotations[{k}] must be [id_a, id_b, p], got {a!r}")
+        ida, idb, p = a
+        for rid in (ida, idb):
+            if rid not in seen:
+                raise fail(f"annotations[{k}] names unknown response id {rid!r}",
+                           "use ids from this record's 'responses'")
+        if ida == idb:
+            raise fail(f"annotations[{k}] compares response {ida!r} with itself")
+        if p not in _PREFERENCE:
+            raise fail(f"annotations[{k}] has preference {p!r}", 'use "1" (a better), "2" (b better) or "0" (tie)')
+        annotations.append((ida, idb, _PREFERENCE[p]))
+    rank = obj.get("rank")
+    if rank is not None:
+        if not isinstance(rank, dict):
+            raise fail("'rank' must be an object {response_id: int}")
+        for rid, v in rank.items():
+            if rid not in seen:
+                raise fail(f"'rank' names unknown response id {rid!r}", "use ids from this record's 'responses'")
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise fail(f"rank of {rid!r} must be an integer, got {v!r}")
+    category = obj.get("category")
+    if isinstance(category, str):
+        category = [category]
+    if category is not None and not (isinstance(category, list) and all(isinstance(c, str) for c in category)):
+        raise fail("'category' must be a list of strings")
+    pid = obj.get("id")
+    if pid is not None and not isinstance(pid, str):
+        pid = str(pid)
+    return Record(prompt=prompt, responses=responses, id=pid or "", annotations=annotations,
+                  rank=rank, category=category, sys_prompt=obj.get("sys_prompt"),
+                  extra={k: v for k, v in obj.items() if k not in _KNOWN},
+                  origin=f"{path}:{line}" if path else "")
+
+
+def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """Yield (line number, decoded object) for each non-blank line."""
+    try:
+        fh = open(path, "rb")
+    except OSError as e:
+        raise DataError(path, None, f"cannot open: {e.strerror}") from None
+    with fh:
+        for n, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                yield n, orjson.loads(raw)
+            except orjson.JSONDecodeError as e:
+                try:  # NaN/Infinity: valid for Python's json, reported later as a bad value
+                    yield n, json.loads(raw)
+                except ValueError:
+                    raise DataError(path, n, f"malformed JSON ({e.msg})", "one JSON object per line") from None
+
+
+def read_records(path: str | Path) -> list[Record]:
+    """Read a JSONL file of grouped records or of official pairwise lines.
+
+    Pairwise lines (``answer1``/``answer2``/``preference``) are grouped by prompt text in
+    order of first appearance; the two forms may not be mixed in one file.
+    """
+    path = Path(path)
+    records: list[Record] = []
+    pairwise: list[tuple[int, dict]] = []
+    for n, obj in _json_lines(path):
+        if isinstance(obj, dict) and "answer1" in obj:
+            if records:
+                raise DataError(path, n, "pairwise line in a file of grouped records", "keep one form per file")
+            pairwise.append((n, obj))
+        else:
+            if pairwise:
+                raise DataError(path, n, "grouped record in a file of pairwise lines", "keep one form per file")
+            records.append(parse_record(obj, path, n))
+    if pairwise:
+        return from_pairwise(((n, o.get("input", o.get("prompt")), o.get("answer1"), o.get("answer2"),
+                               o.get("preference"), o) for n, o in pairwise), path=path)
+    return records
+
+
+def write_records(records: Iterable[Record], path: str | Path) -> int:
+    """Write records as JSONL (UTF-8, unescaped Chinese); returns the number written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with open(path, "wb") as fh:
+        for r in records:
+            fh.write(orjson.dumps(r.to_json()) + b"\n")
+            n += 1
+    return n
+
+
+def from_pairwise(rows: Iterable[tuple], *, path: str | Path | None = None) -> list[Record]:
+    """Group pairwise rows ``(line, prompt, response_a, response_b, preference, extra)`` into records.
+
+    Response ids are md5 of content, prompt ids md5 of prompt text; ``preference`` is
+    1/"a" (a better), 2/"b" (b better) or 0/"tie". ``extra`` may carry ``category``.
+    """
+    groups: dict[str, Record] = {}
+    for line, prompt, a, b, pref, extra in rows:
+        if not isinstance(prompt, str):
+            raise DataError(path, line, "missing prompt text", "give the prompt as 'input' or 'prompt'")
+        if not isinstance(a, str) or not isinstance(b, str):
+            raise DataError(path, line, "both responses must be strings")
+        if pref not in _PREFERENCE:
+            raise DataError(path, line, f"preference {pref!r} not understood", "use 1 (a better), 2 (b better) or 0 (tie)")
+        rec = groups.get(prompt)
+        if rec is None:
+            cat = (extra or {}).get("category")
+            rec = groups[prompt] = Record(prompt=prompt, responses=[],
+                                          category=[cat] if isinstance(cat, str) else cat)
+        ids = {r.id for r in rec.responses}
+        pair = []
+        for text in (a, b):
+            rid = md5(text)
+            if rid not in ids:
+                rec.responses.append(Response(rid, text))
+                ids.add(rid)
+            pair.append(rid)
+        if pair[0] == pair[1]:
+            raise DataError(path, line, "the two responses are identical")
+        rec.annotations.append((pair[0], pair[1], _PREFERENCE[pref]))
+    return list(groups.values())
+
+
+def read_pairwise_table(path: str | Path, *, prompt: str = "prompt", response_a: str = "response_a",
+                        response_b: str = "response_b", preference: str = "preference") -> list[Record]:
+    """Import a pairwise table (CSV or JSONL, one comparison per row) into grouped records.
+
+    Column names are keyword options; a ``category`` column is kept when present.
+    """
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            missing = {prompt, response_a, response_b, preference} - set(reader.fieldnames or [])
+            if missing:
+                raise DataError(path, 1, f"missing columns {sorted(missing)}", "rename the columns or pass the names as options")
+            rows = [(n, r[prompt], r[response_a], r[response_b], r[preference].strip(), r)
+                    for n, r in enumerate(reader, 2)]
+    else:
+        rows = [(n, o.get(prompt), o.get(response_a), o.get(response_b), o.get(preference), o)
+                for n, o in _json_lines(path)]
+    return from_pairwise(rows, path=path)
+
+
+def to_pairs(records: Iterable[Record], *, view: str = "layers") -> Iterator[dict[str, str]]:
+    """Chosen/rejected pairs for pairwise trainers (TRL, OpenRLHF): ``{"prompt", "chosen", "rejected"}``.
+
+    ``view="layers"`` takes every pair with different ranks; ``view="implied"`` only the
+    pairs the annotations imply (see :func:`cheems_lib.conflicts.ordered_pairs`). Ties give no pair.
+    """
+    from .conflicts import ordered_pairs
+
+    for rec in records:
+        text = {r.id: r.content for r in rec.responses}
+        for better, worse in ordered_pairs(rec, view=view):
+            yield {"prompt": rec.prompt, "chosen": text[better], "rejected": text[worse]}
+
+
+class ScoreTable(dict):
+    """``{(prompt_id, response_id): score}`` remembering the file and line of each score."""
+
+    def __init__(self, path: Path):
+        super().__init__()
+        self.path, self.lines = path, {}
+
+
+def read_scores(path: str | Path) -> ScoreTable:
+    """Read a score file (spec §4) into ``{(prompt_id, response_id): score}``.
+
+    Raises on a missing field, a non-finite score or a duplicate (prompt, response).
+    """
+    path = Path(path)
+    out = ScoreTable(path)
+    for n, obj in _json_lines(path):
+        try:
+            key, score = (str(obj["prompt_id"]), str(obj["response_id"])), obj["score"]
+        except (KeyError, TypeError):
+            raise DataError(path, n, "expected {\"prompt_id\", \"response_id\", \"score\"}") from None
+        if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
+            raise DataError(path, n, f"score {score!r} is not a finite number", "rescore this response")
+        if key in out:
+            raise DataError(path, n, f"duplicate score for prompt {key[0]!r} response {key[1]!r}",
+                            f"keep one line per response (first at line {out.lines[key]})")
+        out[key] = float(score)
+        out.lines[key] = n
+    return out
+
+
+def check_scores_known(scores: ScoreTable, records: Iterable[Record]) -> None:
+    """Raise on the first score whose (prompt, response) is in none of ``records``."""
+    known = {(rec.id, r.id) for rec in records for r in rec.responses}
+    for key in scores:
+        if key not in known:
+            raise DataError(scores.path, scores.lines.get(key), f"score for unknown prompt/response {key[0]!r}/{key[1]!r}",
+                            "check that the scores were computed on these data files")
+
+
+def write_scores(scores: Iterable[tuple[str, str, float]], path: str | Path, *, append: bool = False) -> int:
+    """Write ``(prompt_id, response_id, score)`` triples as a spec §4 score file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with open(path, "ab" if append else "wb") as fh:
+        for pid, rid, s in scores:
+            if not math.isfinite(s):
+                raise DataError(path, None, f"refusing to write non-finite score for {pid}/{rid}")
+            fh.write(orjson.dumps({"prompt_id": pid, "response_id": rid, "score": float(s)}) + b"\n")
+            n += 1
+    return n

@@ -1,0 +1,33 @@
+"""The chapter registry agrees with _toc.yml and with each chapter's parameters cell."""
+from __future__ import annotations
+
+import pytest
+
+from cheems_lib.book import coerce, parameters_of
+from cheems_lib.chapters import CHAPTERS, PROFILES, toc_yaml
+from conftest import ROOT
+
+
+def test_toc_is_generated_from_registry():
+    """_toc.yml equals what the registry implies (regenerate with chapters.toc_yaml())."""
+    assert (ROOT / "_toc.yml").read_text(encoding="utf-8") == toc_yaml()
+
+
+@pytest.mark.parametrize("ch", CHAPTERS, ids=lambda c: c.name)
+def test_parameters_cell(ch):
+    """Every parameter is `name: type = default  # help`, with help, a seed, and profile values it declares."""
+    declared = parameters_of(ROOT / "notebooks" / f"{ch.name}.md")
+    assert "seed" in declared
+    assert all(p["help"] for p in declared.values())
+    for profile in PROFILES:
+        assert set(ch.parameters(profile)) <= set(declared)
+
+
+@pytest.mark.parametrize("ch", CHAPTERS, ids=lambda c: c.name)
+def test_chapter_carries_its_stable_label(ch):
+    assert f"({ch.label})=" in (ROOT / "notebooks" / f"{ch.name}.md").read_text(encoding="utf-8")
+
+
+def test_coerce():
+    assert coerce("3", "int") == 3 and coerce("0.5", "float") == 0.5 and coerce("no", "bool") is False
+    assert coerce('["a", "b"]', "list[str]") == ["a", "b"] and coerce("x.jsonl", "str") == "x.jsonl"

@@ -1,0 +1,124 @@
+"""The `cheems` command line (spec §5): outputs, bad input, and lazy imports."""
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+
+from cheems_lib.cli import main
+from cheems_lib.conflicts import resolve
+from cheems_lib.records import read_records, write_records, write_scores
+from conftest import ROOT, make_record
+
+CHEEMS = [sys.executable, "-m", "cheems_lib.cli"]
+
+
+def run(*args, cwd=None):
+    return subprocess.run([*CHEEMS, *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+def _random_world(tmp_path, seed=0, n=40):
+    rng = random.Random(seed)
+    recs = []
+    for i in range(n):
+        ids = [f"r{j}" for j in range(rng.randint(2, 6))]
+        anns = [(a, b, rng.choice("0112")) for a in ids for b in ids if a < b and rng.random() < .7]
+        recs.append(make_record(f"p{i}", ids, anns, category=[rng.choice(["数学", "代码", "安全"])]))
+    write_records(recs, tmp_path / "raw.jsonl")
+    return recs
+
+
+def test_help_lists_every_subcommand_without_torch():
+    """`cheems --help` lists the subcommands; parsing the CLI never imports torch."""
+    out = run("--help")
+    assert out.returncode == 0
+    for cmd in ("resolve", "evaluate", "book"):
+        assert cmd in out.stdout
+    probe = ("import sys; from cheems_lib.cli import _parser; _parser(); "
+             "import cheems_lib.conflicts, cheems_lib.metrics, cheems_lib.records; "
+             "assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
+    assert subprocess.run([sys.executable, "-c", probe]).returncode == 0
+
+
+def test_resolve_and_evaluate_match_the_library(tmp_path):
+    """On random inputs, resolve writes Algorithm 1's ranks and evaluate reports spec §5's keys."""
+    recs = _random_world(tmp_path)
+    out = run("resolve", tmp_path / "raw.jsonl", "-o", tmp_path / "ranked.jsonl")
+    assert out.returncode == 0, out.stderr
+    stats = json.loads(out.stdout)
+    assert {"prompts", "annotations", "conflict_ratio", "pair_conflict_ratio"} <= set(stats)
+    ranked = read_records(tmp_path / "ranked.jsonl")
+    assert [r.rank for r in ranked] == [resolve(r.response_ids, r.annotations) for r in recs]
+    rng = random.Random(1)
+    write_scores([(r.id, rid, rng.random()) for r in ranked for rid in r.response_ids], tmp_path / "s.jsonl")
+    import shutil
+    shutil.copy(tmp_path / "ranked.jsonl", tmp_path / "other.jsonl")
+    ev = run("evaluate", "--data", tmp_path / "ranked.jsonl", "--data", tmp_path / "other.jsonl",
+             "--scores", tmp_path / "s.jsonl", "--bootstrap", "50")
+    assert ev.returncode == 0, ev.stderr
+    res = json.loads(ev.stdout)
+    assert set(res) >= {"ranked", "other", "overall"}
+    sub = res["ranked"]
+    assert {"accuracy", "exact_match", "by_category"} <= set(sub)
+    for cat in sub["by_category"].values():
+        assert set(cat) == {"accuracy", "exact_match", "prompts", "comparisons"}
+    assert res["overall"] == pytest.approx((sub["accuracy"] + sub["exact_match"]) / 2)
+
+
+def _ranked_file(tmp_path):
+    recs = [make_record("p", "ab", [("a", "b", "1")], rank={"a": 0, "b": 1})]
+    write_records(recs, tmp_path / "d.jsonl")
+    return tmp_path / "d.jsonl"
+
+
+BAD_DATA = {
+    "malformed JSON": '{"input": "q", ',
+    "unknown response id 'z'": '{"input": "q", "responses": [{"id": "a", "content": "x"}], "annotations": [["a", "z", "1"]]}',
+    "unknown response id 'y'": '{"input": "q", "responses": [{"id": "a", "content": "x"}], "rank": {"y": 0}}',
+    "duplicate response id": '{"input": "q", "responses": [{"id": "a", "content": "x"}, {"id": "a", "content": "y"}]}',
+}
+
+
+@pytest.mark.parametrize("message", BAD_DATA)
+@pytest.mark.parametrize("command", ["resolve", "evaluate"])
+def test_bad_data_is_one_line_with_file_and_line(tmp_path, command, message):
+    """Bad data files exit 2 with `cheems: file:line: ...` and no traceback."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"input": "fine", "responses": ["x"]}\n' + BAD_DATA[message] + "\n", encoding="utf-8")
+    (tmp_path / "s.jsonl").write_text("", encoding="utf-8")
+    args = (["resolve", bad, "-o", tmp_path / "o.jsonl"] if command == "resolve"
+            else ["evaluate", "--data", bad, "--scores", tmp_path / "s.jsonl"])
+    out = run(*args)
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and "Traceback" not in out.stderr
+    assert f"{bad}:2:" in out.stderr and message in out.stderr
+
+
+BAD_SCORES = {
+    "no score for prompt 'p' response 'b'": ['{"prompt_id": "p", "response_id": "a", "score": 1}'],
+    "not a finite number": ['{"prompt_id": "p", "response_id": "a", "score": 1}', '{"prompt_id": "p", "response_id": "b", "score": NaN}'],
+    "unknown prompt/response": ['{"prompt_id": "p", "response_id": "a", "score": 1}', '{"prompt_id": "p", "response_id": "b", "score": 0}',
+                                '{"prompt_id": "p", "response_id": "zz", "score": 0}'],
+}
+
+
+@pytest.mark.parametrize("message", BAD_SCORES)
+def test_bad_scores_are_one_line(tmp_path, message):
+    data = _ranked_file(tmp_path)
+    (tmp_path / "s.jsonl").write_text("\n".join(BAD_SCORES[message]) + "\n", encoding="utf-8")
+    out = run("evaluate", "--data", data, "--scores", tmp_path / "s.jsonl")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and message in out.stderr
+    assert str(tmp_path / "s.jsonl") in out.stderr
+
+
+def test_missing_file(tmp_path, capsys):
+    assert main(["resolve", str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "o.jsonl")]) == 2
+    assert "nope.jsonl" in capsys.readouterr().err
+
+
+def test_shipped_example_resolves(tmp_path):
+    out = run("resolve", ROOT / "data/examples/annotations.jsonl", "-o", tmp_path / "o.jsonl")
+    assert out.returncode == 0 and json.loads(out.stdout)["prompts"] == 4
