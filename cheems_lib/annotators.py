@@ -1,0 +1,159 @@
+"""Simulated annotators: human triple-wise rounds (§3.2) and GPT-4o all-pairs (§4.2).
+
+Both perceive a response's hidden utility with noise and compare two responses through
+``d = perceived(a) - perceived(b) + length_bias(len(a) - len(b)) [+ position bias]``:
+
+- **Human** (§3.2, Fig. 15 a-b): five rounds of triple-wise comparisons of adjacent
+  responses (round ``i`` shows responses ``i, i+1, i+2`` modulo N, in random order); one
+  annotator per round perceives the three responses once, so a round is internally
+  consistent (a weak order: perceived values sorted and split into tie groups where the
+  gap exceeds a margin) and conflicts come from disagreement between rounds. No position bias. Length: prefers the longer response at moderate differences and
+  the shorter one at large differences.
+- **Human, complete ranking** (appendix D.2), used for the preference set's golden subset:
+  one perception, every pair compared, ties allowed.
+- **GPT** (§4.2, Fig. 15 c-d): every one of the C(N, 2) pairs in random order, each an
+  independent call, no ties, noisier, favours the response shown second and the longer one.
+
+Annotations are ``(i, j, p)`` with ``i`` shown first, ``p`` in ``"1"``/``"2"``/``"0"``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+__all__ = ["HumanAnnotator", "GPTAnnotator", "triplewise_rounds", "annotate_rounds", "annotate_complete",
+           "annotate_all_pairs", "length_preference"]
+
+
+@dataclass(frozen=True)
+class HumanAnnotator:
+    """A careful human annotator."""
+
+    shared_noise: float = 0.3
+    """Standard deviation of how people perceive a response, drawn once per response and
+    shared by every round (annotators follow one guideline and review each other, D.1)."""
+    noise: float = 0.008
+    """Standard deviation of one round's own perception; with the tie margin, the source
+    of conflicts (fitted to Table 5: 0.008 and 0.5 give a conflict ratio near 0.20)."""
+    tie_margin: float = 0.5
+    """Perceived differences smaller than this are marked as ties."""
+    length_bias: float = 0.25
+    """Peak utility bonus of the longer response at a moderate length difference."""
+    length_peak: float = 60.0
+    """Length difference (characters, before length scaling) where the bonus peaks; beyond
+    about 1.7x this the shorter response is favoured (Fig. 15a)."""
+
+
+@dataclass(frozen=True)
+class GPTAnnotator:
+    """An LLM judge shown one pair at a time."""
+
+    noise: float = 0.72
+    """Standard deviation of the perceived utility difference per call (fitted to Table 5)."""
+    position_bias: float = 0.35
+    """Utility bonus of the response shown second (Fig. 15d)."""
+    length_bias: float = 0.3
+    """Utility bonus of the longer response, saturating (Fig. 15c)."""
+    length_peak: float = 80.0
+    """Length difference (characters, before length scaling) at which the bonus saturates."""
+
+
+def length_preference(delta: np.ndarray, annotator: HumanAnnotator | GPTAnnotator, length_scale: float = 1.0) -> np.ndarray:
+    """Utility bonus of response a over b given ``delta = len(a) - len(b)`` in characters.
+
+    Human: ``b * x * (1 - x^2 / 3)`` with ``x = delta / peak`` clipped to ``|x| <= 2.2``:
+    rises to its peak at ``x = 1``, changes sign at ``x = sqrt(3)``. GPT: ``b * tanh(x)``.
+    """
+    x = np.asarray(delta, dtype=float) / (annotator.length_peak * length_scale)
+    if isinstance(annotator, HumanAnnotator):
+        x = np.clip(x, -2.2, 2.2)
+        return annotator.length_bias * x * (1 - x * x / 3)
+    return annotator.length_bias * np.tanh(x)
+
+
+def triplewise_rounds(n: int) -> list[tuple[int, ...]]:
+    """The adjacent triples of the five-round protocol, generalised to N responses.
+
+    >>> triplewise_rounds(5)
+    [(0, 1, 2), (1, 2, 3), (2, 3, 4), (3, 4, 0), (4, 0, 1)]
+    """
+    if n < 3:
+        return [tuple(range(n))] if n == 2 else []
+    return [tuple((i + k) % n for k in range(3)) for i in range(n)]
+
+
+def _weak_order(seen: np.ndarray, tie_margin: float) -> np.ndarray:
+    """Tie groups of one annotator's ranking: sort, split where the gap exceeds the margin.
+
+    Returns a group index per response (0 = best), so the round is transitive, ties
+    included (appendix D.2: annotators integrate their judgments into ``A>C>B=D>E``).
+    """
+    order = np.argsort(-seen, kind="stable")
+    group = np.zeros(len(seen), dtype=int)
+    g = 0
+    for prev, cur in zip(order, order[1:]):
+        if seen[prev] - seen[cur] >= tie_margin:
+            g += 1
+        group[cur] = g
+    return group
+
+
+def _consensus(utility, lengths, rng, annotator: HumanAnnotator, length_scale) -> np.ndarray:
+    """What people see in each response: utility + shared perception noise + the mean
+    length preference against the prompt's other responses."""
+    delta = lengths[:, None] - lengths[None, :]
+    bias = length_preference(delta, annotator, length_scale).sum(1) / max(len(lengths) - 1, 1)
+    return utility + bias + rng.normal(0.0, annotator.shared_noise, size=len(utility))
+
+
+def _pairs_from_groups(shown: list[int], group: np.ndarray) -> list[tuple[int, int, str]]:
+    out = []
+    for x, y in combinations(range(len(shown)), 2):
+        gx, gy = group[x], group[y]
+        out.append((shown[x], shown[y], "0" if gx == gy else ("1" if gx < gy else "2")))
+    return out
+
+
+def annotate_rounds(utility: np.ndarray, lengths: np.ndarray, rng: np.random.Generator, annotator: HumanAnnotator,
+                    *, noise_scale: float = 1.0, length_scale: float = 1.0) -> list[tuple[int, int, str]]:
+    """Human triple-wise rounds over adjacent responses (one annotator per round)."""
+    base = _consensus(utility, lengths, rng, annotator, length_scale)
+    out = []
+    for triple in triplewise_rounds(len(utility)):
+        shown = [triple[k] for k in rng.permutation(len(triple))]
+        seen = base[shown] + rng.normal(0.0, annotator.noise * noise_scale, size=len(shown))
+        out += _pairs_from_groups(shown, _weak_order(seen, annotator.tie_margin))
+    return out
+
+
+def annotate_complete(utility: np.ndarray, lengths: np.ndarray, rng: np.random.Generator, annotator: HumanAnnotator,
+                      *, noise_scale: float = 1.0, length_scale: float = 1.0) -> list[tuple[int, int, str]]:
+    """Human complete ranking (appendix D.2): one consistent weak order, every pair in random order."""
+    seen = _consensus(utility, lengths, rng, annotator, length_scale)
+    group = _weak_order(seen + rng.normal(0.0, annotator.noise * noise_scale, size=len(seen)), annotator.tie_margin)
+    out = []
+    for a, b in _shuffled_pairs(len(utility), rng):
+        out.append((a, b, "0" if group[a] == group[b] else ("1" if group[a] < group[b] else "2")))
+    return out
+
+
+def _shuffled_pairs(n: int, rng: np.random.Generator) -> list[tuple[int, int]]:
+    pairs = list(combinations(range(n), 2))
+    flip = rng.random(len(pairs)) < 0.5
+    order = rng.permutation(len(pairs))
+    return [(pairs[k][1], pairs[k][0]) if flip[k] else pairs[k] for k in order]
+
+
+def annotate_all_pairs(utility: np.ndarray, lengths: np.ndarray, rng: np.random.Generator, annotator: GPTAnnotator,
+                       *, noise_scale: float = 1.0, length_scale: float = 1.0) -> list[tuple[int, int, str]]:
+    """GPT-4o style: every pair once, random order, independent noisy calls, no ties."""
+    pairs = _shuffled_pairs(len(utility), rng)
+    if not pairs:
+        return []
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    d = (utility[a] - utility[b] + length_preference(lengths[a] - lengths[b], annotator, length_scale)
+         - annotator.position_bias + rng.normal(0.0, annotator.noise * noise_scale, size=len(pairs)))
+    return [(int(x), int(y), "1" if v > 0 else "2") for x, y, v in zip(a, b, d)]

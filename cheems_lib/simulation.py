@@ -1,0 +1,291 @@
+"""A simulated Cheems world: the default data of the book (spec §6).
+
+The official CheemsBench and CheemsPreference files cannot be downloaded here, so the
+book runs on a world that follows the paper's data-generating process and writes the
+official format:
+
+1. **Prompts** of the eight top-level categories (:mod:`cheems_lib.corpus`), with a
+   different category mix for Open Prompt, Human Instruction and the preference set.
+2. **Responses** from ten simulated models of different strength. A model's strength sets
+   the chance of each trait (right answer, refusal, repetition, truncation, ...); the traits
+   set a hidden utility on the paper's 0-5 scale (Table 7) through the 3H dimensions
+   (Table 6), and are rendered as visible Chinese text. Verbose models pad with polite
+   filler, so length says little about quality.
+3. **Annotators** (:mod:`cheems_lib.annotators`): human triple-wise rounds on the benchmark,
+   a human complete ranking on the preference set's golden subset, GPT-4o all-pairs on the
+   benchmark's GPT variants and the preference remainder. Ranks come from Algorithm 1.
+
+Sizes: ``smoke`` (seconds), ``default`` (the book) and ``paper`` (Table 1's counts).
+Lengths are multiplied by ``length_scale`` (1/3 below paper size, 1.0 at paper size) so
+that CPU training stays fast; the book compares lengths after dividing by it.
+The same seed gives byte-identical files.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .annotators import GPTAnnotator, HumanAnnotator, annotate_all_pairs, annotate_complete, annotate_rounds
+from .conflicts import resolve_records
+from .corpus import CATEGORIES, Task, Traits, make_task, render_response
+from .records import Record, Response, write_records
+
+__all__ = ["VERSION", "SIZES", "MODELS", "SubsetSpec", "WorldConfig", "World", "utility", "sample_traits",
+           "build_world", "write_world", "position_share", "length_stats"]
+
+VERSION = "1.0"
+
+# (name, strength, verbosity): strength drives quality, verbosity only length.
+MODELS = [("sim-01", -1.4, 1.3), ("sim-02", -1.0, 0.8), ("sim-03", -0.7, 1.2), ("sim-04", -0.4, 0.9),
+          ("sim-05", -0.1, 1.1), ("sim-06", 0.2, 0.7), ("sim-07", 0.5, 1.3), ("sim-08", 0.8, 0.9),
+          ("sim-09", 1.1, 1.0), ("sim-10", 1.4, 0.8)]
+
+
+@dataclass(frozen=True)
+class SubsetSpec:
+    """One file of the world."""
+
+    key: str
+    """Name in the layout: bench_open, bench_human, pref_human, pref_gpt."""
+    mix: dict[str, float]
+    """Weight of each top-level category."""
+    responses: dict[int, float]
+    """Distribution of the number of responses per prompt."""
+    prompt_chars: float
+    """Mean prompt length in characters at length_scale 1 (Table 1)."""
+    response_chars: float
+    """Mean response length at length_scale 1 (Table 1, mean of chosen and rejected)."""
+    human_difficulty: float = 1.0
+    """Multiplier of the human per-round noise: the paper finds Human Instruction prompts
+    harder to annotate (appendix C); fitted to Table 5 with gpt_difficulty."""
+    gpt_difficulty: float = 1.0
+    """Multiplier of the GPT annotator's noise on this subset."""
+
+
+_OPEN_MIX = {"理解": .14, "知识": .18, "创意写作": .09, "推理": .13, "数学": .15, "代码": .12, "安全": .10, "复杂指令": .09}
+_HUMAN_MIX = {"理解": .17, "知识": .12, "创意写作": .19, "推理": .08, "数学": .07, "代码": .08, "安全": .07, "复杂指令": .22}
+_PREF_MIX = {"理解": .15, "知识": .15, "创意写作": .15, "推理": .10, "数学": .10, "代码": .10, "安全": .08, "复杂指令": .17}
+
+SUBSETS = {
+    "bench_open": SubsetSpec("bench_open", _OPEN_MIX, {5: 1.0}, 186.58, 445.8),
+    "bench_human": SubsetSpec("bench_human", _HUMAN_MIX, {5: 1.0}, 197.04, 441.7, 2.0, 1.25),
+    "pref_human": SubsetSpec("pref_human", _PREF_MIX, {4: .12, 5: .72, 6: .13, 7: .03}, 164.08, 436.5, 1.0),
+    "pref_gpt": SubsetSpec("pref_gpt", _PREF_MIX, {4: .10, 5: .56, 6: .29, 7: .05}, 175.56, 426.1, 1.0),
+}
+
+# prompts per subset and the length factor, per size (paper = Table 1's counts)
+SIZES: dict[str, dict] = {
+    "smoke": {"bench_open": 40, "bench_human": 40, "pref_human": 60, "pref_gpt": 120, "length_scale": 1 / 3},
+    "default": {"bench_open": 1146, "bench_human": 1346, "pref_human": 1630, "pref_gpt": 6965, "length_scale": 1 / 3},
+    "paper": {"bench_open": 1146, "bench_human": 1346, "pref_human": 3260, "pref_gpt": 27861, "length_scale": 1.0},
+}
+
+LAYOUT = {"bench_open": "cheems_bench/open.jsonl", "bench_human": "cheems_bench/human.jsonl",
+          "pref_human": "cheems_preference/human.jsonl", "pref_gpt": "cheems_preference/gpt.jsonl"}
+GPT_LAYOUT = {"bench_open": "cheems_bench_gpt/open.jsonl", "bench_human": "cheems_bench_gpt/human.jsonl"}
+
+
+@dataclass(frozen=True)
+class WorldConfig:
+    """Everything that decides a world; two equal configs give byte-identical files."""
+
+    size: str = "default"
+    """smoke, default or paper (see SIZES)."""
+    seed: int = 0
+    """Seed of every random draw."""
+    human: HumanAnnotator = field(default_factory=HumanAnnotator)
+    """The human annotators (benchmark rounds and golden preference subset)."""
+    gpt: GPTAnnotator = field(default_factory=GPTAnnotator)
+    """The GPT-4o-style annotator."""
+
+
+@dataclass
+class World:
+    """The generated files, in memory."""
+
+    config: WorldConfig
+    files: dict[str, list[Record]]  # layout path -> records
+    truth: list[dict]
+    summary: dict
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def sample_traits(task: Task, strength: float, rng: np.random.Generator) -> Traits:
+    """Draw what a model of ``strength`` does on ``task``: stronger models err less."""
+    u = rng.random(10)
+    s = strength
+    return Traits(
+        correct=bool(u[0] < _sigmoid(0.5 + 1.5 * s)),
+        harmful=task.kind == "safety" and bool(u[1] < _sigmoid(-0.9 - 1.6 * s)),
+        irrelevant=bool(u[2] < _sigmoid(-3.6 - 1.0 * s)),
+        error=bool(u[3] < _sigmoid(-4.6 - 1.0 * s)),
+        garbled=bool(u[4] < _sigmoid(-4.0 - 1.5 * s)),
+        repetition=bool(u[5] < _sigmoid(-2.4 - 1.0 * s)),
+        truncated=bool(u[6] < _sigmoid(-2.9 - 1.0 * s)),
+        english=bool(u[7] < _sigmoid(-2.4 - 1.2 * s)),
+        false_fact=bool(u[8] < _sigmoid(-2.8 - 1.0 * s)),
+        highlight=bool(u[9] < _sigmoid(-1.5 + 1.3 * s)),
+        detail=int(rng.binomial(4, float(np.clip(0.45 + 0.15 * s, 0.05, 0.95)))),
+    )
+
+
+def utility(tr: Traits) -> float:
+    """Hidden quality on the 0-5 scale of Table 7, from the 3H dimensions of Table 6.
+
+    Severe errors (harmful compliance, text collapse, error message: harmlessness or
+    basic helpfulness broken) score below 1; an irrelevant answer below 1.5; otherwise
+    truthfulness (right answer, no false statement) and helpfulness (detail, a highlight,
+    no repetition, no truncation, no code-switching) add up.
+    """
+    if tr.harmful or tr.garbled or tr.error:
+        return 0.3
+    if tr.irrelevant:
+        return 1.0
+    u = 1.7 + 1.6 * tr.correct + 0.15 * tr.detail + 0.6 * tr.highlight
+    u -= 0.9 * tr.repetition + 1.1 * tr.truncated + 0.6 * tr.english + 0.7 * tr.false_fact
+    return float(np.clip(u, 0.8, 5.0))
+
+
+def _components(tr: Traits) -> dict:
+    """The three H dimensions in [0, 1] and the visible traits, for truth.jsonl."""
+    return {
+        "harmless": 0.0 if tr.harmful else 1.0,
+        "truthful": float(tr.correct and not tr.false_fact and not tr.irrelevant),
+        "helpful": float(np.clip((0 if (tr.error or tr.garbled or tr.irrelevant) else 0.5 + 0.1 * tr.detail + 0.2 * tr.highlight)
+                                 - 0.2 * tr.repetition - 0.3 * tr.truncated - 0.2 * tr.english, 0, 1)),
+        "traits": [k for k in ("correct", "harmful", "irrelevant", "error", "garbled", "repetition", "truncated",
+                               "english", "false_fact", "highlight") if getattr(tr, k)],
+        "detail": tr.detail,
+    }
+
+
+def _gen_subset(spec: SubsetSpec, n: int, length_scale: float, rng: np.random.Generator):
+    """Prompts and responses of one subset: records without annotations, utilities, lengths, truth rows."""
+    cats = list(spec.mix)
+    weights = np.array([spec.mix[c] for c in cats])
+    sizes, size_p = list(spec.responses), np.array(list(spec.responses.values()))
+    mult = max(1, round(4 * length_scale))  # sentences per detail level grow with the length scale
+    records, utils, lengths, truth = [], [], [], []
+    for i in range(n):
+        cat = cats[int(rng.choice(len(cats), p=weights / weights.sum()))]
+        base = make_task(cat, rng)
+        ctx = int(rng.poisson(max(0.0, spec.prompt_chars * length_scale - len(base.prompt)) / 9.5))
+        task = make_task(cat, np.random.default_rng(rng.integers(2**63)), context_sentences=ctx) if ctx else base
+        k = int(sizes[int(rng.choice(len(sizes), p=size_p / size_p.sum()))])
+        pid = f"{spec.key}-{i:05d}"
+        responses, u, lens = [], [], []
+        for j, m in enumerate(rng.choice(len(MODELS), size=k, replace=False)):
+            name, strength, verbosity = MODELS[int(m)]
+            tr = sample_traits(task, strength, rng)
+            tr.filler_chars = int(spec.response_chars * length_scale * verbosity * rng.uniform(0.6, 1.2))
+            other = make_task(cats[int(rng.integers(len(cats)))], rng) if tr.irrelevant else None
+            text = render_response(task, tr, rng, other=other, sentences_per_detail=mult)
+            rid = f"{pid}-{j}"
+            responses.append(Response(rid, text))
+            q = utility(tr)
+            u.append(q)
+            lens.append(len(text))
+            truth.append({"prompt_id": pid, "response_id": rid, "quality": int(round(q)), "utility": round(q, 3),
+                          "model": name, **_components(tr)})
+        records.append(Record(prompt=task.prompt, responses=responses, id=pid, category=task.category))
+        utils.append(np.array(u))
+        lengths.append(np.array(lens))
+    return records, utils, lengths, truth
+
+
+def _annotate(records, utils, lengths, fn, annotator, rng, noise_scale, length_scale) -> list[Record]:
+    out = []
+    for rec, u, lens in zip(records, utils, lengths):
+        ids = rec.response_ids
+        anns = fn(u, lens, rng, annotator, noise_scale=noise_scale, length_scale=length_scale)
+        out.append(Record(prompt=rec.prompt, responses=rec.responses, id=rec.id, category=rec.category,
+                          annotations=[(ids[a], ids[b], p) for a, b, p in anns]))
+    return out
+
+
+def build_world(config: WorldConfig | None = None, *, progress: bool = False) -> World:
+    """Generate every file of the world in memory (see :func:`write_world`)."""
+    config = config or WorldConfig()
+    if config.size not in SIZES:
+        raise ValueError(f"unknown size {config.size!r}; choose one of {list(SIZES)}")
+    size = SIZES[config.size]
+    scale = size["length_scale"]
+    files, truth, stats = {}, [], {}
+    keys = list(SUBSETS)
+    it = keys
+    if progress:
+        from tqdm.auto import tqdm
+        it = tqdm(keys, desc="simulating")
+    for idx, key in enumerate(it):
+        spec = SUBSETS[key]
+        # one stream per subset and per annotator: resizing one file never changes another
+        gen_rng, human_rng, gpt_rng = (np.random.default_rng([config.seed, idx, s]) for s in range(3))
+        recs, utils, lens, rows = _gen_subset(spec, size[key], scale, gen_rng)
+        for r in rows:
+            r["subset"] = key
+        truth += rows
+        if key.startswith("bench"):
+            files[LAYOUT[key]] = _annotate(recs, utils, lens, annotate_rounds, config.human, human_rng, spec.human_difficulty, scale)
+            files[GPT_LAYOUT[key]] = _annotate(recs, utils, lens, annotate_all_pairs, config.gpt, gpt_rng, spec.gpt_difficulty, scale)
+        elif key == "pref_human":
+            files[LAYOUT[key]] = _annotate(recs, utils, lens, annotate_complete, config.human, human_rng, spec.human_difficulty, scale)
+        else:
+            files[LAYOUT[key]] = _annotate(recs, utils, lens, annotate_all_pairs, config.gpt, gpt_rng, spec.gpt_difficulty, scale)
+    for path, recs in files.items():
+        stats[path] = resolve_records(recs)
+    summary = {
+        "simulator_version": VERSION, "size": config.size, "seed": config.seed, "length_scale": scale,
+        "config": {"human": asdict(config.human), "gpt": asdict(config.gpt)},
+        "categories": CATEGORIES,
+        "files": {path: {**stats[path], **length_stats(recs), "position_second_share": position_share(recs)}
+                  for path, recs in files.items()},
+    }
+    return World(config, files, truth, summary)
+
+
+def position_share(records: list[Record]) -> float:
+    """Share of strict annotations won by the response shown second (Fig. 15 b, d)."""
+    strict = [p for r in records for _, _, p in r.annotations if p != "0"]
+    return sum(p == "2" for p in strict) / len(strict) if strict else float("nan")
+
+
+def length_stats(records: list[Record]) -> dict:
+    """Table 1's columns: responses per prompt, comparisons (rank pairs), mean prompt/chosen/rejected length."""
+    n_resp = sum(len(r.responses) for r in records)
+    chosen = rejected = comps = 0
+    for r in records:
+        text = {x.id: len(x.content) for x in r.responses}
+        for a in r.rank:
+            for b in r.rank:
+                if r.rank[a] < r.rank[b]:
+                    comps += 1
+                    chosen += text[a]
+                    rejected += text[b]
+    return {
+        "responses_per_prompt": n_resp / len(records) if records else 0.0,
+        "comparisons_excluding_ties": comps,
+        "avg_chars_prompt": float(np.mean([len(r.prompt) for r in records])) if records else 0.0,
+        "avg_chars_chosen": chosen / comps if comps else float("nan"),
+        "avg_chars_rejected": rejected / comps if comps else float("nan"),
+    }
+
+
+def write_world(world: World, out_dir: str | Path) -> dict:
+    """Write the spec §6 layout under ``out_dir``; returns the summary (also in summary.json)."""
+    import orjson
+
+    out = Path(out_dir)
+    for path, recs in world.files.items():
+        write_records(recs, out / path)
+    with open(out / "truth.jsonl", "wb") as fh:
+        for row in world.truth:
+            fh.write(orjson.dumps(row) + b"\n")
+    (out / "summary.json").write_text(json.dumps(world.summary, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
+                                      encoding="utf-8")
+    return world.summary
