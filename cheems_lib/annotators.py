@@ -24,7 +24,7 @@ from itertools import combinations
 import numpy as np
 
 __all__ = ["HumanAnnotator", "GPTAnnotator", "triplewise_rounds", "annotate_rounds", "annotate_complete",
-           "annotate_all_pairs", "length_preference"]
+           "annotate_all_pairs", "length_preference", "position_share", "length_bias_curve"]
 
 
 @dataclass(frozen=True)
@@ -157,3 +157,28 @@ def annotate_all_pairs(utility: np.ndarray, lengths: np.ndarray, rng: np.random.
     d = (utility[a] - utility[b] + length_preference(lengths[a] - lengths[b], annotator, length_scale)
          - annotator.position_bias + rng.normal(0.0, annotator.noise * noise_scale, size=len(pairs)))
     return [(int(x), int(y), "1" if v > 0 else "2") for x, y, v in zip(a, b, d)]
+
+
+def position_share(records) -> float:
+    """Share of strict annotations won by the response shown second (Fig. 15 b, d)."""
+    strict = [p for r in records for _, _, p in r.annotations if p != "0"]
+    return sum(p == "2" for p in strict) / len(strict) if strict else float("nan")
+
+
+def length_bias_curve(records, bins) -> list[dict]:
+    """Fig. 15 a, c: share of strict decisions won by the first-shown response A, binned by
+    ``len(A) - len(B)`` in characters. Ties are left out (0.5 means no preference)."""
+    deltas, first = [], []
+    for r in records:
+        size = {x.id: len(x.content) for x in r.responses}
+        for a, b, p in r.annotations:
+            if p != "0":
+                deltas.append(size[a] - size[b])
+                first.append(p == "1")
+    deltas, first = np.array(deltas), np.array(first)
+    out = []
+    for lo, hi in zip(bins[:-1], bins[1:]):
+        m = (deltas >= lo) & (deltas < hi)
+        out.append({"bin_low": float(lo), "bin_high": float(hi), "center": (lo + hi) / 2, "n": int(m.sum()),
+                    "share_first": float(first[m].mean()) if m.any() else float("nan")})
+    return out

@@ -52,6 +52,19 @@ def cmd_evaluate(args) -> None:
     _print_json(out)
 
 
+def cmd_simulate(args) -> None:
+    from .simulation import WorldConfig, build_world, write_world
+
+    world = build_world(WorldConfig(size=args.size, seed=args.seed), progress=sys.stderr.isatty())
+    summary = write_world(world, args.output)
+    _print_json({"output": str(args.output), "size": summary["size"], "seed": summary["seed"],
+                 "simulator_version": summary["simulator_version"], "length_scale": summary["length_scale"],
+                 "files": {p: {k: v[k] for k in ("prompts", "annotations", "conflict_ratio", "responses_per_prompt",
+                                                 "position_second_share")}
+                           for p, v in summary["files"].items()},
+                 "responses": len(world.truth)})
+
+
 def cmd_book(args) -> None:
     from .book import BookError, build
 
@@ -80,6 +93,13 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap replicates for 95%% intervals (0: none)")
     e.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     e.set_defaults(func=cmd_evaluate)
+
+    s = sub.add_parser("simulate", help="write the simulated Cheems world (spec §6 layout)")
+    s.add_argument("-o", "--output", type=Path, required=True, help="output directory")
+    s.add_argument("--size", choices=["smoke", "default", "paper"], default="default",
+                   help="smoke: seconds; default: the book; paper: Table 1's full counts")
+    s.add_argument("--seed", type=int, default=0, help="seed of every random draw (same seed, same bytes)")
+    s.set_defaults(func=cmd_simulate)
 
     b = sub.add_parser("book", help="run chapters with papermill and build the Jupyter Book")
     b.add_argument("--profile", choices=["smoke", "default", "paper"], default="default",

@@ -28,13 +28,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .annotators import GPTAnnotator, HumanAnnotator, annotate_all_pairs, annotate_complete, annotate_rounds
+from .annotators import (GPTAnnotator, HumanAnnotator, annotate_all_pairs, annotate_complete, annotate_rounds,
+                         position_share)
 from .conflicts import resolve_records
 from .corpus import CATEGORIES, Task, Traits, make_task, render_response
-from .records import Record, Response, write_records
+from .records import Record, Response, read_records, write_records
 
 __all__ = ["VERSION", "SIZES", "MODELS", "SubsetSpec", "WorldConfig", "World", "utility", "sample_traits",
-           "build_world", "write_world", "position_share", "length_stats"]
+           "build_world", "write_world", "length_stats", "ensure_world", "load_world", "fingerprint"]
 
 VERSION = "1.0"
 
@@ -78,8 +79,8 @@ SUBSETS = {
 
 # prompts per subset and the length factor, per size (paper = Table 1's counts)
 SIZES: dict[str, dict] = {
-    "smoke": {"bench_open": 40, "bench_human": 40, "pref_human": 60, "pref_gpt": 120, "length_scale": 1 / 3},
-    "default": {"bench_open": 1146, "bench_human": 1346, "pref_human": 1630, "pref_gpt": 6965, "length_scale": 1 / 3},
+    "smoke": {"bench_open": 40, "bench_human": 47, "pref_human": 30, "pref_gpt": 256, "length_scale": 1 / 3},
+    "default": {"bench_open": 1146, "bench_human": 1346, "pref_human": 815, "pref_gpt": 6965, "length_scale": 1 / 3},
     "paper": {"bench_open": 1146, "bench_human": 1346, "pref_human": 3260, "pref_gpt": 27861, "length_scale": 1.0},
 }
 
@@ -100,6 +101,8 @@ class WorldConfig:
     """The human annotators (benchmark rounds and golden preference subset)."""
     gpt: GPTAnnotator = field(default_factory=GPTAnnotator)
     """The GPT-4o-style annotator."""
+    counts: dict | None = None
+    """Optional prompt counts per subset (keys of SUBSETS) overriding the size's counts."""
 
 
 @dataclass
@@ -214,7 +217,7 @@ def build_world(config: WorldConfig | None = None, *, progress: bool = False) ->
     config = config or WorldConfig()
     if config.size not in SIZES:
         raise ValueError(f"unknown size {config.size!r}; choose one of {list(SIZES)}")
-    size = SIZES[config.size]
+    size = {**SIZES[config.size], **(config.counts or {})}
     scale = size["length_scale"]
     files, truth, stats = {}, [], {}
     keys = list(SUBSETS)
@@ -247,12 +250,6 @@ def build_world(config: WorldConfig | None = None, *, progress: bool = False) ->
                   for path, recs in files.items()},
     }
     return World(config, files, truth, summary)
-
-
-def position_share(records: list[Record]) -> float:
-    """Share of strict annotations won by the response shown second (Fig. 15 b, d)."""
-    strict = [p for r in records for _, _, p in r.annotations if p != "0"]
-    return sum(p == "2" for p in strict) / len(strict) if strict else float("nan")
 
 
 def length_stats(records: list[Record]) -> dict:
@@ -289,3 +286,39 @@ def write_world(world: World, out_dir: str | Path) -> dict:
     (out / "summary.json").write_text(json.dumps(world.summary, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                                       encoding="utf-8")
     return world.summary
+
+
+def fingerprint() -> str:
+    """Hash of the code that decides a world's content, so cached worlds never go stale."""
+    import hashlib
+
+    here = Path(__file__).parent
+    h = hashlib.sha256(VERSION.encode())
+    for name in ("simulation.py", "corpus.py", "annotators.py", "conflicts.py", "records.py"):
+        h.update((here / name).read_bytes())
+    return h.hexdigest()[:12]
+
+
+def ensure_world(size: str = "default", seed: int = 0, *, cache_dir: str | Path = "build/worlds") -> Path:
+    """The directory of the world (size, seed), simulated on first use and cached after."""
+    out = Path(cache_dir) / f"{size}-seed{seed}-{fingerprint()}"
+    if not (out / "summary.json").exists():
+        tmp = out.with_name(out.name + ".tmp")
+        write_world(build_world(WorldConfig(size=size, seed=seed)), tmp)
+        if out.exists():  # another process finished first
+            import shutil
+            shutil.rmtree(tmp)
+        else:
+            tmp.rename(out)
+    return out
+
+
+def load_world(directory: str | Path) -> dict[str, list[Record]]:
+    """Every file of the spec §6 layout that exists under ``directory`` (real or simulated)."""
+    directory = Path(directory)
+    paths = [*LAYOUT.values(), *GPT_LAYOUT.values()]
+    found = {p: read_records(directory / p) for p in paths if (directory / p).exists()}
+    if not found:
+        raise FileNotFoundError(f"{directory}: none of {paths} found (fix: run `cheems simulate -o {directory}` "
+                                "or copy the official files into this layout)")
+    return found

@@ -1,0 +1,121 @@
+"""The simulated world (spec §6): layout, determinism, loader round trip, Algorithm 1, calibration."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from cheems_lib.calibration import TABLE1_COLUMNS, checks, table1, table5
+from cheems_lib.conflicts import resolve
+from cheems_lib.corpus import CATEGORIES, Traits, make_task, render_response
+from cheems_lib.records import read_records
+from cheems_lib.simulation import (GPT_LAYOUT, LAYOUT, SIZES, WorldConfig, build_world, load_world, utility,
+                                   write_world)
+from conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def smoke_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("world")
+    write_world(build_world(WorldConfig(size="smoke", seed=3)), out)
+    return out
+
+
+def _digest(directory):
+    return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+class TestLayout:
+    def test_every_file_of_the_spec_exists_and_loads(self, smoke_dir):
+        """All spec §6 paths are written and load through the project's own loader."""
+        for path in [*LAYOUT.values(), *GPT_LAYOUT.values()]:
+            recs = read_records(smoke_dir / path)
+            assert recs and all(r.rank is not None and r.annotations and r.category for r in recs)
+        truth = [json.loads(l) for l in (smoke_dir / "truth.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert all(0 <= t["quality"] <= 5 for t in truth)
+        summary = json.loads((smoke_dir / "summary.json").read_text(encoding="utf-8"))
+        assert summary["seed"] == 3 and summary["simulator_version"]
+
+    def test_ranks_are_algorithm_1_of_the_raw_annotations(self, smoke_dir):
+        for path in [*LAYOUT.values(), *GPT_LAYOUT.values()]:
+            for r in read_records(smoke_dir / path):
+                assert r.rank == resolve(r.response_ids, r.annotations)
+
+    def test_gpt_variant_has_same_prompts_and_responses(self, smoke_dir):
+        for sub in ("open", "human"):
+            human = read_records(smoke_dir / f"cheems_bench/{sub}.jsonl")
+            gpt = read_records(smoke_dir / f"cheems_bench_gpt/{sub}.jsonl")
+            assert [(r.id, r.responses) for r in human] == [(r.id, r.responses) for r in gpt]
+
+    def test_benchmark_protocols(self, smoke_dir):
+        """Humans: 5 rounds x 3 pairs with ties; GPT: all C(5,2) pairs once, no ties."""
+        human = read_records(smoke_dir / "cheems_bench/open.jsonl")
+        gpt = read_records(smoke_dir / "cheems_bench_gpt/open.jsonl")
+        assert all(len(r.annotations) == 15 for r in human)
+        assert any(p == "0" for r in human for *_, p in r.annotations)
+        assert all(len({frozenset(a[:2]) for a in r.annotations}) == 10 == len(r.annotations) for r in gpt)
+        assert not any(p == "0" for r in gpt for *_, p in r.annotations)
+
+    def test_text_is_chinese(self, smoke_dir):
+        recs = read_records(smoke_dir / "cheems_bench/human.jsonl")
+        han = sum(1 for r in recs for ch in r.prompt if "\u4e00" <= ch <= "\u9fff")
+        assert han / sum(len(r.prompt) for r in recs) > 0.5
+
+
+class TestDeterminism:
+    def test_same_seed_same_bytes(self, smoke_dir, tmp_path):
+        write_world(build_world(WorldConfig(size="smoke", seed=3)), tmp_path)
+        assert _digest(tmp_path) == _digest(smoke_dir)
+
+    def test_other_seed_other_bytes(self, smoke_dir, tmp_path):
+        write_world(build_world(WorldConfig(size="smoke", seed=4)), tmp_path)
+        assert _digest(tmp_path) != _digest(smoke_dir)
+
+
+class TestQualityIsVisible:
+    def test_traits_change_the_text(self):
+        """Right vs wrong answer, refusal vs compliance, truncation: a reader sees the difference."""
+        rng = np.random.default_rng(0)
+        math = make_task("数学", rng)
+        right = render_response(math, Traits(correct=True), np.random.default_rng(1))
+        wrong = render_response(math, Traits(correct=False), np.random.default_rng(1))
+        assert f"答案是{math.answer}" in right and f"答案是{math.wrong}" in wrong
+        unsafe = make_task("安全", rng)
+        assert "不能" in render_response(unsafe, Traits(), rng)
+        assert "步骤" in unsafe.prompt and "第一步" in render_response(unsafe, Traits(harmful=True), rng)
+
+    def test_utility_orders_the_3h_dimensions(self):
+        """Severe errors < flawed < clean; a right answer beats a wrong one (Table 7)."""
+        assert utility(Traits(harmful=True)) < utility(Traits(correct=False)) < utility(Traits()) <= 5
+        assert utility(Traits(truncated=True)) < utility(Traits())
+        assert utility(Traits(highlight=True, detail=4)) > utility(Traits())
+
+    def test_categories_have_glosses(self):
+        assert len(CATEGORIES) == 8 and all(CATEGORIES.values())
+
+
+@pytest.fixture(scope="module")
+def calibration_world():
+    """Full benchmark counts (Table 5's ratios are per prompt), a reduced preference set."""
+    return build_world(WorldConfig(size="default", seed=0, counts={"pref_gpt": 1024, "pref_human": 120}))
+
+
+class TestCalibration:
+    def test_every_target_is_met(self, calibration_world):
+        """Conflict ratios (Table 5), position shares, Table 1 lengths, length baseline, learnability."""
+        w = calibration_world
+        truth = {(t["prompt_id"], t["response_id"]): t["utility"] for t in w.truth}
+        failed = [c for c in checks(w.files, length_scale=SIZES["default"]["length_scale"], truth=truth) if not c["ok"]]
+        assert not failed, failed
+
+    def test_tables_have_the_papers_shape(self, calibration_world):
+        t1 = table1(calibration_world.files)
+        assert list(t1.columns) == list(TABLE1_COLUMNS)
+        assert len(table5(calibration_world.files)) == 4
+
+    def test_load_world_reports_missing_layout(self, tmp_path):
+        with pytest.raises(FileNotFoundError, match="cheems simulate"):
+            load_world(tmp_path)
