@@ -34,14 +34,14 @@ class HumanAnnotator:
     shared_noise: float = 0.3
     """Standard deviation of how people perceive a response, drawn once per response and
     shared by every round (annotators follow one guideline and review each other, D.1)."""
-    noise: float = 0.008
+    noise: float = 0.011
     """Standard deviation of one round's own perception; with the tie margin, the source
-    of conflicts (fitted to Table 5: 0.008 and 0.5 give a conflict ratio near 0.20)."""
+    of conflicts (fitted to Table 5: 0.011 and 0.5 give a conflict ratio near 0.20)."""
     tie_margin: float = 0.5
     """Perceived differences smaller than this are marked as ties."""
-    length_bias: float = 0.25
+    length_bias: float = 0.4
     """Peak utility bonus of the longer response at a moderate length difference."""
-    length_peak: float = 60.0
+    length_peak: float = 80.0
     """Length difference (characters, before length scaling) where the bonus peaks; beyond
     about 1.7x this the shorter response is favoured (Fig. 15a)."""
 
@@ -61,14 +61,18 @@ class GPTAnnotator:
 
 
 def length_preference(delta: np.ndarray, annotator: HumanAnnotator | GPTAnnotator, length_scale: float = 1.0) -> np.ndarray:
-    """Utility bonus of response a over b given ``delta = len(a) - len(b)`` in characters.
+    """Utility bonus from a length difference ``delta`` in characters, ``x = delta / peak``.
 
-    Human: ``b * x * (1 - x^2 / 3)`` with ``x = delta / peak`` clipped to ``|x| <= 2.2``:
-    rises to its peak at ``x = 1``, changes sign at ``x = sqrt(3)``. GPT: ``b * tanh(x)``.
+    GPT (pairwise, ``delta = len(a) - len(b)``): ``b * tanh(x)``, the longer always gains.
+    Human (per response, ``delta = len - median length of the prompt's responses``):
+    ``b * x * (1 - x^2 / 3)`` with ``x`` clipped to ``|x| <= 2.5``: a bonus for moderately
+    longer than typical (peak at ``x = 1``), a penalty beyond ``x = sqrt(3)``, and the mirror
+    image below the median. Pairwise this gives Fig. 15a: the longer response wins at
+    moderate differences, the shorter one at large differences.
     """
     x = np.asarray(delta, dtype=float) / (annotator.length_peak * length_scale)
     if isinstance(annotator, HumanAnnotator):
-        x = np.clip(x, -2.2, 2.2)
+        x = np.clip(x, -2.5, 2.5)
         return annotator.length_bias * x * (1 - x * x / 3)
     return annotator.length_bias * np.tanh(x)
 
@@ -100,12 +104,12 @@ def _weak_order(seen: np.ndarray, tie_margin: float) -> np.ndarray:
     return group
 
 
-def _consensus(utility, lengths, rng, annotator: HumanAnnotator, length_scale) -> np.ndarray:
-    """What people see in each response: utility + shared perception noise + the mean
-    length preference against the prompt's other responses."""
-    delta = lengths[:, None] - lengths[None, :]
-    bias = length_preference(delta, annotator, length_scale).sum(1) / max(len(lengths) - 1, 1)
-    return utility + bias + rng.normal(0.0, annotator.shared_noise, size=len(utility))
+def _length_bonus(lengths: np.ndarray, annotator: HumanAnnotator, length_scale: float) -> np.ndarray:
+    """Each response's length preference relative to the prompt's median response length.
+
+    Fixed per response, so every round sees the same bonus (a bias, not a source of
+    conflicts); pairwise it still yields Fig. 15a's shape."""
+    return length_preference(lengths - np.median(lengths), annotator, length_scale)
 
 
 def _pairs_from_groups(shown: list[int], group: np.ndarray) -> list[tuple[int, int, str]]:
@@ -119,7 +123,8 @@ def _pairs_from_groups(shown: list[int], group: np.ndarray) -> list[tuple[int, i
 def annotate_rounds(utility: np.ndarray, lengths: np.ndarray, rng: np.random.Generator, annotator: HumanAnnotator,
                     *, noise_scale: float = 1.0, length_scale: float = 1.0) -> list[tuple[int, int, str]]:
     """Human triple-wise rounds over adjacent responses (one annotator per round)."""
-    base = _consensus(utility, lengths, rng, annotator, length_scale)
+    # what people see in each response, shared by every round
+    base = utility + _length_bonus(lengths, annotator, length_scale) + rng.normal(0.0, annotator.shared_noise, size=len(utility))
     out = []
     for triple in triplewise_rounds(len(utility)):
         shown = [triple[k] for k in rng.permutation(len(triple))]
@@ -131,8 +136,10 @@ def annotate_rounds(utility: np.ndarray, lengths: np.ndarray, rng: np.random.Gen
 def annotate_complete(utility: np.ndarray, lengths: np.ndarray, rng: np.random.Generator, annotator: HumanAnnotator,
                       *, noise_scale: float = 1.0, length_scale: float = 1.0) -> list[tuple[int, int, str]]:
     """Human complete ranking (appendix D.2): one consistent weak order, every pair in random order."""
-    seen = _consensus(utility, lengths, rng, annotator, length_scale)
-    group = _weak_order(seen + rng.normal(0.0, annotator.noise * noise_scale, size=len(seen)), annotator.tie_margin)
+    seen = (utility + _length_bonus(lengths, annotator, length_scale)
+            + rng.normal(0.0, annotator.shared_noise, size=len(utility))
+            + rng.normal(0.0, annotator.noise * noise_scale, size=len(utility)))
+    group = _weak_order(seen, annotator.tie_margin)
     out = []
     for a, b in _shuffled_pairs(len(utility), rng):
         out.append((a, b, "0" if group[a] == group[b] else ("1" if group[a] < group[b] else "2")))

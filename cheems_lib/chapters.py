@@ -24,7 +24,7 @@ class Chapter:
 
     name: str
     title: str
-    label: str  # the stable id readers cite (spec §7)
+    labels: tuple[str, ...]  # the stable ids of the paper artefacts it reproduces (spec §7)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)  # profile -> overrides
 
     def parameters(self, profile: str) -> dict[str, Any]:
@@ -33,12 +33,16 @@ class Chapter:
         return dict(self.params.get(profile, {}))
 
 
+_WORLD = {"smoke": {"size": "smoke"}, "default": {"size": "default"}, "paper": {"size": "paper"}}
+
 CHAPTERS: list[Chapter] = [
+    Chapter("data", "The data", ("paper-table1",), params=_WORLD),
     Chapter(
-        "conflicts", "Resolving conflicting annotations", "paper-alg1",
-        params={"smoke": {"n_random_graphs": 50}, "default": {"n_random_graphs": 2000},
-                "paper": {"n_random_graphs": 2000}},
+        "conflicts", "Resolving conflicting annotations", ("paper-alg1", "paper-table5"),
+        params={"smoke": {"n_random_graphs": 50, "size": "smoke"}, "default": {"n_random_graphs": 2000, "size": "default"},
+                "paper": {"n_random_graphs": 2000, "size": "paper"}},
     ),
+    Chapter("biases", "Annotator biases", ("paper-fig15",), params=_WORLD),
 ]
 
 

@@ -40,9 +40,9 @@ __all__ = ["VERSION", "SIZES", "MODELS", "SubsetSpec", "WorldConfig", "World", "
 VERSION = "1.0"
 
 # (name, strength, verbosity): strength drives quality, verbosity only length.
-MODELS = [("sim-01", -1.4, 1.3), ("sim-02", -1.0, 0.8), ("sim-03", -0.7, 1.2), ("sim-04", -0.4, 0.9),
-          ("sim-05", -0.1, 1.1), ("sim-06", 0.2, 0.7), ("sim-07", 0.5, 1.3), ("sim-08", 0.8, 0.9),
-          ("sim-09", 1.1, 1.0), ("sim-10", 1.4, 0.8)]
+MODELS = [("sim-01", -1.4, 1.0), ("sim-02", -1.0, 1.3), ("sim-03", -0.7, 0.8), ("sim-04", -0.4, 1.1),
+          ("sim-05", -0.1, 0.9), ("sim-06", 0.2, 1.2), ("sim-07", 0.5, 0.8), ("sim-08", 0.8, 1.3),
+          ("sim-09", 1.1, 0.9), ("sim-10", 1.4, 1.1)]  # verbosity uncorrelated with strength
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ _PREF_MIX = {"理解": .15, "知识": .15, "创意写作": .15, "推理": .10, "
 
 SUBSETS = {
     "bench_open": SubsetSpec("bench_open", _OPEN_MIX, {5: 1.0}, 186.58, 445.8),
-    "bench_human": SubsetSpec("bench_human", _HUMAN_MIX, {5: 1.0}, 197.04, 441.7, 2.0, 1.25),
+    "bench_human": SubsetSpec("bench_human", _HUMAN_MIX, {5: 1.0}, 197.04, 441.7, 1.5, 1.25),
     "pref_human": SubsetSpec("pref_human", _PREF_MIX, {4: .12, 5: .72, 6: .13, 7: .03}, 164.08, 436.5, 1.0),
     "pref_gpt": SubsetSpec("pref_gpt", _PREF_MIX, {4: .10, 5: .56, 6: .29, 7: .05}, 175.56, 426.1, 1.0),
 }
