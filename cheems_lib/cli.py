@@ -65,6 +65,27 @@ def cmd_simulate(args) -> None:
                  "responses": len(world.truth)})
 
 
+def cmd_train(args) -> None:
+    from dataclasses import fields
+
+    from .records import read_records
+    from .training import TrainConfig, TrainError, train
+    from .zoo import data_fingerprint
+
+    records = [r for path in args.data for r in read_records(path)]
+    base = TrainConfig.paper(model=args.model) if args.preset == "paper" else TrainConfig(model=args.model)
+    overrides = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if getattr(args, f.name, None) is not None}
+    cfg = TrainConfig(**{**base.__dict__, **overrides, "model": args.model})
+    try:
+        summary = train(records, cfg, args.output, resume=args.resume, progress=sys.stderr.isatty(),
+                        data_fingerprint=data_fingerprint(records))
+    except TrainError as e:
+        raise SystemExit(f"cheems: {e}") from None
+    if summary.get("final") is not None:
+        _print_json({"output": str(args.output), "data": summary["data"], "steps": summary["steps"],
+                     "padding_fraction": summary["padding_fraction"], "final": summary["final"]})
+
+
 def cmd_book(args) -> None:
     from .book import BookError, build
 
@@ -100,6 +121,24 @@ def _parser() -> argparse.ArgumentParser:
                    help="smoke: seconds; default: the book; paper: Table 1's full counts")
     s.add_argument("--seed", type=int, default=0, help="seed of every random draw (same seed, same bytes)")
     s.set_defaults(func=cmd_simulate)
+
+    t = sub.add_parser("train", help="Bradley-Terry reward-model training on ranked records (paper §5)")
+    t.add_argument("--data", type=Path, action="append", required=True, help="JSONL records with 'rank' (repeat)")
+    t.add_argument("--model", default="tiny", help="tiny | tiny-xs ... tiny-xl | hub name | local checkpoint")
+    t.add_argument("--output", type=Path, required=True, help="checkpoint folder (loadable with from_pretrained)")
+    t.add_argument("--preset", choices=["tiny", "paper"], default="tiny", help="defaults: CPU tiny model, or Table 9")
+    t.add_argument("--seed", type=int, help="seed (default 0)")
+    t.add_argument("--epochs", type=int, help="passes over the data")
+    t.add_argument("--learning-rate", dest="learning_rate", type=float, help="peak learning rate")
+    t.add_argument("--max-length", dest="max_length", type=int, help="tokens per sequence")
+    t.add_argument("--max-tokens-per-batch", dest="max_tokens_per_batch", type=int, help="padded tokens per micro-batch")
+    t.add_argument("--grad-accum", dest="grad_accum", type=int, help="micro-batches per step and process")
+    t.add_argument("--reg-coef", dest="reg_coef", type=float, help="Gaussian prior weight (Table 9: 0.1)")
+    t.add_argument("--mixed-precision", dest="mixed_precision", choices=["no", "bf16", "fp16"], help="accelerate precision")
+    t.add_argument("--save-every", dest="save_every", type=int, help="checkpoint every N steps")
+    t.add_argument("--max-steps", dest="max_steps", type=int, help="stop after N steps (a quick check of a setup)")
+    t.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output")
+    t.set_defaults(func=cmd_train)
 
     b = sub.add_parser("book", help="run chapters with papermill and build the Jupyter Book")
     b.add_argument("--profile", choices=["smoke", "default", "paper"], default="default",

@@ -35,10 +35,10 @@ def test_help_lists_every_subcommand_without_torch():
     """`cheems --help` lists the subcommands; parsing the CLI never imports torch."""
     out = run("--help")
     assert out.returncode == 0
-    for cmd in ("resolve", "evaluate", "book"):
+    for cmd in ("resolve", "evaluate", "simulate", "book"):
         assert cmd in out.stdout
     probe = ("import sys; from cheems_lib.cli import _parser; _parser(); "
-             "import cheems_lib.conflicts, cheems_lib.metrics, cheems_lib.records; "
+             "import cheems_lib.conflicts, cheems_lib.metrics, cheems_lib.records, cheems_lib.simulation; "
              "assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
     assert subprocess.run([sys.executable, "-c", probe]).returncode == 0
 
@@ -122,3 +122,11 @@ def test_missing_file(tmp_path, capsys):
 def test_shipped_example_resolves(tmp_path):
     out = run("resolve", ROOT / "data/examples/annotations.jsonl", "-o", tmp_path / "o.jsonl")
     assert out.returncode == 0 and json.loads(out.stdout)["prompts"] == 4
+
+
+def test_simulate_writes_the_layout_and_prints_a_summary(tmp_path):
+    out = run("simulate", "-o", tmp_path / "w", "--size", "smoke", "--seed", "1")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["seed"] == 1 and "cheems_bench/open.jsonl" in summary["files"]
+    assert (tmp_path / "w/cheems_preference/gpt.jsonl").exists() and (tmp_path / "w/truth.jsonl").exists()

@@ -1,0 +1,152 @@
+"""Reward models: any Hugging Face sequence classifier with one output, and the tiny family.
+
+A reward model here is an ``AutoModelForSequenceClassification`` with ``num_labels=1``
+plus its tokenizer; a (prompt, response) pair is encoded with the tokenizer's chat template
+(prompt as the user turn, response as the assistant turn) and the score is the logit at
+the last non-padding token. :func:`load` takes a hub name or a local path, so the same code
+serves real models on a GPU and the embedded default.
+
+The embedded default, ``tiny``, is a small Qwen2-architecture model with a byte-level BPE
+tokenizer trained locally on the training texts (the ``tokenizers`` library, using Qwen2's
+exact pre-tokenization, so ``AutoTokenizer`` reloads it unchanged). It is saved as a normal
+checkpoint directory. :data:`TINY_SIZES` names five sizes spanning more than 30x in
+parameters for the model-scaling chapter.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+__all__ = ["TINY_SIZES", "TinySize", "is_tiny", "train_tokenizer", "build_tiny", "load", "encode_pair",
+           "ModelError", "count_parameters"]
+
+PAD, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
+# Qwen2's chat template, cut down to the two turns a reward model sees (plus an optional system turn).
+CHAT_TEMPLATE = (
+    "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>' + '\n' }}{% endfor %}"
+)
+# Qwen2Tokenizer's pre-tokenization regex: training with it makes a reload through
+# AutoTokenizer (which picks Qwen2Tokenizer for qwen2 checkpoints) tokenize identically.
+_QWEN2_SPLIT = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+
+
+class ModelError(ValueError):
+    """A model or tokenizer that cannot serve as a reward model; the message says why."""
+
+
+@dataclass(frozen=True)
+class TinySize:
+    """Shape of one member of the tiny family."""
+
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    intermediate: int
+
+
+TINY_SIZES: dict[str, TinySize] = {
+    "tiny-xs": TinySize(32, 1, 2, 1, 64),
+    "tiny-s": TinySize(64, 2, 4, 2, 128),
+    "tiny": TinySize(128, 2, 4, 2, 256),
+    "tiny-l": TinySize(192, 3, 6, 2, 512),
+    "tiny-xl": TinySize(256, 4, 8, 4, 768),
+}
+
+
+def is_tiny(name: str) -> bool:
+    return name in TINY_SIZES
+
+
+def train_tokenizer(texts: Iterable[str], *, vocab_size: int = 3000, model_max_length: int = 2048):
+    """Train a byte-level BPE tokenizer with Qwen2's pre-tokenization on ``texts``.
+
+    Deterministic for the same texts (the BPE trainer breaks ties by token order).
+    """
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token=None, fuse_unk=False, byte_fallback=False))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(_QWEN2_SPLIT), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[PAD, IM_START, IM_END],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(texts, trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token=PAD, eos_token=IM_END, unk_token=PAD,
+                                   model_max_length=model_max_length)
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def build_tiny(size: str, tokenizer, *, seed: int = 0, max_length: int = 2048):
+    """A freshly initialised tiny reward model of ``size`` for ``tokenizer`` (seeded)."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForSequenceClassification
+
+    if size not in TINY_SIZES:
+        raise ModelError(f"unknown tiny size {size!r}; sizes are {list(TINY_SIZES)}")
+    s = TINY_SIZES[size]
+    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=s.hidden, num_hidden_layers=s.layers,
+                         num_attention_heads=s.heads, num_key_value_heads=s.kv_heads, intermediate_size=s.intermediate,
+                         max_position_embeddings=max_length, num_labels=1, pad_token_id=tokenizer.pad_token_id,
+                         tie_word_embeddings=False, attention_dropout=0.0)
+    torch.manual_seed(seed)
+    model = Qwen2ForSequenceClassification(config)
+    model.config.cheems_tiny_size = size
+    return model
+
+
+def count_parameters(model) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def load(name_or_path: str | Path, *, dtype=None, device_map=None, require_trained_head: bool = True):
+    """Load a reward model and its tokenizer with ``from_pretrained``.
+
+    Checks that the model has one output, that the tokenizer has a padding token and fits
+    the embedding matrix, and (``require_trained_head``) that the score head's weights were
+    in the checkpoint rather than freshly initialised.
+    """
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
+    model, info = AutoModelForSequenceClassification.from_pretrained(
+        str(name_or_path), num_labels=1, dtype=dtype, device_map=device_map, output_loading_info=True)
+    missing = [k for k in info.get("missing_keys", []) if "score" in k or "classifier" in k]
+    if require_trained_head and missing:
+        raise ModelError(f"{name_or_path}: the reward head {missing} is not in the checkpoint and would be random "
+                         "(fix: pass a trained reward model, or train one with `cheems train`)")
+    check_pair(model, tokenizer, str(name_or_path))
+    return model, tokenizer
+
+
+def check_pair(model, tokenizer, where: str = "model") -> None:
+    """Raise :class:`ModelError` when model and tokenizer cannot work together."""
+    if model.config.num_labels != 1:
+        raise ModelError(f"{where}: a reward model needs num_labels=1, this one has {model.config.num_labels}")
+    if tokenizer.pad_token_id is None:
+        if tokenizer.eos_token_id is None:
+            raise ModelError(f"{where}: the tokenizer has neither a pad nor an eos token (fix: set tokenizer.pad_token)")
+        tokenizer.pad_token = tokenizer.eos_token
+    if model.config.pad_token_id is None:
+        model.config.pad_token_id = tokenizer.pad_token_id
+    n_embed = model.get_input_embeddings().num_embeddings
+    if len(tokenizer) > n_embed:
+        raise ModelError(f"{where}: the tokenizer has {len(tokenizer)} tokens but the model embeds only {n_embed} "
+                         "(fix: use the tokenizer saved with this model)")
+
+
+def encode_pair(tokenizer, prompt: str, response: str, *, sys_prompt: str | None = None) -> list[int]:
+    """Token ids of one (prompt, response) conversation, through the chat template when there is one."""
+    messages = ([{"role": "system", "content": sys_prompt}] if sys_prompt else []) + [
+        {"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
+    if tokenizer.chat_template:
+        out = tokenizer.apply_chat_template(messages, tokenize=True)
+        return list(out["input_ids"] if hasattr(out, "keys") else out)
+    text = (f"{sys_prompt}\n\n" if sys_prompt else "") + f"{prompt}\n\n{response}"
+    return tokenizer(text)["input_ids"]

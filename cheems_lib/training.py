@@ -1,0 +1,432 @@
+"""Bradley-Terry training over partial rankings (paper §5) with accelerate.
+
+Loss of one optimisation step, over its prompts' strictly ordered pairs ``P`` and scored
+responses ``R`` (ties give no pair)::
+
+    L = mean_{(w, l) in P} -log sigmoid(r_w - r_l)  +  reg_coef * mean_{i in R} r_i^2
+
+The second term is the Gaussian prior on rewards (paper Eq. 4, Table 9: 0.1). Every
+response of a prompt is in the same step (:mod:`cheems_lib.batching`), so each response is
+forwarded once per epoch and no pair is lost; with several processes, whole batches go to
+one process and the loss is normalised by the step's global counts, so the gradient is the
+same as on one process.
+
+Reliability: the same seed on a CPU gives identical weights; checkpoints are written with
+``accelerate``'s ``save_state`` into a temporary folder and renamed, so a kill never leaves
+a half-written checkpoint; ``resume=True`` continues from the last one and ends with the
+same weights as an uninterrupted run.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .batching import Batch, forward_groups, pack, padding_fraction
+from .records import Record
+
+__all__ = ["TrainConfig", "EncodedData", "encode_records", "bt_loss", "train", "TrainError"]
+
+
+class TrainError(ValueError):
+    """Training cannot start; the message says why and what to do."""
+
+
+@dataclass
+class TrainConfig:
+    """Hyperparameters. Defaults suit the tiny CPU model; :meth:`paper` gives Table 9's."""
+
+    # model
+    model: str = "tiny"
+    """'tiny' (or a size of the tiny family, e.g. 'tiny-xl'), a hub name, or a local checkpoint path."""
+    max_length: int = 512
+    """Tokens per (prompt, response) sequence; longer ones are cut at the end, counted and reported. Paper: 2048."""
+    tokenizer_vocab: int = 3000
+    """Vocabulary of the tokenizer trained for tiny models (ignored for pretrained models)."""
+    # optimisation
+    learning_rate: float = 2e-3
+    """Peak AdamW learning rate. Paper: 5e-6 for 0.5B-72B models; a randomly initialised tiny model needs far more."""
+    weight_decay: float = 0.0
+    """AdamW weight decay."""
+    warmup_ratio: float = 0.1
+    """Share of steps with linear warm-up before the cosine decay (Table 9)."""
+    epochs: int = 2
+    """Passes over the data (Table 9: 2)."""
+    reg_coef: float = 0.1
+    """Weight of the Gaussian prior reg_coef * mean(r^2) (Table 9: 0.1; TRL's center_rewards_coefficient is off by default)."""
+    max_grad_norm: float = 1.0
+    """Gradient clipping."""
+    # batching
+    max_tokens_per_batch: int = 8192
+    """Padded tokens per micro-batch (longest sequence x sequences); whole prompts are packed greedily under it."""
+    grad_accum: int = 1
+    """Micro-batches per process per optimisation step."""
+    mixed_precision: str = "no"
+    """'no', 'bf16' or 'fp16' (accelerate); bf16 on GPUs for real models."""
+    # bookkeeping
+    seed: int = 0
+    """Seed of initialisation, tokenizer-independent shuffling and batching."""
+    max_steps: int = 0
+    """Stop after this many optimisation steps (0: run every epoch); the schedule still spans all epochs."""
+    save_every: int = 0
+    """Write a resumable checkpoint every N steps (0: only at the end of each epoch)."""
+    log_every: int = 1
+    """Write a metrics line every N steps."""
+
+    @classmethod
+    def paper(cls, model: str = "Qwen/Qwen2.5-72B-Instruct", **overrides) -> "TrainConfig":
+        """Table 9: lr 5e-6 cosine, warm-up 0.1, 2 epochs, max length 2048, reg 0.1, bf16.
+
+        The paper's global batch of 256 sequences is reached by the token budget and
+        gradient accumulation: 16,384 padded tokens x 4 accumulation steps per GPU.
+        """
+        base = dict(model=model, max_length=2048, learning_rate=5e-6, warmup_ratio=0.1, epochs=2, reg_coef=0.1,
+                    max_tokens_per_batch=16384, grad_accum=4, mixed_precision="bf16", save_every=200)
+        return cls(**{**base, **overrides})
+
+
+@dataclass
+class EncodedData:
+    """Training prompts as token ids with their ordered pairs, and what was left out."""
+
+    sequences: list[list[list[int]]]  # prompt -> response -> token ids
+    pairs: list[list[tuple[int, int]]]  # prompt -> (better, worse) local indices
+    truncated: int = 0
+    prompts_without_pairs: int = 0
+    responses_unranked: int = 0
+
+    @property
+    def lengths(self) -> list[list[int]]:
+        return [[len(s) for s in p] for p in self.sequences]
+
+    @property
+    def n_pairs(self) -> int:
+        return sum(len(p) for p in self.pairs)
+
+    def report(self) -> dict:
+        return {"prompts": len(self.sequences), "responses": sum(len(p) for p in self.sequences),
+                "pairs": self.n_pairs, "truncated_sequences": self.truncated,
+                "prompts_without_pairs": self.prompts_without_pairs, "responses_unranked": self.responses_unranked}
+
+
+def encode_records(records: Sequence[Record], tokenizer, max_length: int) -> EncodedData:
+    """Encode each ranked record; prompts with no strict pair are counted and left out."""
+    from .reward_model import encode_pair
+
+    data = EncodedData([], [])
+    for rec in records:
+        if rec.rank is None:
+            raise TrainError(f"{rec.origin or rec.id}: record has no 'rank' (fix: run `cheems resolve` first)")
+        ids = [r.id for r in rec.responses if r.id in rec.rank]
+        data.responses_unranked += len(rec.responses) - len(ids)
+        pairs = [(i, j) for i, a in enumerate(ids) for j, b in enumerate(ids) if rec.rank[a] < rec.rank[b]]
+        if not pairs:
+            data.prompts_without_pairs += 1
+            continue
+        text = {r.id: r.content for r in rec.responses}
+        seqs = []
+        for rid in ids:
+            toks = encode_pair(tokenizer, rec.prompt, text[rid], sys_prompt=rec.sys_prompt)
+            if len(toks) > max_length:
+                data.truncated += 1
+                toks = toks[:max_length]
+            seqs.append(toks)
+        data.sequences.append(seqs)
+        data.pairs.append(pairs)
+    if not data.pairs:
+        raise TrainError("no usable pair: every prompt is unranked or all-tied (fix: check the files' 'rank' fields)")
+    return data
+
+
+def bt_loss(rewards, pairs: Sequence[tuple[int, int]], reg_coef: float, *, n_pairs: int | None = None,
+            n_rewards: int | None = None):
+    """Bradley-Terry loss with the Gaussian prior, summed and divided by the step's counts.
+
+    ``rewards`` is a 1-d tensor; ``pairs`` index into it. ``n_pairs``/``n_rewards`` default
+    to this call's counts (plain means); the trainer passes the whole step's counts.
+    Returns ``(loss, stats)`` with ``stats`` the summed pair loss, correct pairs and margin.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    w = torch.tensor([p[0] for p in pairs], dtype=torch.long, device=rewards.device)
+    l = torch.tensor([p[1] for p in pairs], dtype=torch.long, device=rewards.device)
+    diff = rewards[w] - rewards[l]
+    pair_loss = -F.logsigmoid(diff).sum()
+    prior = (rewards ** 2).sum()
+    loss = pair_loss / (n_pairs or len(pairs)) + reg_coef * prior / (n_rewards or rewards.numel())
+    with torch.no_grad():
+        stats = {"pair_loss": float(pair_loss), "correct": int((diff > 0).sum()), "margin": float(diff.sum()),
+                 "pairs": len(pairs)}
+    return loss, stats
+
+
+def _collate(seqs: list[list[int]], pad_id: int, device):
+    import torch
+
+    longest = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), longest), dtype=torch.long)
+    for i, s in enumerate(seqs):  # right padding: real tokens never see a pad (causal attention)
+        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+        mask[i, : len(s)] = 1
+    return ids.to(device), mask.to(device)
+
+
+def _rewards(model, seqs, pad_id, device):
+    ids, mask = _collate(seqs, pad_id, device)
+    return model(input_ids=ids, attention_mask=mask).logits.squeeze(-1).float()
+
+
+def _grouped_rewards(model, seqs, pad_id, device, max_tokens):
+    """Rewards of all ``seqs`` in their original order, forwarded in length-homogeneous groups."""
+    import torch
+
+    groups = forward_groups([len(s) for s in seqs], max_tokens)
+    parts = [_rewards(model, [seqs[j] for j in g], pad_id, device) for g in groups]
+    order = torch.tensor([j for g in groups for j in g], device=device)
+    return torch.empty(len(seqs), device=device, dtype=parts[0].dtype).index_copy(0, order, torch.cat(parts))
+
+
+def _epoch_batches(data: EncodedData, cfg: TrainConfig, epoch: int) -> list[Batch]:
+    return pack(data.lengths, cfg.max_tokens_per_batch, seed=np.random.default_rng([cfg.seed, epoch]))
+
+
+def _steps(batches: list[Batch], n_proc: int, accum: int) -> list[list[list[Batch]]]:
+    """Group an epoch's batches into steps: step -> process -> its micro-batches (maybe fewer)."""
+    per_step = n_proc * accum
+    out = []
+    for s in range(0, len(batches), per_step):
+        group = batches[s:s + per_step]
+        out.append([group[p::n_proc] for p in range(n_proc)])
+    return out
+
+
+def _prepare_model(cfg: TrainConfig, records: Sequence[Record], resume_dir: Path | None):
+    """Model and tokenizer: from a checkpoint, a tiny model built on the data, or from_pretrained."""
+    from . import reward_model as rm
+
+    if resume_dir is not None:
+        return rm.load(resume_dir, require_trained_head=False)
+    if rm.is_tiny(cfg.model):
+        texts = (t for rec in records for t in [rec.prompt, *(r.content for r in rec.responses)])
+        tok = rm.train_tokenizer(texts, vocab_size=cfg.tokenizer_vocab, model_max_length=cfg.max_length)
+        return rm.build_tiny(cfg.model, tok, seed=cfg.seed, max_length=cfg.max_length), tok
+    return rm.load(cfg.model, require_trained_head=False)
+
+
+def _write_json(path: Path, obj) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *, resume: bool = False,
+          progress: bool = True, data_fingerprint: str = "") -> dict:
+    """Train a reward model on ranked records and save a Hugging Face checkpoint in ``output_dir``.
+
+    Writes ``train_log.jsonl`` (one line per logged step: loss, accuracy, margin, reward
+    mean/std, tokens/s, lr), ``checkpoints/`` for resuming, and ``cheems_train.json`` (config,
+    data report, final metrics) last, as the mark of a finished run. Returns that summary.
+    """
+    import torch
+    from accelerate import Accelerator
+    from accelerate.utils import set_seed
+    from transformers import get_cosine_schedule_with_warmup
+
+    out = Path(output_dir)
+    ckpt_root = out / "checkpoints"
+    latest = ckpt_root / "latest"
+    resume_dir = ckpt_root / latest.read_text().strip() if resume and latest.exists() else None
+    # cpu=True without CUDA: under torchrun / `accelerate launch --multi_gpu` accelerate then runs gloo multi-CPU
+    acc = Accelerator(mixed_precision=cfg.mixed_precision, cpu=not torch.cuda.is_available())
+    set_seed(cfg.seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    model, tok = _prepare_model(cfg, records, resume_dir)
+    data = encode_records(records, tok, cfg.max_length)
+    n_proc, rank = acc.num_processes, acc.process_index
+    epoch_steps = [_steps(_epoch_batches(data, cfg, e), n_proc, cfg.grad_accum) for e in range(cfg.epochs)]
+    total_steps = sum(len(s) for s in epoch_steps)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    scheduler = get_cosine_schedule_with_warmup(optimizer, math.ceil(cfg.warmup_ratio * total_steps), total_steps)
+    # the scheduler is not prepared: accelerate would step it once per process, so a 2-process
+    # run would decay the learning rate twice as fast; it is registered for checkpoints instead
+    model, optimizer = acc.prepare(model, optimizer)
+    acc.register_for_checkpointing(scheduler)
+    state = {"global_step": 0}
+    if resume_dir is not None:
+        acc.load_state(str(resume_dir))
+        state = json.loads((resume_dir / "cheems_state.json").read_text())
+    if acc.is_main_process:
+        out.mkdir(parents=True, exist_ok=True)
+        log = out / "train_log.jsonl"
+        kept = [l for l in log.read_text(encoding="utf-8").splitlines()
+                if l.strip() and json.loads(l)["step"] <= state["global_step"]] if resume_dir and log.exists() else []
+        log.write_text("".join(l + "\n" for l in kept), encoding="utf-8")  # drop lines logged after the checkpoint
+    pad_id, device = tok.pad_token_id, acc.device
+    from accelerate.utils import DistributedType
+
+    native_sync = acc.distributed_type in (DistributedType.FSDP, DistributedType.DEEPSPEED)
+    scale = n_proc if native_sync else 1  # FSDP/DeepSpeed average gradients over processes; undo it
+    bar = None
+    if progress and acc.is_local_main_process:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=total_steps, initial=state["global_step"], desc="training", unit="step")
+    step, used_pairs, t_start = 0, 0, time.time()
+    for epoch, steps in enumerate(epoch_steps):
+        for per_proc in steps:
+            step += 1
+            if step <= state["global_step"]:
+                continue
+            if cfg.max_steps and step > cfg.max_steps:
+                break
+            t0 = time.time()
+            mine = per_proc[rank]
+            step_batches = [b for group in per_proc for b in group]
+            n_pairs = sum(len(data.pairs[i]) for b in step_batches for i in b.prompts)
+            n_rewards = sum(b.n_sequences for b in step_batches)
+            agg = {"pair_loss": 0.0, "correct": 0, "margin": 0.0, "pairs": 0, "r_sum": 0.0, "r_sq": 0.0, "n_r": 0, "tokens": 0}
+            for k, batch in enumerate(mine):
+                last = k == len(mine) - 1
+                # DDP: every backward without its hooks, one all-reduce per step below. FSDP/DeepSpeed: their own sync.
+                ctx = acc.no_sync(model) if (not native_sync or not last) else contextlib.nullcontext()
+                with ctx:
+                    seqs, pairs, offset = [], [], 0
+                    for i in batch.prompts:
+                        seqs += data.sequences[i]
+                        pairs += [(offset + a, offset + b) for a, b in data.pairs[i]]
+                        offset += len(data.sequences[i])
+                    if batch.oversize:
+                        if native_sync:
+                            raise TrainError(f"a prompt has {batch.tokens} tokens, over max_tokens_per_batch "
+                                             f"{cfg.max_tokens_per_batch} (fix: raise it; FSDP/DeepSpeed cannot split a prompt)")
+                        r, stats = _oversize_step(model, acc, seqs, pairs, cfg, pad_id, device, n_pairs, n_rewards, scale)
+                    else:
+                        r = (_rewards(model, seqs, pad_id, device) if native_sync
+                             else _grouped_rewards(model, seqs, pad_id, device, cfg.max_tokens_per_batch))
+                        loss, stats = bt_loss(r, pairs, cfg.reg_coef, n_pairs=n_pairs, n_rewards=n_rewards)
+                        acc.backward(loss * scale)
+                    for key in ("pair_loss", "correct", "margin", "pairs"):
+                        agg[key] += stats[key]
+                    rd = r.detach().float()
+                    agg["r_sum"] += float(rd.sum()); agg["r_sq"] += float((rd ** 2).sum()); agg["n_r"] += rd.numel()
+                    agg["tokens"] += sum(len(s) for s in seqs)
+            if n_proc > 1 and not native_sync:
+                _all_reduce_grads(acc, model)
+            elif native_sync and not mine:  # FSDP/DeepSpeed: a process without a batch still joins the sync
+                acc.backward(_rewards(model, [[pad_id]], pad_id, device).sum() * 0.0)
+            if cfg.max_grad_norm:
+                acc.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            totals = acc.reduce(torch.tensor([agg[k] for k in agg], dtype=torch.float64, device=device), "sum").tolist()
+            agg = dict(zip(agg, totals))
+            used_pairs += int(agg["pairs"])
+            if acc.is_main_process and (step % cfg.log_every == 0 or step == total_steps):
+                mean = agg["r_sum"] / agg["n_r"]
+                line = {"step": step, "epoch": epoch, "pairs": int(agg["pairs"]), "loss": agg["pair_loss"] / max(agg["pairs"], 1),
+                        "accuracy": agg["correct"] / max(agg["pairs"], 1), "margin": agg["margin"] / max(agg["pairs"], 1),
+                        "reward_mean": mean, "reward_std": math.sqrt(max(agg["r_sq"] / agg["n_r"] - mean ** 2, 0.0)),
+                        "tokens_per_s": agg["tokens"] / max(time.time() - t0, 1e-9), "lr": scheduler.get_last_lr()[0]}
+                with open(out / "train_log.jsonl", "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(line) + "\n")
+            if bar is not None:
+                bar.update(1)
+            end_of_epoch = per_proc is steps[-1]
+            if (cfg.save_every and step % cfg.save_every == 0) or end_of_epoch:
+                _save_checkpoint(acc, model, tok, ckpt_root, step)
+    if bar is not None:
+        bar.close()
+    acc.wait_for_everyone()
+    summary = {"config": asdict(cfg), "data": data.report(), "data_fingerprint": data_fingerprint,
+               "steps": total_steps, "processes": n_proc,
+               "pairs_used_per_epoch": data.n_pairs, "padding_fraction": padding_fraction(
+                   [b for s in epoch_steps[0] for g in s for b in g], data.lengths, cfg.max_tokens_per_batch),
+               "wall_time_s": round(time.time() - t_start, 2)}
+    if acc.is_main_process:
+        final = acc.unwrap_model(model)
+        tmp = out / ".final.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        final.save_pretrained(tmp, safe_serialization=True)
+        tok.save_pretrained(tmp)
+        for f in tmp.iterdir():
+            os.replace(f, out / f.name)
+        tmp.rmdir()
+        summary["final"] = _last_log(out / "train_log.jsonl")
+        _write_json(out / "cheems_train.json", summary)  # written last: marks a finished run
+    acc.wait_for_everyone()
+    return summary
+
+
+def _oversize_step(model, acc, seqs, pairs, cfg, pad_id, device, n_pairs, n_rewards, scale):
+    """One prompt too large for a batch: no-grad rewards, their loss gradient, then chunked backward.
+
+    Exact: dL/dtheta = sum_i dL/dr_i * dr_i/dtheta, computed chunk by chunk.
+    """
+    import torch
+
+    parts = forward_groups([len(s) for s in seqs], cfg.max_tokens_per_batch)
+    with torch.no_grad():
+        r = torch.empty(len(seqs), device=device)
+        for part in parts:
+            r[part] = _rewards(model, [seqs[j] for j in part], pad_id, device)
+    r_leaf = r.clone().requires_grad_(True)
+    loss, stats = bt_loss(r_leaf, pairs, cfg.reg_coef, n_pairs=n_pairs, n_rewards=n_rewards)
+    (grad,) = torch.autograd.grad(loss * scale, r_leaf)
+    for part in parts:
+        rp = _rewards(model, [seqs[j] for j in part], pad_id, device)
+        acc.backward((rp * grad[part]).sum())
+    return r, stats
+
+
+def _all_reduce_grads(acc, model) -> None:
+    """Sum every gradient over processes in one flat all-reduce (the loss is already normalised globally)."""
+    import torch
+
+    params = [p for p in model.parameters() if p.requires_grad]
+    for p in params:  # a process without a batch this step has no gradient yet
+        if p.grad is None:
+            p.grad = torch.zeros_like(p)
+    flat = acc.reduce(torch.cat([p.grad.reshape(-1) for p in params]), "sum")
+    offset = 0
+    for p in params:
+        n = p.numel()
+        p.grad.copy_(flat[offset:offset + n].view_as(p.grad))
+        offset += n
+
+
+def _save_checkpoint(acc, model, tok, root: Path, step: int) -> None:
+    """accelerate's save_state into a temporary folder, renamed when complete; keeps the newest only."""
+    name = f"step-{step:07d}"
+    tmp = root / f".{name}.tmp"
+    if acc.is_main_process:
+        root.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+    acc.wait_for_everyone()
+    acc.save_state(str(tmp))
+    if acc.is_main_process:
+        acc.unwrap_model(model).config.save_pretrained(tmp)  # with the tokenizer: loadable by from_pretrained
+        tok.save_pretrained(tmp)
+        _write_json(tmp / "cheems_state.json", {"global_step": step})
+        os.replace(tmp, root / name)
+        latest_tmp = root / "latest.tmp"
+        latest_tmp.write_text(name)
+        os.replace(latest_tmp, root / "latest")
+        for old in root.glob("step-*"):
+            if old.name != name:
+                shutil.rmtree(old, ignore_errors=True)
+    acc.wait_for_everyone()
+
+
+def _last_log(path: Path) -> dict:
+    lines = [l for l in path.read_text(encoding="utf-8").splitlines() if l.strip()] if path.exists() else []
+    return json.loads(lines[-1]) if lines else {}

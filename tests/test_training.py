@@ -1,0 +1,166 @@
+"""Bradley-Terry training: the loss by hand, learning, determinism, oversize prompts, resume, 2 processes."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from cheems_lib.records import write_records
+from cheems_lib.simulation import WorldConfig, build_world
+from cheems_lib.training import TrainConfig, TrainError, bt_loss, encode_records, train
+from conftest import make_record
+
+
+@pytest.fixture(scope="module")
+def records():
+    world = build_world(WorldConfig(size="smoke", seed=0))
+    return world.files["cheems_preference/gpt.jsonl"][:48]
+
+
+def small_cfg(**kw):
+    base = dict(model="tiny-xs", epochs=1, max_tokens_per_batch=1024, tokenizer_vocab=500, max_length=256)
+    return TrainConfig(**{**base, **kw})
+
+
+def _weights(path):
+    from safetensors.torch import load_file
+    return load_file(str(path / "model.safetensors"))
+
+
+def test_bt_loss_by_hand():
+    """Rewards (1, 0, -1), pairs 0>1, 0>2, 1>2, reg 0.1: mean -log sigma(1, 2, 1) + 0.1 * mean(1, 0, 1)."""
+    import torch
+
+    loss, stats = bt_loss(torch.tensor([1.0, 0.0, -1.0]), [(0, 1), (0, 2), (1, 2)], 0.1)
+    nls = lambda x: math.log1p(math.exp(-x))
+    assert float(loss) == pytest.approx((nls(1) + nls(2) + nls(1)) / 3 + 0.1 * 2 / 3, rel=1e-6)
+    assert stats["correct"] == 3 and stats["margin"] == pytest.approx(4.0)
+
+
+def test_ties_give_no_pair_and_unusable_data_is_refused():
+    from cheems_lib.reward_model import train_tokenizer
+
+    tok = train_tokenizer(["abc 你好"] * 5, vocab_size=300)
+    rec = make_record("p", "abc", rank={"a": 0, "b": 0, "c": 1})
+    data = encode_records([rec, make_record("q", "ab", rank={"a": 0, "b": 0})], tok, 64)
+    assert data.pairs == [[(0, 2), (1, 2)]] and data.prompts_without_pairs == 1
+    with pytest.raises(TrainError, match="no usable pair"):
+        encode_records([make_record("q", "ab", rank={"a": 0, "b": 0})], tok, 64)
+    with pytest.raises(TrainError, match="no 'rank'"):
+        encode_records([make_record("q", "ab")], tok, 64)
+
+
+def test_training_learns_and_writes_a_checkpoint(records, tmp_path):
+    """Parameters change, the metrics log is written, the output loads with from_pretrained."""
+    from transformers import AutoModelForSequenceClassification
+
+    summary = train(records, small_cfg(epochs=2, max_length=32), tmp_path / "rm", progress=False)
+    log = [json.loads(l) for l in (tmp_path / "rm/train_log.jsonl").read_text().splitlines()]
+    assert {"loss", "accuracy", "margin", "reward_mean", "reward_std", "tokens_per_s", "lr"} <= set(log[0])
+    assert summary["data"]["truncated_sequences"] > 0  # max_length 32 cuts sequences: counted, reported
+    assert summary["pairs_used_per_epoch"] == summary["data"]["pairs"]
+    model = AutoModelForSequenceClassification.from_pretrained(tmp_path / "rm")
+    assert model.config.num_labels == 1
+    from cheems_lib.reward_model import build_tiny, load
+    _, tok = load(tmp_path / "rm")
+    init = build_tiny("tiny-xs", tok, seed=0, max_length=32).state_dict()
+    assert any(not (init[k] == v).all() for k, v in _weights(tmp_path / "rm").items() if k in init)
+
+
+def test_same_seed_same_weights(records, tmp_path):
+    train(records, small_cfg(), tmp_path / "a", progress=False)
+    train(records, small_cfg(), tmp_path / "b", progress=False)
+    a, b = _weights(tmp_path / "a"), _weights(tmp_path / "b")
+    assert all((a[k] == b[k]).all() for k in a)
+
+
+def test_oversize_prompt_gradient_is_exact(records):
+    """Chunked gradient caching of a prompt over the budget equals the one-batch gradient."""
+    import torch
+    from accelerate import Accelerator
+
+    from cheems_lib.reward_model import build_tiny, train_tokenizer
+    from cheems_lib.training import _oversize_step, _rewards
+
+    tok = train_tokenizer((r.prompt for r in records), vocab_size=400)
+    model = build_tiny("tiny-xs", tok, seed=0)
+    data = encode_records(records[:1], tok, 256)
+    seqs, pairs = data.sequences[0], data.pairs[0]
+    cfg = small_cfg(max_tokens_per_batch=max(len(s) for s in seqs) + 1)  # forces several groups
+    r = _rewards(model, seqs, tok.pad_token_id, "cpu")
+    loss, _ = bt_loss(r, pairs, 0.1)
+    loss.backward()
+    full = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    _oversize_step(model, Accelerator(cpu=True), seqs, pairs, cfg, tok.pad_token_id, "cpu", len(pairs), len(seqs), 1)
+    for g, p in zip(full, model.parameters()):
+        assert torch.allclose(g, p.grad, atol=1e-6, rtol=1e-4)
+
+
+def _cli_train(args, **kw):
+    return subprocess.Popen([sys.executable, "-m", "cheems_lib.cli", "train", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, **kw)
+
+
+TRAIN_ARGS = ["--model", "tiny-xs", "--epochs", "2", "--max-tokens-per-batch", "256", "--max-length", "128"]
+
+
+def test_resume_after_kill_matches_uninterrupted_run(records, tmp_path):
+    """kill -9 after a checkpoint, then --resume: same final weights and metrics as one run."""
+    data = tmp_path / "d.jsonl"
+    write_records(records, data)
+    full = _cli_train(["--data", data, "--output", tmp_path / "full", *TRAIN_ARGS])
+    assert full.wait(timeout=300) == 0, full.stderr.read().decode()[-2000:]
+    run = _cli_train(["--data", data, "--output", tmp_path / "cut", *TRAIN_ARGS, "--save-every", "3"])
+    latest = tmp_path / "cut/checkpoints/latest"
+    deadline = time.time() + 120
+    while not latest.exists() and time.time() < deadline and run.poll() is None:
+        time.sleep(0.02)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    assert latest.exists() and not (tmp_path / "cut/cheems_train.json").exists(), "the run was not interrupted"
+    resumed = _cli_train(["--data", data, "--output", tmp_path / "cut", *TRAIN_ARGS, "--save-every", "3", "--resume"])
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode()[-2000:]
+    a, b = _weights(tmp_path / "full"), _weights(tmp_path / "cut")
+    assert all((a[k] == b[k]).all() for k in a)
+    fa = json.loads((tmp_path / "full/cheems_train.json").read_text())["final"]
+    fb = json.loads((tmp_path / "cut/cheems_train.json").read_text())["final"]
+    assert {k: v for k, v in fa.items() if k != "tokens_per_s"} == {k: v for k, v in fb.items() if k != "tokens_per_s"}
+
+
+def _launch_two(args, out):
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+           "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "cheems_lib.cli", "train",
+           *map(str, args), "--output", str(out), "--grad-accum", "1"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_two_processes_match_one_process_with_accumulation(records, tmp_path):
+    """accelerate launch, 2 CPU processes x 1 micro-batch == 1 process x 2 micro-batches: same steps and pairs,
+    same weights up to rounding, every ordered pair used."""
+    data = tmp_path / "d.jsonl"
+    write_records(records, data)
+    args = ["--data", data, "--model", "tiny-xs", "--epochs", "1", "--max-tokens-per-batch", "512", "--max-length", "128"]
+    one = _cli_train([*args, "--output", tmp_path / "one", "--grad-accum", "2"])
+    assert one.wait(timeout=300) == 0
+    _launch_two(args, tmp_path / "two")
+    s1 = json.loads((tmp_path / "one/cheems_train.json").read_text())
+    s2 = json.loads((tmp_path / "two/cheems_train.json").read_text())
+    assert s2["processes"] == 2 and s1["steps"] == s2["steps"]
+    log1 = [json.loads(l) for l in (tmp_path / "one/train_log.jsonl").read_text().splitlines()]
+    log2 = [json.loads(l) for l in (tmp_path / "two/train_log.jsonl").read_text().splitlines()]
+    assert [l["pairs"] for l in log1] == [l["pairs"] for l in log2]
+    assert sum(l["pairs"] for l in log2) == s2["data"]["pairs"]  # no pair lost
+    # the same updates (the learning-rate schedule too: accelerate would step a prepared scheduler per process)
+    assert [l["loss"] for l in log1] == pytest.approx([l["loss"] for l in log2], rel=1e-5)
+    assert [l["lr"] for l in log1] == pytest.approx([l["lr"] for l in log2])
+    a, b = _weights(tmp_path / "one"), _weights(tmp_path / "two")
+    import torch
+    assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)
