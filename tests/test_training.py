@@ -163,4 +163,5 @@ def test_two_processes_match_one_process_with_accumulation(records, tmp_path):
     assert [l["lr"] for l in log1] == pytest.approx([l["lr"] for l in log2])
     a, b = _weights(tmp_path / "one"), _weights(tmp_path / "two")
     import torch
-    assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)
+    # 1e-4: rare tokens' embedding rows get near-zero gradients, which Adam rescales to full steps
+    assert all(torch.allclose(a[k], b[k], atol=1e-4) for k in a)
