@@ -27,6 +27,7 @@ test-all: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_resolve.py
 	$(BIN)/python benchmarks/bench_simulate.py
+	$(BIN)/python benchmarks/bench_training.py
 
 clean:
 	rm -rf _build book/*.ipynb benchmarks/out

@@ -14,7 +14,7 @@ import pytest
 from cheems_lib.records import write_records
 from cheems_lib.simulation import WorldConfig, build_world
 from cheems_lib.training import TrainConfig, TrainError, bt_loss, encode_records, train
-from conftest import make_record
+from conftest import ROOT, make_record
 
 
 @pytest.fixture(scope="module")
@@ -135,8 +135,8 @@ def test_resume_after_kill_matches_uninterrupted_run(records, tmp_path):
 
 
 def _launch_two(args, out):
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
-           "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "cheems_lib.cli", "train",
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(ROOT / "configs/cpu_2proc.yaml"),
+           "-m", "cheems_lib.cli", "train",
            *map(str, args), "--output", str(out), "--grad-accum", "1"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -1,0 +1,24 @@
+"""The accelerate configs in configs/ parse, and the paper preset follows Table 9."""
+from __future__ import annotations
+
+import pytest
+
+from cheems_lib.paper import table
+from cheems_lib.training import TrainConfig
+from conftest import ROOT
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
+def test_accelerate_reads_config(path):
+    from accelerate.commands.config.config_args import load_config_from_file
+
+    cfg = load_config_from_file(str(path))
+    assert cfg.num_processes >= 2 and cfg.distributed_type is not None
+
+
+def test_paper_preset_matches_table9():
+    t9 = dict(table("table9_hyperparameters").values)
+    p = TrainConfig.paper()
+    assert p.max_length == int(t9["max_sequence_length"]) and p.epochs == int(t9["epochs"])
+    assert p.reg_coef == float(t9["regularization_coefficient"]) and p.learning_rate == float(t9["learning_rate"])
+    assert p.warmup_ratio == float(t9["warmup_ratio"]) and p.grad_accum == int(t9["gradient_accumulation_steps"])
