@@ -165,3 +165,34 @@ def test_two_processes_match_one_process_with_accumulation(records, tmp_path):
     import torch
     # 1e-4: rare tokens' embedding rows get near-zero gradients, which Adam rescales to full steps
     assert all(torch.allclose(a[k], b[k], atol=1e-4) for k in a)
+
+
+def test_training_from_a_local_checkpoint(records, tmp_path):
+    """--model PATH goes through from_pretrained (the path real hub models take) and keeps the tokenizer."""
+    first = tmp_path / "first"
+    train(records, small_cfg(), first, progress=False)
+    summary = train(records, small_cfg(model=str(first), max_steps=2), tmp_path / "second", progress=False)
+    assert summary["final"]["step"] == 2
+    from transformers import AutoTokenizer
+    a, b = AutoTokenizer.from_pretrained(first), AutoTokenizer.from_pretrained(tmp_path / "second")
+    texts = [r.prompt for r in records[:10]] + [x.content for x in records[0].responses]
+    assert [a(t)["input_ids"] for t in texts] == [b(t)["input_ids"] for t in texts]
+
+
+@pytest.mark.slow
+def test_tiny_model_beats_length_on_the_default_world(tmp_path):
+    """Issue 4's quality bar: trained on the golden human subset, +0.10 pairwise accuracy over length."""
+    from cheems_lib.baselines import length_scores
+    from cheems_lib.metrics import evaluate_subset
+    from cheems_lib.reward_model import load
+    from cheems_lib.scoring import score_records
+
+    world = build_world(WorldConfig(size="default", seed=0))
+    out = tmp_path / "rm"
+    train(world.files["cheems_preference/human.jsonl"], TrainConfig(), out, progress=False)
+    model, tok = load(out)
+    for path in ("cheems_bench/open.jsonl", "cheems_bench/human.jsonl"):
+        recs = world.files[path]
+        scores, _ = score_records(model, tok, recs, batch_size=32)
+        rm_acc = evaluate_subset(recs, scores, n_boot=0).accuracy
+        assert rm_acc >= evaluate_subset(recs, length_scores(recs), n_boot=0).accuracy + 0.10
