@@ -38,18 +38,40 @@ def cmd_evaluate(args) -> None:
         if stem in data:
             raise SystemExit(f"cheems: {path}: two data files share the stem {stem!r} (fix: rename one)")
         data[stem] = read_records(path)
-    scores = read_scores(args.scores)
-    check_scores_known(scores, [r for recs in data.values() for r in recs])
-    results = {stem: evaluate_subset(recs, scores, view=args.view, n_boot=args.bootstrap,
-                                     seed=args.seed, scores_path=str(args.scores))
-               for stem, recs in data.items()}
-    out = {stem: res.to_json() for stem, res in results.items()}
-    if len(results) >= 2:
-        out["overall"] = overall(list(results.values()))
-        ci = overall_ci(list(results.values()))
-        if ci:
-            out["overall_ci"] = ci
-    _print_json(out)
+    everything = [r for recs in data.values() for r in recs]
+    per_model = {}
+    for path in args.scores:
+        scores = read_scores(path)
+        check_scores_known(scores, everything)
+        results = {stem: evaluate_subset(recs, scores, view=args.view, n_boot=args.bootstrap,
+                                         seed=args.seed, scores_path=str(path))
+                   for stem, recs in data.items()}
+        out = {stem: res.to_json() for stem, res in results.items()}
+        if len(results) >= 2:
+            out["overall"] = overall(list(results.values()))
+            ci = overall_ci(list(results.values()))
+            if ci:
+                out["overall_ci"] = ci
+        per_model[Path(path).stem] = out
+    if len(per_model) == 1:
+        _print_json(next(iter(per_model.values())))
+        return
+    if len(set(per_model)) != len(args.scores):
+        raise SystemExit("cheems: two score files share a stem (fix: rename one; the stem names the model)")
+    print(_leaderboard(per_model, list(data)), file=sys.stderr)
+    _print_json(per_model)
+
+
+def _leaderboard(per_model: dict, subsets: list[str]) -> str:
+    """A plain-text leaderboard, sorted by overall (or the first subset's accuracy)."""
+    key = (lambda kv: kv[1].get("overall", 0)) if len(subsets) >= 2 else (lambda kv: kv[1][subsets[0]]["accuracy"])
+    head = ["model"] + [f"{s} {m}" for s in subsets for m in ("acc", "exact")] + (["overall"] if len(subsets) >= 2 else [])
+    rows = [[name] + [f"{res[s][m]:.3f}" for s in subsets for m in ("accuracy", "exact_match")]
+            + ([f"{res['overall']:.3f}"] if len(subsets) >= 2 else [])
+            for name, res in sorted(per_model.items(), key=key, reverse=True)]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    fmt = lambda row: "  ".join(str(x).ljust(w) for x, w in zip(row, widths))
+    return "\n".join([fmt(head), fmt(["-" * w for w in widths]), *map(fmt, rows)])
 
 
 def cmd_simulate(args) -> None:
@@ -86,6 +108,81 @@ def cmd_train(args) -> None:
                      "padding_fraction": summary["padding_fraction"], "final": summary["final"]})
 
 
+def _clean_tail(path: Path) -> None:
+    """Drop a half-written last line left by a killed run, so the file can be resumed."""
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
+def cmd_score(args) -> None:
+    from accelerate import PartialState
+
+    from .records import read_records, read_scores, write_scores
+
+    state = PartialState(cpu=_no_cuda())
+    records = [r for path in args.data for r in read_records(path)]
+    out = Path(args.output)
+    done = set()
+    if out.exists():
+        if state.is_main_process:
+            _clean_tail(out)
+        state.wait_for_everyone()
+        done = set(read_scores(out))
+    todo = [r for r in records if not all((r.id, x.id) in done for x in r.responses)]
+    mine = todo[state.process_index::state.num_processes]
+    dtype = None if args.dtype == "auto" else args.dtype
+    extra = {}
+    if args.model.startswith("baseline:"):
+        from .baselines import length_scores, random_scores
+
+        kind = args.model.split(":", 1)[1]
+        if kind not in ("random", "longest", "shortest"):
+            raise SystemExit(f"cheems: --model {args.model}: baselines are baseline:random, baseline:longest, baseline:shortest")
+        scores = (random_scores(mine, seed=args.seed) if kind == "random"
+                  else length_scores(mine, prefer="longer" if kind == "longest" else "shorter"))
+        scores = {k: v for k, v in scores.items() if k not in done}
+        report = {"scored": len(scores), "skipped": len(done)}
+    elif args.judge:
+        from .judging import judge_records, judge_scores, load_judge, position_consistency
+
+        model, tok = load_judge(args.model, dtype=dtype)
+        model.to(state.device)
+        verdicts = judge_records(model, tok, mine, batch_size=args.batch_size, max_length=args.max_length,
+                                 progress=sys.stderr.isatty() and state.is_main_process)
+        scores = judge_scores(verdicts)
+        report = {"scored": len(scores), "skipped": len(done)}
+        extra["position_consistency"] = position_consistency(verdicts)
+        extra["pairs_judged"] = len(verdicts)
+    else:
+        from .reward_model import load
+        from .scoring import score_records
+
+        model, tok = load(args.model, dtype=dtype)
+        model.to(state.device)
+        scores, report = score_records(model, tok, mine, batch_size=args.batch_size, max_length=args.max_length,
+                                       progress=sys.stderr.isatty() and state.is_main_process, skip=done)
+    part = out.with_name(out.name + f".part{state.process_index}") if state.num_processes > 1 else out
+    order = [(r.id, x.id) for r in mine for x in r.responses if (r.id, x.id) in scores]
+    write_scores(((p, q, scores[(p, q)]) for p, q in order), part, append=part == out)
+    state.wait_for_everyone()
+    if state.num_processes > 1 and state.is_main_process:  # merge the shards in record order
+        with open(out, "ab") as fh:
+            for k in range(state.num_processes):
+                shard = out.with_name(out.name + f".part{k}")
+                fh.write(shard.read_bytes())
+                shard.unlink()
+    if state.is_main_process:
+        _print_json({"output": str(out), "model": args.model, "judge": args.judge, "processes": state.num_processes,
+                     **report, **extra})
+
+
+def _no_cuda() -> bool:
+    import torch
+
+    return not torch.cuda.is_available()
+
+
 def cmd_book(args) -> None:
     from .book import BookError, build
 
@@ -108,7 +205,8 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("evaluate", help="accuracy / exact match / overall of one score file (paper §3.3)")
     e.add_argument("--data", type=Path, action="append", required=True, help="benchmark subset JSONL with 'rank' (repeat)")
-    e.add_argument("--scores", type=Path, required=True, help="score JSONL: prompt_id, response_id, score")
+    e.add_argument("--scores", type=Path, action="append", required=True,
+                   help="score JSONL: prompt_id, response_id, score (repeat: one file per model gives a leaderboard)")
     e.add_argument("--view", choices=["layers", "implied"], default="layers",
                    help="pairs compared: all rank layers (paper) or only annotation-implied pairs")
     e.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap replicates for 95%% intervals (0: none)")
@@ -139,6 +237,18 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--max-steps", dest="max_steps", type=int, help="stop after N steps (a quick check of a setup)")
     t.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output")
     t.set_defaults(func=cmd_train)
+
+    c = sub.add_parser("score", help="one score per response with a reward model or an LLM judge (paper §6.1)")
+    c.add_argument("--model", required=True, help="reward model (with --judge: causal LM), hub name or path; "
+                   "or baseline:random, baseline:longest, baseline:shortest")
+    c.add_argument("--seed", type=int, default=0, help="seed of baseline:random")
+    c.add_argument("--data", type=Path, action="append", required=True, help="JSONL records to score (repeat)")
+    c.add_argument("-o", "--output", type=Path, required=True, help="score JSONL; an existing file is resumed")
+    c.add_argument("--batch-size", type=int, default=16, help="sequences per forward pass (scores do not depend on it)")
+    c.add_argument("--max-length", type=int, help="cut longer sequences (counted in the output)")
+    c.add_argument("--judge", action="store_true", help="the model is a generative judge: compare pairs in both orders")
+    c.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"], help="weights dtype")
+    c.set_defaults(func=cmd_score)
 
     b = sub.add_parser("book", help="run chapters with papermill and build the Jupyter Book")
     b.add_argument("--profile", choices=["smoke", "default", "paper"], default="default",

@@ -1,0 +1,65 @@
+"""Generative judges: the paper's prompt, letter probabilities, both orders, scores for the metrics."""
+from __future__ import annotations
+
+import pytest
+
+from cheems_lib.judging import (CATEGORY_CRITERION, CRITERIA, JUDGE_TEMPLATE, PairVerdict, judge_prompt, judge_records,
+                                judge_scores, position_consistency)
+from cheems_lib.reward_model import train_tokenizer
+from cheems_lib.simulation import WorldConfig, build_world
+
+
+@pytest.fixture(scope="module")
+def judge():
+    """A small causal LM created here: the judge code path, end to end, without a hub download."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    recs = build_world(WorldConfig(size="smoke", seed=1)).files["cheems_bench/human.jsonl"][:3]
+    texts = [JUDGE_TEMPLATE, *CRITERIA.values()] + [t for r in recs for t in [r.prompt, *(x.content for x in r.responses)]]
+    tok = train_tokenizer(texts, vocab_size=800)
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(Qwen2Config(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                         num_key_value_heads=1, intermediate_size=64, pad_token_id=tok.pad_token_id,
+                                         max_position_embeddings=4096))
+    return model, tok, recs
+
+
+def test_prompt_is_the_papers_with_our_criteria():
+    p = judge_prompt("问题", "答案甲", "答案乙", "数学")
+    assert "「answerA」: 答案甲" in p and "「answerB」: 答案乙" in p and CRITERIA["推理/数学"] in p
+    assert p.endswith("接下来回复结果:") and "{" not in p
+    assert set(CATEGORY_CRITERION.values()) == set(CRITERIA)
+
+
+def test_both_orders_probabilities_and_scores(judge):
+    model, tok, recs = judge
+    verdicts = judge_records(model, tok, recs, batch_size=4)
+    assert len(verdicts) == sum(len(r.responses) * (len(r.responses) - 1) // 2 for r in recs)
+    for v in verdicts:
+        assert sum(v.ab) == pytest.approx(1, abs=1e-5) and sum(v.ba) == pytest.approx(1, abs=1e-5)
+        assert v.ab != v.ba  # the two orders are different inputs
+    scores = judge_scores(verdicts)
+    for r in recs:  # each pair hands out exactly one unit of credit
+        k = len(r.responses)
+        assert sum(scores[(r.id, x.id)] for x in r.responses) == pytest.approx(k * (k - 1) / 2)
+    assert 0 <= position_consistency(verdicts) <= 1
+
+
+def test_judging_is_repeatable_and_batch_independent(judge):
+    """Same inputs, same probabilities: no unseeded pair order, no batch-size effect (RewardBench #272, #137)."""
+    model, tok, recs = judge
+    one = judge_records(model, tok, recs[:1], batch_size=1)
+    many = judge_records(model, tok, recs[:1], batch_size=7)
+    for x, y in zip(one, many):
+        assert x.ab == pytest.approx(y.ab, abs=1e-5) and x.ba == pytest.approx(y.ba, abs=1e-5)
+
+
+def test_credit_and_consistency_by_hand():
+    """a wins when shown first (A) and when shown second (B): credit 1, consistent; a tie is half credit."""
+    win = PairVerdict("p", "a", "b", (1.0, 0.0, 0.0), (0.0, 1.0, 0.0))
+    assert win.credit_a() == 1.0 and win.consistent()
+    biased = PairVerdict("p", "a", "b", (0.0, 1.0, 0.0), (0.0, 1.0, 0.0))  # always picks the second answer
+    assert biased.credit_a() == 0.5 and not biased.consistent()
+    tie = PairVerdict("p", "a", "b", (0.0, 0.0, 1.0), (0.0, 0.0, 1.0))
+    assert tie.credit_a() == 0.5 and tie.consistent()
