@@ -162,6 +162,7 @@ def cmd_score(args) -> None:
         model.to(state.device)
         scores, report = score_records(model, tok, mine, batch_size=args.batch_size, max_length=args.max_length,
                                        progress=sys.stderr.isatty() and state.is_main_process, skip=done)
+    report["skipped"] = sum((r.id, x.id) in done for r in records for x in r.responses)  # already in the file
     part = out.with_name(out.name + f".part{state.process_index}") if state.num_processes > 1 else out
     order = [(r.id, x.id) for r in mine for x in r.responses if (r.id, x.id) in scores]
     write_scores(((p, q, scores[(p, q)]) for p, q in order), part, append=part == out)
@@ -265,10 +266,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from .records import DataError
+    from .reward_model import ModelError  # both modules import torch lazily, so this stays cheap
+    from .training import TrainError
 
     try:
         args.func(args)
-    except DataError as e:
+    except (DataError, ModelError, TrainError) as e:
         print(f"cheems: {e}", file=sys.stderr)
         return 2
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e:

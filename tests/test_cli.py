@@ -130,3 +130,68 @@ def test_simulate_writes_the_layout_and_prints_a_summary(tmp_path):
     summary = json.loads(out.stdout)
     assert summary["seed"] == 1 and "cheems_bench/open.jsonl" in summary["files"]
     assert (tmp_path / "w/cheems_preference/gpt.jsonl").exists() and (tmp_path / "w/truth.jsonl").exists()
+
+
+@pytest.fixture(scope="module")
+def scored_world(tmp_path_factory):
+    """A smoke world, a tiny reward model and a tiny causal-LM judge saved as checkpoints."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    from cheems_lib.judging import CRITERIA, JUDGE_TEMPLATE
+    from cheems_lib.reward_model import build_tiny, train_tokenizer
+    from cheems_lib.simulation import WorldConfig, build_world, write_world
+
+    d = tmp_path_factory.mktemp("scored")
+    world = build_world(WorldConfig(size="smoke", seed=5))
+    world.files = {k: v[:6] for k, v in world.files.items()}
+    write_world(world, d / "w")
+    texts = [JUDGE_TEMPLATE, *CRITERIA.values()] + [t for recs in world.files.values() for r in recs
+                                                    for t in [r.prompt, *(x.content for x in r.responses)]]
+    tok = train_tokenizer(texts, vocab_size=800)
+    build_tiny("tiny-xs", tok).save_pretrained(d / "rm")
+    tok.save_pretrained(d / "rm")
+    torch.manual_seed(0)
+    Qwen2ForCausalLM(Qwen2Config(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                 num_key_value_heads=1, intermediate_size=64, pad_token_id=tok.pad_token_id,
+                                 max_position_embeddings=4096)).save_pretrained(d / "judge")
+    tok.save_pretrained(d / "judge")
+    return d
+
+
+def test_score_resume_after_a_torn_line(scored_world, tmp_path):
+    """A killed run leaves a half line; the rerun keeps the complete lines and scores the rest."""
+    data = scored_world / "w/cheems_bench/open.jsonl"
+    full = tmp_path / "full.jsonl"
+    assert run("score", "--model", scored_world / "rm", "--data", data, "-o", full).returncode == 0
+    lines = full.read_text().splitlines()
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text("\n".join(lines[:7]) + "\n" + lines[7][:10])
+    out = run("score", "--model", scored_world / "rm", "--data", data, "-o", torn)
+    assert out.returncode == 0 and json.loads(out.stdout)["skipped"] == 7
+    from cheems_lib.records import read_scores
+    a, b = read_scores(full), read_scores(torn)
+    assert a.keys() == b.keys() and all(abs(a[k] - b[k]) < 1e-5 for k in a)
+
+
+def test_score_judge_and_baselines_then_leaderboard(scored_world, tmp_path):
+    data = [scored_world / "w/cheems_bench/open.jsonl", scored_world / "w/cheems_bench/human.jsonl"]
+    dargs = [x for d in data for x in ("--data", d)]
+    out = run("score", "--model", scored_world / "judge", "--judge", *dargs, "-o", tmp_path / "judge.jsonl")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert 0 <= report["position_consistency"] <= 1 and report["pairs_judged"] == 12 * 10
+    for b in ("longest", "random"):
+        assert run("score", "--model", f"baseline:{b}", *dargs, "-o", tmp_path / f"{b}.jsonl").returncode == 0
+    ev = run("evaluate", *dargs, "--scores", tmp_path / "judge.jsonl", "--scores", tmp_path / "longest.jsonl",
+             "--scores", tmp_path / "random.jsonl", "--bootstrap", "20")
+    assert ev.returncode == 0, ev.stderr
+    board = json.loads(ev.stdout)
+    assert set(board) == {"judge", "longest", "random"} and all("overall" in v for v in board.values())
+    assert "overall" in ev.stderr.splitlines()[0]  # the table goes to stderr, JSON stays on stdout
+
+
+def test_score_refuses_a_model_without_reward_head(scored_world):
+    out = run("score", "--model", scored_world / "judge", "--data", scored_world / "w/cheems_bench/open.jsonl",
+              "-o", scored_world / "x.jsonl")
+    assert out.returncode == 2 and "not in the checkpoint" in out.stderr and "Traceback" not in out.stderr
