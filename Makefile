@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_resolve.py
 	$(BIN)/python benchmarks/bench_simulate.py
 	$(BIN)/python benchmarks/bench_training.py
+	$(BIN)/python benchmarks/bench_scoring.py
 
 clean:
 	rm -rf _build book/*.ipynb benchmarks/out

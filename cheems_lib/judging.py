@@ -20,7 +20,7 @@ from typing import Sequence
 from .records import Record
 
 __all__ = ["JUDGE_TEMPLATE", "CRITERIA", "CATEGORY_CRITERION", "judge_prompt", "PairVerdict", "judge_records",
-           "judge_scores", "position_consistency", "letter_ids", "load_judge"]
+           "judge_scores", "position_consistency", "letter_ids", "load_judge", "train_tiny_judge"]
 
 # Fig. 11 of the paper (appendix B), with {criteria}, {query}, {reference}, {answer_a}, {answer_b}.
 JUDGE_TEMPLATE = (
@@ -163,3 +163,72 @@ def judge_scores(verdicts: Sequence[PairVerdict]) -> dict[tuple[str, str], float
 def position_consistency(verdicts: Sequence[PairVerdict]) -> float:
     """Share of pairs whose verdict is the same after swapping the answers."""
     return sum(v.consistent() for v in verdicts) / len(verdicts) if verdicts else float("nan")
+
+
+def train_tiny_judge(records: Sequence[Record], output_dir, *, size: str = "tiny", max_pairs: int = 2000,
+                     epochs: int = 2, learning_rate: float = 1e-3, max_tokens_per_batch: int = 8192, max_length: int = 768,
+                     seed: int = 0, progress: bool = False):
+    """Fine-tune a tiny Qwen2 causal LM to answer the judge prompt with A, B or C.
+
+    Examples are ranked pairs of ``records`` (at most ``max_pairs``, seeded), each shown in
+    both orders; a tie in the ranking is ``C``. The loss is cross-entropy on the letter
+    only. The result is saved as a normal checkpoint, loaded back with :func:`load_judge`,
+    the path a real LLM judge takes. A stand-in for a real judge on machines without one.
+    """
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    from .batching import forward_groups, pack
+    from .reward_model import TINY_SIZES, train_tokenizer
+    from .training import _collate
+
+    rng = np.random.default_rng(seed)
+    pairs = [(rec, a, b) for rec in records if rec.rank for a, b in combinations(rec.response_ids, 2)
+             if a in rec.rank and b in rec.rank]
+    pairs = [pairs[i] for i in rng.permutation(len(pairs))[:max_pairs]]
+    texts = [JUDGE_TEMPLATE, *CRITERIA.values()] + [t for rec in records for t in [rec.prompt, *(x.content for x in rec.responses)]]
+    tok = train_tokenizer(texts, vocab_size=3000, model_max_length=10**6)  # we cut prompts ourselves (keep the end)
+    letters = letter_ids(tok)
+    examples = []
+    for rec, a, b in pairs:
+        text = {x.id: x.content for x in rec.responses}
+        for x, y in ((a, b), (b, a)):
+            rx, ry = rec.rank[x], rec.rank[y]
+            target = letters[0] if rx < ry else letters[1] if rx > ry else letters[2]
+            ids = _encode_judge(tok, judge_prompt(rec.prompt, text[x], text[y], rec.top_category), max_length)
+            examples.append((ids, target))
+    s = TINY_SIZES[size]
+    torch.manual_seed(seed)
+    model = Qwen2ForCausalLM(Qwen2Config(vocab_size=len(tok), hidden_size=s.hidden, num_hidden_layers=s.layers,
+                                         num_attention_heads=s.heads, num_key_value_heads=s.kv_heads,
+                                         intermediate_size=s.intermediate, max_position_embeddings=max_length,
+                                         pad_token_id=tok.pad_token_id, tie_word_embeddings=False))
+    opt = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    model.train()
+    batches = [b for e in range(epochs) for b in pack([[len(ids)] for ids, _ in examples], max_tokens_per_batch, seed=[seed, e])]
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / max(1, len(batches) // 10))
+                                              * max(0.0, 1 - step / len(batches)))
+    it = batches
+    if progress:
+        from tqdm.auto import tqdm
+        it = tqdm(batches, desc="training judge", unit="batch")
+    for batch in it:
+        items = [examples[i] for i in batch.prompts]
+        loss = 0.0
+        for group in forward_groups([len(ids) for ids, _ in items], max_tokens_per_batch):
+            ids, mask = _collate([items[j][0] for j in group], tok.pad_token_id, "cpu")
+            logits = model(input_ids=ids, attention_mask=mask).logits
+            last = logits[torch.arange(len(group)), mask.sum(1) - 1]
+            target = torch.tensor([items[j][1] for j in group])
+            loss = loss + F.cross_entropy(last, target, reduction="sum")
+        (loss / len(items)).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+    model.eval()
+    model.save_pretrained(output_dir)
+    tok.save_pretrained(output_dir)
+    return output_dir

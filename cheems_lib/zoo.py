@@ -18,7 +18,7 @@ import orjson
 from .records import Record
 from .training import TrainConfig, train
 
-__all__ = ["data_fingerprint", "zoo_key", "train_or_load"]
+__all__ = ["data_fingerprint", "zoo_key", "train_or_load", "judge_or_load"]
 
 
 def data_fingerprint(records: Sequence[Record]) -> str:
@@ -50,4 +50,19 @@ def train_or_load(records: Sequence[Record], config: TrainConfig, *, cache_dir: 
     if not (out / "cheems_train.json").exists():
         train(records, config, out, resume=(out / "checkpoints" / "latest").exists(), progress=progress,
               data_fingerprint=data_fingerprint(records))
+    return out
+
+
+def judge_or_load(records: Sequence[Record], *, cache_dir: str | Path = "build/zoo", progress: bool = False, **kw) -> Path:
+    """Folder of a tiny judge (:func:`cheems_lib.judging.train_tiny_judge` with ``kw``), trained once."""
+    from .judging import train_tiny_judge
+
+    here = Path(__file__).parent
+    blob = json.dumps({"data": data_fingerprint(records), "kw": kw,
+                       "code": hashlib.sha256((here / "judging.py").read_bytes()).hexdigest()}, sort_keys=True, default=str)
+    out = Path(cache_dir) / f"judge-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+    if not (out / "config.json").exists():
+        tmp = out.with_name(out.name + ".tmp")
+        train_tiny_judge(records, tmp, progress=progress, **kw)
+        tmp.rename(out)
     return out

@@ -195,3 +195,19 @@ def test_score_refuses_a_model_without_reward_head(scored_world):
     out = run("score", "--model", scored_world / "judge", "--data", scored_world / "w/cheems_bench/open.jsonl",
               "-o", scored_world / "x.jsonl")
     assert out.returncode == 2 and "not in the checkpoint" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_score_data_parallel_two_processes(scored_world, tmp_path):
+    """accelerate launch with 2 CPU processes: shards merged, every response scored once, same scores."""
+    data = scored_world / "w/cheems_bench/human.jsonl"
+    one = tmp_path / "one.jsonl"
+    assert run("score", "--model", scored_world / "rm", "--data", data, "-o", one).returncode == 0
+    two = tmp_path / "two.jsonl"
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(ROOT / "configs/cpu_2proc.yaml"),
+           "-m", "cheems_lib.cli", "score", "--model", str(scored_world / "rm"), "--data", str(data), "-o", str(two)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    from cheems_lib.records import read_scores
+    a, b = read_scores(one), read_scores(two)
+    assert a.keys() == b.keys() and all(abs(a[k] - b[k]) < 1e-5 for k in a)
+    assert not list(tmp_path.glob("two.jsonl.part*"))

@@ -1,0 +1,19 @@
+"""Leaderboards: sorted by Overall, intervals bracket the estimates, baselines present, Fig. 4 data."""
+from __future__ import annotations
+
+from cheems_lib.leaderboard import baseline_scores, category_accuracy, leaderboard
+from cheems_lib.simulation import WorldConfig, build_world
+
+
+def test_leaderboard_rows_and_order():
+    w = build_world(WorldConfig(size="smoke", seed=0))
+    subsets = {"open": w.files["cheems_bench/open.jsonl"], "human": w.files["cheems_bench/human.jsonl"]}
+    truth = {(t["prompt_id"], t["response_id"]): t["utility"] for t in w.truth}
+    scores = {"oracle": truth, **baseline_scores([r for s in subsets.values() for r in s])}
+    board = leaderboard(subsets, scores, n_boot=100)
+    assert list(board["model"])[0] == "oracle" and len(board) == 4
+    assert (board["overall"].diff().dropna() <= 0).all()
+    for col in ("open_acc", "human_exact", "overall"):
+        assert ((board[f"{col}_lo"] <= board[col]) & (board[col] <= board[f"{col}_hi"])).all()
+    cats = category_accuracy(subsets, scores)
+    assert set(cats["model"]) == set(scores) and cats["accuracy"].between(0, 1).all()
