@@ -64,7 +64,7 @@ def chapter(name: str) -> Chapter:
 
 # Pages that are plain text, not executed chapters.
 _STATIC_FRONT = ["book/intro"]
-_STATIC_BACK: list[str] = []
+_STATIC_BACK: list[str] = ["book/cite"]
 
 
 def toc_yaml() -> str:
