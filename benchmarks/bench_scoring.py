@@ -16,7 +16,7 @@ import numpy as np
 from cheems_lib.reward_model import build_tiny, encode_pair, train_tokenizer
 from cheems_lib.scoring import score_records
 from cheems_lib.simulation import WorldConfig, build_world
-from cheems_lib.training import _collate
+from cheems_lib.batching import pad_right
 
 OUT = Path(__file__).parent / "out"
 
@@ -45,7 +45,7 @@ def main():
     t = time.perf_counter()
     with torch.inference_mode():
         for s in range(0, len(seqs), args.batch_size):
-            ids, mask = _collate([seqs[i] for i in order[s:s + args.batch_size]], tok.pad_token_id, "cpu")
+            ids, mask = pad_right([seqs[i] for i in order[s:s + args.batch_size]], tok.pad_token_id, "cpu")
             model(input_ids=ids, attention_mask=mask)
     dt = time.perf_counter() - t
     result["unsorted, batch %d" % args.batch_size] = {"responses_per_s": round(n / dt, 1), "tokens_per_s": round(tokens / dt)}

@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Batch", "pack", "forward_groups", "padding_fraction"]
+__all__ = ["Batch", "pack", "forward_groups", "padding_fraction", "pad_right"]
 
 
 @dataclass
@@ -106,3 +106,20 @@ def padding_fraction(batches: Sequence[Batch], lengths: Sequence[Sequence[int]],
         real += sum(seq)
         processed += sum(max(seq[j] for j in g) * len(g) for g in forward_groups(seq, max_tokens, ratio=ratio))
     return 1.0 - real / processed if processed else 0.0
+
+
+def pad_right(seqs: Sequence[Sequence[int]], pad_id: int, device="cpu"):
+    """``(input_ids, attention_mask)`` tensors, right-padded to the longest sequence.
+
+    With causal attention and right padding a real token never attends to a pad and keeps
+    its position, so a sequence's output does not depend on what it is batched with.
+    """
+    import torch
+
+    longest = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), longest), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = torch.as_tensor(list(s), dtype=torch.long)
+        mask[i, : len(s)] = 1
+    return ids.to(device), mask.to(device)

@@ -117,7 +117,7 @@ def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     """Judge every pair of responses of every record, in both orders."""
     import torch
 
-    from .training import _collate
+    from .batching import pad_right
 
     letters = letter_ids(tokenizer)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
@@ -141,7 +141,7 @@ def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     with torch.inference_mode():
         for start in steps:
             part = items[start:start + batch_size]
-            ids, mask = _collate([it[2] for it in part], pad_id, device)
+            ids, mask = pad_right([it[2] for it in part], pad_id, device)
             logits = model(input_ids=ids, attention_mask=mask).logits
             last = mask.sum(1) - 1  # right padding: the next-token distribution sits at the last real token
             probs = logits[torch.arange(len(part), device=device), last][:, letters].float().softmax(-1).cpu().tolist()
@@ -182,7 +182,7 @@ def train_tiny_judge(records: Sequence[Record], output_dir, *, size: str = "tiny
 
     from .batching import forward_groups, pack
     from .reward_model import TINY_SIZES, train_tokenizer
-    from .training import _collate
+    from .batching import pad_right
 
     rng = np.random.default_rng(seed)
     pairs = [(rec, a, b) for rec in records if rec.rank for a, b in combinations(rec.response_ids, 2)
@@ -218,7 +218,7 @@ def train_tiny_judge(records: Sequence[Record], output_dir, *, size: str = "tiny
         items = [examples[i] for i in batch.prompts]
         loss = 0.0
         for group in forward_groups([len(ids) for ids, _ in items], max_tokens_per_batch):
-            ids, mask = _collate([items[j][0] for j in group], tok.pad_token_id, "cpu")
+            ids, mask = pad_right([items[j][0] for j in group], tok.pad_token_id, "cpu")
             logits = model(input_ids=ids, attention_mask=mask).logits
             last = logits[torch.arange(len(group)), mask.sum(1) - 1]
             target = torch.tensor([items[j][1] for j in group])

@@ -26,7 +26,7 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     import torch
 
     from .reward_model import check_pair, encode_pair
-    from .training import _collate
+    from .batching import pad_right
 
     check_pair(model, tokenizer)
     limit = max_length or getattr(model.config, "max_position_embeddings", None) or 10**9
@@ -53,7 +53,7 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     with torch.inference_mode():
         for start in batches:
             part = items[start:start + batch_size]
-            ids, mask = _collate([t for _, t in part], tokenizer.pad_token_id, device)
+            ids, mask = pad_right([t for _, t in part], tokenizer.pad_token_id, device)
             out = model(input_ids=ids, attention_mask=mask).logits.squeeze(-1).float().cpu().tolist()
             for (key, _), s in zip(part, out):
                 scores[key] = float(s)

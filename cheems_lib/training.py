@@ -30,7 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .batching import Batch, forward_groups, pack, padding_fraction
+from .batching import Batch, forward_groups, pack, pad_right, padding_fraction
 from .records import Record
 
 __all__ = ["TrainConfig", "EncodedData", "encode_records", "bt_loss", "train", "TrainError"]
@@ -169,20 +169,8 @@ def bt_loss(rewards, pairs: Sequence[tuple[int, int]], reg_coef: float, *, n_pai
     return loss, stats
 
 
-def _collate(seqs: list[list[int]], pad_id: int, device):
-    import torch
-
-    longest = max(len(s) for s in seqs)
-    ids = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(seqs), longest), dtype=torch.long)
-    for i, s in enumerate(seqs):  # right padding: real tokens never see a pad (causal attention)
-        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-        mask[i, : len(s)] = 1
-    return ids.to(device), mask.to(device)
-
-
 def _rewards(model, seqs, pad_id, device):
-    ids, mask = _collate(seqs, pad_id, device)
+    ids, mask = pad_right(seqs, pad_id, device)
     return model(input_ids=ids, attention_mask=mask).logits.squeeze(-1).float()
 
 
