@@ -184,6 +184,30 @@ def _no_cuda() -> bool:
     return not torch.cuda.is_available()
 
 
+def cmd_preference(args) -> None:
+    from .distant_supervision import build_preference
+    from .records import read_records, read_scores, write_records
+
+    human = read_records(args.human)
+    gpt = read_records(args.gpt)
+    if args.scores:
+        scores = read_scores(args.scores)
+        rm_path = None
+    else:
+        from .reward_model import load
+        from .scoring import score_records
+        from .training import TrainConfig
+        from .zoo import train_or_load
+
+        rm_path = args.rm or train_or_load(human, TrainConfig(seed=args.seed), progress=sys.stderr.isatty())
+        model, tok = load(rm_path)
+        scores, _ = score_records(model, tok, gpt, progress=sys.stderr.isatty())
+    records, report = build_preference(human, gpt, scores, margin=args.margin, debias=not args.no_debias, seed=args.seed)
+    write_records(records, args.output)
+    _print_json({"output": str(args.output), "reward_model": str(rm_path) if rm_path else None,
+                 "records": len(records), **report})
+
+
 def cmd_book(args) -> None:
     from .book import BookError, build
 
@@ -250,6 +274,17 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--judge", action="store_true", help="the model is a generative judge: compare pairs in both orders")
     c.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"], help="weights dtype")
     c.set_defaults(func=cmd_score)
+
+    f = sub.add_parser("preference", help="build CheemsPreference: distant supervision + length debiasing (paper §4.2)")
+    f.add_argument("--human", type=Path, required=True, help="golden human-annotated subset (records with annotations/rank)")
+    f.add_argument("--gpt", type=Path, required=True, help="GPT-annotated subset (records with annotations)")
+    f.add_argument("-o", "--output", type=Path, required=True, help="where to write the combined preference set")
+    f.add_argument("--rm", help="reward model that filters (default: a tiny model trained on --human, cached)")
+    f.add_argument("--scores", type=Path, help="use these reward scores of the GPT subset instead of a model")
+    f.add_argument("--margin", type=float, default=0.0, help="keep a comparison only if r(chosen) - r(rejected) > margin")
+    f.add_argument("--no-debias", action="store_true", help="skip length debiasing")
+    f.add_argument("--seed", type=int, default=0, help="seed of debiasing (and of the default reward model)")
+    f.set_defaults(func=cmd_preference)
 
     b = sub.add_parser("book", help="run chapters with papermill and build the Jupyter Book")
     b.add_argument("--profile", choices=["smoke", "default", "paper"], default="default",
