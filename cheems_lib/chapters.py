@@ -52,6 +52,12 @@ CHAPTERS: list[Chapter] = [
                           "models": ["Skywork/Skywork-Reward-Gemma-2-27B-v0.2", "Skywork/Skywork-Reward-Llama-3.1-8B-v0.2"],
                           "judges": ["Qwen/Qwen2.5-7B-Instruct"]}},
     ),
+    Chapter(
+        "preference", "Building CheemsPreference", ("paper-table4",),
+        params={"smoke": {"size": "smoke", "gpt_prompts": 0, "train_epochs": 1, "n_boot": 100},
+                "default": {"size": "default"},
+                "paper": {"size": "paper", "gpt_prompts": 0}},
+    ),
 ]
 
 
