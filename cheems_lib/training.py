@@ -268,7 +268,7 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
     if progress and acc.is_local_main_process:
         from tqdm.auto import tqdm
         bar = tqdm(total=total_steps, initial=state["global_step"], desc="training", unit="step")
-    step, used_pairs, t_start = 0, 0, time.time()
+    step, t_start = 0, time.time()
     for epoch, steps in enumerate(epoch_steps):
         for per_proc in steps:
             step += 1
@@ -318,7 +318,6 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
             optimizer.zero_grad(set_to_none=True)
             totals = acc.reduce(torch.tensor([agg[k] for k in agg], dtype=torch.float64, device=device), "sum").tolist()
             agg = dict(zip(agg, totals))
-            used_pairs += int(agg["pairs"])
             if acc.is_main_process and (step % cfg.log_every == 0 or step == total_steps):
                 mean = agg["r_sum"] / agg["n_r"]
                 line = {"step": step, "epoch": epoch, "pairs": int(agg["pairs"]), "loss": agg["pair_loss"] / max(agg["pairs"], 1),
