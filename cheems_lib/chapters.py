@@ -53,6 +53,12 @@ CHAPTERS: list[Chapter] = [
                           "judges": ["Qwen/Qwen2.5-7B-Instruct"]}},
     ),
     Chapter(
+        "transfer", "Which preference data transfers?", ("paper-table3",),
+        params={"smoke": {"size": "smoke", "prompts": 0, "train_epochs": 1, "n_boot": 100},
+                "default": {"size": "default"},
+                "paper": {"size": "paper", "prompts": 0}},
+    ),
+    Chapter(
         "preference", "Building CheemsPreference", ("paper-table4",),
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "train_epochs": 1, "n_boot": 100},
                 "default": {"size": "default"},
