@@ -25,7 +25,8 @@ from typing import Any, Callable
 
 from .chapters import CHAPTERS, PROFILES, chapter
 
-__all__ = ["BookError", "parameters_of", "coerce", "cache_key", "execute_chapter", "build", "find_root"]
+__all__ = ["BookError", "parameters_of", "coerce", "cache_key", "data_files", "execute_chapter", "default_jobs", "build",
+           "find_root"]
 
 # `name: type = default  # help`, one parameter per line (papermill reads the same form)
 _PARAM = re.compile(r"^(?P<name>[A-Za-z_]\w*)\s*:\s*(?P<type>[^=]+?)\s*=\s*(?P<default>.+?)\s*(?:#\s*(?P<help>.*))?$")
@@ -111,6 +112,34 @@ def _cached_key(path: Path) -> str | None:
         return None
 
 
+def data_files(source: Path, params: dict[str, Any], root: Path) -> tuple[str | None, list[Path]]:
+    """The data a chapter reads: its world folder's files and the paper's tables in data/paper."""
+    from . import simulation
+
+    world = params.get("world_dir") or None
+    if world is None and "size" in params:
+        world = str(simulation.world_path(params["size"], params.get("seed", 0)))
+    files = sorted(p for p in (root / world).rglob("*") if p.is_file()) if world and (root / world).is_dir() else []
+    files += sorted((root / "data" / "paper").glob("*.csv"))
+    return world, files
+
+
+def _add_header_footer(nb, source: Path, params: dict[str, Any], root: Path, *, profile: str, wall_time_s: float) -> None:
+    """Put the run's parameters under the chapter title and the reproducibility footer at the end."""
+    import nbformat
+
+    from .publish import footer, header
+
+    world, files = data_files(source, params, root)
+    head = header(profile, params, parameters_of(source), world)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.lstrip().startswith("# "):
+            title, _, rest = cell.source.lstrip().partition("\n")
+            cell.source = f"{title}\n\n{head}\n{rest}"
+            break
+    nb.cells.append(nbformat.v4.new_markdown_cell(footer(root, files, wall_time_s)))
+
+
 def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: str, force: bool = False,
                     log: Callable[[str], None] = print) -> bool:
     """Execute one chapter into ``book/<name>.ipynb``; returns False when the cache was fresh."""
@@ -128,8 +157,6 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
     log(f"[cheems book] {name}: executing ({profile} profile)")
     nb = jupytext.read(source)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    env_path = os.environ.get("PATH", "")
-    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env_path  # kernel = this venv
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         src_nb = Path(tmp) / f"{name}.ipynb"
@@ -146,20 +173,70 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
             raise BookError(f"chapter {name!r} failed in cell {e.exec_count} "
                             f"({first[0] if first else ''!r}): {e.ename}: {e.evalue.splitlines()[0] if e.evalue else ''} "
                             f"(see {out.with_suffix('.failed.ipynb')})") from None
-        finally:
-            os.environ["PATH"] = env_path
     done = nbformat.read(out, as_version=4)
-    done.metadata["cheems"] = {"cache_key": key, "profile": profile, "parameters": params,
-                               "wall_time_s": round(time.time() - start, 2)}
+    wall = round(time.time() - start, 2)
+    done.metadata["cheems"] = {"cache_key": key, "profile": profile, "parameters": params, "wall_time_s": wall}
+    _add_header_footer(done, source, params, root, profile=profile, wall_time_s=wall)
     nbformat.write(done, out)
     log(f"[cheems book] {name}: done in {time.time() - start:.1f} s")
     return True
 
 
+def default_jobs(profile: str) -> int:
+    """2 parallel chapters on a CPU machine with 2+ cores (smoke/default), else 1.
+
+    On 2 cores two single-threaded kernels do about 1.5x the work of one two-threaded
+    kernel (small models do not keep two threads busy); GPU runs stay sequential.
+    """
+    if profile == "paper" or (os.cpu_count() or 1) < 2:
+        return 1
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return 1
+    except ImportError:
+        pass
+    return 2
+
+
+def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: int) -> None:
+    env = {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}  # kernel = this venv
+    if jobs > 1:
+        threads = str(max(1, (os.cpu_count() or 1) // jobs))
+        env.update(OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # kernels inherit the environment
+    try:
+        if jobs <= 1:
+            for name, params in plans:
+                execute_chapter(name, params, root, profile=profile, force=force, log=log)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        log(f"[cheems book] {len(plans)} chapters, {jobs} at a time")
+        with ThreadPoolExecutor(jobs) as pool:
+            futures = [pool.submit(execute_chapter, name, params, root, profile=profile, force=force, log=log)
+                       for name, params in plans]
+            errors = [f.exception() for f in futures if f.exception()]
+        if errors:
+            raise errors[0]
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def build(profile: str = "default", chapters: list[str] | None = None, overrides: dict[str, str] | None = None,
-          *, root: Path | None = None, force: bool = False, html: bool = True,
+          *, root: Path | None = None, force: bool = False, html: bool = True, jobs: int = 1,
           log: Callable[[str], None] = print) -> Path:
-    """Execute the chapters of ``profile`` and render the book; returns the HTML folder."""
+    """Execute the chapters of ``profile`` and render the book; returns the HTML folder.
+
+    ``jobs`` chapters run at once (0: :func:`default_jobs`); they share the model zoo, whose
+    per-model locks make a chapter wait for a model another chapter is training.
+    """
     if profile not in PROFILES:
         raise BookError(f"unknown profile {profile!r} (fix: use one of {', '.join(PROFILES)})")
     root = root or find_root()
@@ -185,8 +262,8 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
         raise BookError(f"-p {sorted(set(overrides) - used)}: no selected chapter has such a parameter "
                         f"(fix: see the parameters cell at the top of each chapter)")
     (root / "book").mkdir(exist_ok=True)
-    for name, params in plans:
-        execute_chapter(name, params, root, profile=profile, force=force, log=log)
+    (root / "book" / "_extra").mkdir(exist_ok=True)  # downloads (cheems_lib.publish); html_extra_path
+    _run_chapters(plans, root, profile=profile, force=force, log=log, jobs=jobs or default_jobs(profile))
     html_dir = root / "_build" / "html"
     if html:
         exe = Path(sys.executable).parent / "jupyter-book"

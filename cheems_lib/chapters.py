@@ -64,6 +64,23 @@ CHAPTERS: list[Chapter] = [
                 "default": {"size": "default"},
                 "paper": {"size": "paper", "gpt_prompts": 0}},
     ),
+    Chapter(
+        "scaling", "Scaling trends", ("paper-fig6", "paper-fig7"),
+        params={"smoke": {"size": "smoke", "gpt_prompts": 0, "train_epochs": 1, "n_boot": 100,
+                          "sizes": ["tiny-xs", "tiny", "tiny-xl"], "points": 4},
+                "default": {"size": "default"},
+                # real Qwen2.5 bases with the paper's Table 9 settings, for GPU users
+                "paper": {"size": "paper", "gpt_prompts": 0,
+                          "sizes": [f"Qwen/Qwen2.5-{b}-Instruct" for b in ("0.5B", "1.5B", "3B", "7B", "14B", "32B", "72B")]}},
+    ),
+    Chapter(
+        "downstream", "Does the benchmark predict downstream quality?", ("paper-fig5",),
+        params={"smoke": {"size": "smoke", "gpt_prompts": 0, "transfer_prompts": 0, "train_epochs": 1, "n_boot": 100,
+                          "points": 4, "bon_prompts": 12, "bon_n": 8, "sizes": ["tiny-xs", "tiny", "tiny-xl"]},
+                "default": {"size": "default"},
+                "paper": {"size": "paper", "gpt_prompts": 0, "transfer_prompts": 0, "bon_prompts": 87}},
+    ),
+    Chapter("reproduce", "Reproduce with real models", ()),
 ]
 
 
@@ -76,7 +93,7 @@ def chapter(name: str) -> Chapter:
 
 # Pages that are plain text, not executed chapters.
 _STATIC_FRONT = ["book/intro"]
-_STATIC_BACK: list[str] = ["book/cite"]
+_STATIC_BACK: list[str] = ["book/cite", "book/api"]
 
 
 def toc_yaml() -> str:

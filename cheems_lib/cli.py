@@ -213,7 +213,7 @@ def cmd_book(args) -> None:
 
     try:
         build(profile=args.profile, chapters=args.chapter or None, overrides=dict(args.param or []),
-              force=args.force, html=not args.no_html)
+              force=args.force, html=not args.no_html, jobs=args.jobs)
     except (BookError, KeyError) as e:
         raise SystemExit(f"cheems: {e}") from None
 
@@ -294,6 +294,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="override a chapter parameter (repeat)")
     b.add_argument("--force", action="store_true", help="re-execute chapters even if cached")
     b.add_argument("--no-html", action="store_true", help="execute chapters only, skip jupyter-book build")
+    b.add_argument("--jobs", type=int, default=0,
+                   help="chapters executed at once (0: 2 on a CPU machine with 2+ cores for smoke/default, else 1)")
     b.set_defaults(func=cmd_book)
     return p
 

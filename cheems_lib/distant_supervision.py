@@ -25,7 +25,8 @@ import numpy as np
 from .conflicts import resolve_records
 from .records import FIRST, SECOND, DataError, Record
 
-__all__ = ["strict_comparisons", "filter_by_reward", "length_debias", "build_preference", "count_cycles"]
+__all__ = ["strict_comparisons", "filter_by_reward", "length_debias", "build_preference", "count_cycles", "ABLATION",
+           "ablation"]
 
 
 def strict_comparisons(record: Record) -> list[tuple[str, str]]:
@@ -123,3 +124,21 @@ def build_preference(human: Sequence[Record], gpt: Sequence[Record], scores: Map
         resolve_records(human)
     report["human_prompts"], report["gpt_prompts"] = len(human), len(processed)
     return human + processed, report
+
+
+# Table 4's rows, in the paper's order and spelling (data/paper/table4_ablation.csv).
+ABLATION = ("Human subset", "GPT subset", "GPT subset w/ length debiasing", "GPT subset w/ distant supervision",
+            "GPT subset w/ all strategies", "CheemsPreference (human + processed GPT)")
+
+
+def ablation(human: Sequence[Record], gpt: Sequence[Record], scores: Mapping[tuple[str, str], float], *,
+             margin: float = 0.0, seed: int = 0) -> tuple[dict[str, list[Record]], dict]:
+    """The six training sets of Table 4 (keys :data:`ABLATION`) and the reports of each step.
+
+    The last set equals :func:`build_preference` with the same arguments.
+    """
+    gpt_ds, ds_report = filter_by_reward(gpt, scores, margin=margin)
+    gpt_ld, ld_only = length_debias(gpt, seed=seed)
+    gpt_all, ld_report = length_debias(gpt_ds, seed=seed)
+    sets = dict(zip(ABLATION, (list(human), list(gpt), gpt_ld, gpt_ds, gpt_all, list(human) + gpt_all)))
+    return sets, {"distant_supervision": ds_report, "length_debias_only": ld_only, "length_debias": ld_report}

@@ -23,6 +23,7 @@ The same seed gives byte-identical files.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from .corpus import CATEGORIES, Task, Traits, make_task, render_response
 from .records import Record, Response, read_records, write_records
 
 __all__ = ["VERSION", "SIZES", "MODELS", "SubsetSpec", "WorldConfig", "World", "utility", "sample_traits",
-           "build_world", "write_world", "length_stats", "ensure_world", "load_world", "fingerprint"]
+           "sample_task", "sample_response", "build_world", "write_world", "length_stats", "world_path", "ensure_world", "load_world", "fingerprint"]
 
 VERSION = "1.0"
 
@@ -168,27 +169,39 @@ def _components(tr: Traits) -> dict:
     }
 
 
+def sample_task(mix: dict[str, float], prompt_chars: float, length_scale: float, rng: np.random.Generator) -> Task:
+    """One prompt: a category drawn from ``mix``, padded with context towards ``prompt_chars``."""
+    cats = list(mix)
+    weights = np.array([mix[c] for c in cats])
+    cat = cats[int(rng.choice(len(cats), p=weights / weights.sum()))]
+    base = make_task(cat, rng)
+    ctx = int(rng.poisson(max(0.0, prompt_chars * length_scale - len(base.prompt)) / 9.5))
+    return make_task(cat, np.random.default_rng(rng.integers(2**63)), context_sentences=ctx) if ctx else base
+
+
+def sample_response(task: Task, strength: float, verbosity: float, response_chars: float, length_scale: float,
+                    rng: np.random.Generator) -> tuple[str, Traits]:
+    """One response of a model (``strength``, ``verbosity``) to ``task``: its text and traits."""
+    cats = list(CATEGORIES)
+    mult = max(1, round(4 * length_scale))  # sentences per detail level grow with the length scale
+    tr = sample_traits(task, strength, rng)
+    tr.filler_chars = int(response_chars * length_scale * verbosity * rng.uniform(0.6, 1.2))
+    other = make_task(cats[int(rng.integers(len(cats)))], rng) if tr.irrelevant else None
+    return render_response(task, tr, rng, other=other, sentences_per_detail=mult), tr
+
+
 def _gen_subset(spec: SubsetSpec, n: int, length_scale: float, rng: np.random.Generator):
     """Prompts and responses of one subset: records without annotations, utilities, lengths, truth rows."""
-    cats = list(spec.mix)
-    weights = np.array([spec.mix[c] for c in cats])
     sizes, size_p = list(spec.responses), np.array(list(spec.responses.values()))
-    mult = max(1, round(4 * length_scale))  # sentences per detail level grow with the length scale
     records, utils, lengths, truth = [], [], [], []
     for i in range(n):
-        cat = cats[int(rng.choice(len(cats), p=weights / weights.sum()))]
-        base = make_task(cat, rng)
-        ctx = int(rng.poisson(max(0.0, spec.prompt_chars * length_scale - len(base.prompt)) / 9.5))
-        task = make_task(cat, np.random.default_rng(rng.integers(2**63)), context_sentences=ctx) if ctx else base
+        task = sample_task(spec.mix, spec.prompt_chars, length_scale, rng)
         k = int(sizes[int(rng.choice(len(sizes), p=size_p / size_p.sum()))])
         pid = f"{spec.key}-{i:05d}"
         responses, u, lens = [], [], []
         for j, m in enumerate(rng.choice(len(MODELS), size=k, replace=False)):
             name, strength, verbosity = MODELS[int(m)]
-            tr = sample_traits(task, strength, rng)
-            tr.filler_chars = int(spec.response_chars * length_scale * verbosity * rng.uniform(0.6, 1.2))
-            other = make_task(cats[int(rng.integers(len(cats)))], rng) if tr.irrelevant else None
-            text = render_response(task, tr, rng, other=other, sentences_per_detail=mult)
+            text, tr = sample_response(task, strength, verbosity, spec.response_chars, length_scale, rng)
             rid = f"{pid}-{j}"
             responses.append(Response(rid, text))
             q = utility(tr)
@@ -299,17 +312,24 @@ def fingerprint() -> str:
     return h.hexdigest()[:12]
 
 
+def world_path(size: str = "default", seed: int = 0, *, cache_dir: str | Path = "build/worlds") -> Path:
+    """Where :func:`ensure_world` keeps the world (size, seed) of this simulator version."""
+    return Path(cache_dir) / f"{size}-seed{seed}-{fingerprint()}"
+
+
 def ensure_world(size: str = "default", seed: int = 0, *, cache_dir: str | Path = "build/worlds") -> Path:
     """The directory of the world (size, seed), simulated on first use and cached after."""
-    out = Path(cache_dir) / f"{size}-seed{seed}-{fingerprint()}"
+    out = world_path(size, seed, cache_dir=cache_dir)
     if not (out / "summary.json").exists():
-        tmp = out.with_name(out.name + ".tmp")
+        import os
+        import shutil
+
+        tmp = out.with_name(f"{out.name}.tmp-{os.getpid()}-{threading.get_ident()}")
         write_world(build_world(WorldConfig(size=size, seed=seed)), tmp)
-        if out.exists():  # another process finished first
-            import shutil
-            shutil.rmtree(tmp)
-        else:
+        try:
             tmp.rename(out)
+        except OSError:  # another process finished first
+            shutil.rmtree(tmp)
     return out
 
 

@@ -3,12 +3,18 @@
 ``train_or_load(records, config)`` keys a checkpoint by the hash of the training data, the
 config (model, hyperparameters, seed) and the training code, and returns its folder under
 ``cache_dir``; a finished run (``cheems_train.json`` present) is reused, an interrupted one
-is resumed.
+is resumed. ``score_or_load(model_dir, records)`` caches a model's scores on a record set
+next to the checkpoint, so chapters that evaluate the same model on the same benchmark
+score it once. A lock file per entry lets chapters run in parallel processes: the second
+process to need a model waits for the first to finish training it.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
@@ -18,7 +24,7 @@ import orjson
 from .records import Record
 from .training import TrainConfig, train
 
-__all__ = ["data_fingerprint", "zoo_key", "train_or_load", "judge_or_load"]
+__all__ = ["data_fingerprint", "zoo_key", "train_or_load", "judge_or_load", "score_or_load"]
 
 
 def data_fingerprint(records: Sequence[Record]) -> str:
@@ -37,6 +43,18 @@ def _code_fingerprint() -> str:
     return h.hexdigest()
 
 
+@contextlib.contextmanager
+def _locked(path: Path):
+    """Exclusive lock on ``path``.lock for the duration (other processes wait)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def zoo_key(records: Sequence[Record], config: TrainConfig) -> str:
     blob = json.dumps({"data": data_fingerprint(records), "config": asdict(config), "code": _code_fingerprint()},
                       sort_keys=True)
@@ -47,9 +65,12 @@ def train_or_load(records: Sequence[Record], config: TrainConfig, *, cache_dir: 
                   name: str = "rm", progress: bool = False) -> Path:
     """Folder of a trained checkpoint for (records, config), training it if needed."""
     out = Path(cache_dir) / f"{name}-{zoo_key(records, config)}"
-    if not (out / "cheems_train.json").exists():
-        train(records, config, out, resume=(out / "checkpoints" / "latest").exists(), progress=progress,
-              data_fingerprint=data_fingerprint(records))
+    if (out / "cheems_train.json").exists():
+        return out
+    with _locked(out):
+        if not (out / "cheems_train.json").exists():
+            train(records, config, out, resume=(out / "checkpoints" / "latest").exists(), progress=progress,
+                  data_fingerprint=data_fingerprint(records))
     return out
 
 
@@ -61,8 +82,44 @@ def judge_or_load(records: Sequence[Record], *, cache_dir: str | Path = "build/z
     blob = json.dumps({"data": data_fingerprint(records), "kw": kw,
                        "code": hashlib.sha256((here / "judging.py").read_bytes()).hexdigest()}, sort_keys=True, default=str)
     out = Path(cache_dir) / f"judge-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
-    if not (out / "config.json").exists():
-        tmp = out.with_name(out.name + ".tmp")
-        train_tiny_judge(records, tmp, progress=progress, **kw)
-        tmp.rename(out)
+    if (out / "config.json").exists():
+        return out
+    with _locked(out):
+        if not (out / "config.json").exists():
+            tmp = out.with_name(out.name + ".tmp")
+            train_tiny_judge(records, tmp, progress=progress, **kw)
+            tmp.rename(out)
     return out
+
+
+def _responses_fingerprint(records: Sequence[Record]) -> str:
+    """sha256 of what a scorer sees (ids, prompts, responses), not the annotations: the GPT-annotated
+    copy of a benchmark shares its scores."""
+    h = hashlib.sha256((Path(__file__).parent / "scoring.py").read_bytes())
+    for r in records:
+        h.update(orjson.dumps([r.id, r.sys_prompt, r.prompt, [[x.id, x.content] for x in r.responses]]))
+    return h.hexdigest()[:16]
+
+
+def score_or_load(model_dir: str | Path, records: Sequence[Record], *, batch_size: int = 32, device: str | None = None,
+                  dtype=None, progress: bool = False) -> dict[tuple[str, str], float]:
+    """Scores of the zoo model in ``model_dir`` on ``records``, computed once and cached beside it.
+
+    Scores do not depend on the batch size (see :mod:`cheems_lib.scoring`), so it is not part
+    of the key; ``device`` and ``dtype`` are where and how the model is loaded (a GPU and
+    bfloat16 for large models). The cache is ``<model_dir>/scores/<fingerprint>.json``, written atomically.
+    """
+    from . import reward_model
+    from .scoring import score_records
+
+    path = Path(model_dir) / "scores" / f"{_responses_fingerprint(records)}.json"
+    if not path.exists():
+        model, tok = reward_model.load(model_dir, dtype=dtype)
+        if device:
+            model = model.to(device)
+        scores, _ = score_records(model, tok, records, batch_size=batch_size, progress=progress)
+        path.parent.mkdir(exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(orjson.dumps([[p, r, s] for (p, r), s in scores.items()]))
+        os.replace(tmp, path)
+    return {(p, r): s for p, r, s in orjson.loads(path.read_bytes())}

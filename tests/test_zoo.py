@@ -15,3 +15,48 @@ def test_train_once_then_reuse(tmp_path):
     assert (path / "model.safetensors").stat().st_mtime_ns == stamp  # not retrained
     other = TrainConfig(**{**cfg.__dict__, "seed": 1})
     assert zoo_key(recs, other) != zoo_key(recs, cfg) != zoo_key(recs[:-1], cfg)
+
+
+def test_score_cache_is_reused_and_ignores_annotations(tmp_path, monkeypatch):
+    from cheems_lib import reward_model, zoo
+    from cheems_lib.records import Record
+    from cheems_lib.scoring import score_records
+
+    w = build_world(WorldConfig(size="smoke"))
+    recs = w.files["cheems_preference/gpt.jsonl"][:24]
+    cfg = TrainConfig(model="tiny-xs", epochs=1, max_length=128, tokenizer_vocab=400, max_tokens_per_batch=1024)
+    path = train_or_load(recs, cfg, cache_dir=tmp_path)
+    bench = w.files["cheems_bench/open.jsonl"][:10]
+    first = zoo.score_or_load(path, bench, batch_size=4)
+    m, t = reward_model.load(path)
+    direct, _ = score_records(m, t, bench, batch_size=7)
+    assert first.keys() == direct.keys() and all(abs(first[k] - direct[k]) < 1e-5 for k in first)
+    monkeypatch.setattr(reward_model, "load", lambda *a, **k: (_ for _ in ()).throw(AssertionError("reloaded")))
+    same_responses = [Record(prompt=r.prompt, responses=r.responses, id=r.id, category=r.category) for r in bench]
+    assert zoo.score_or_load(path, same_responses) == first  # cached: the model is not loaded again
+
+
+def test_parallel_callers_train_once(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    from cheems_lib import zoo
+
+    calls = []
+
+    def fake_train(records, config, out, **kw):
+        calls.append(out)
+        time.sleep(0.3)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "cheems_train.json").write_text("{}")
+
+    monkeypatch.setattr(zoo, "train", fake_train)
+    recs = build_world(WorldConfig(size="smoke")).files["cheems_preference/gpt.jsonl"][:5]
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(zoo.train_or_load(recs, TrainConfig(), cache_dir=tmp_path)))
+               for _ in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(calls) == 1 and len(set(got)) == 1

@@ -1,0 +1,73 @@
+"""Scaling trends (paper §6.4, Figs. 6-7): training-set ladders and seed-pooled intervals.
+
+Fig. 6 trains reward models on growing subsets of CheemsPreference and plots accuracy
+against the number of training pairs; Fig. 7 does the same against model size.
+:func:`ladder` gives geometric subset sizes, :func:`nested_subsets` draws them so that
+each smaller subset is contained in the larger ones (one seed = one nested chain, records
+kept in their original order, so the full set is the unchanged file), and
+:func:`pooled_interval` summarises several seeds by pooling their bootstrap replicates.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .records import Record
+
+__all__ = ["ladder", "nested_subsets", "count_pairs", "pooled_interval", "parameter_count"]
+
+
+def ladder(total: int, *, points: int = 6, ratio: float = 2.0) -> list[int]:
+    """``points`` sizes from ``total`` down by ``ratio`` each, ascending.
+
+    >>> ladder(3200, points=6)
+    [100, 200, 400, 800, 1600, 3200]
+    """
+    if total / ratio ** (points - 1) < 1:
+        raise ValueError(f"a ladder of {points} points with ratio {ratio} needs at least "
+                         f"{int(np.ceil(ratio ** (points - 1)))} records, got {total} (fix: lower points or ratio)")
+    return [int(round(total / ratio**k)) for k in range(points)][::-1]
+
+
+def nested_subsets(records: Sequence[Record], sizes: Sequence[int], *, seed: int = 0) -> dict[int, list[Record]]:
+    """For each size, the first ``size`` records of one seeded permutation, in file order.
+
+    Smaller subsets are contained in larger ones; the size ``len(records)`` is the file itself.
+    """
+    if max(sizes) > len(records):
+        raise ValueError(f"subset size {max(sizes)} exceeds the {len(records)} records available")
+    perm = np.random.default_rng(seed).permutation(len(records))
+    return {n: [records[i] for i in np.sort(perm[:n])] for n in sizes}
+
+
+def count_pairs(records: Sequence[Record]) -> int:
+    """Ordered training pairs (responses of different rank) in ``records``: Fig. 6's x axis."""
+    total = 0
+    for rec in records:
+        ranks = np.array(list((rec.rank or {}).values()))
+        total += int((ranks[:, None] < ranks[None, :]).sum()) if ranks.size else 0
+    return total
+
+
+def pooled_interval(estimates: Sequence[float], replicates: Sequence[np.ndarray], ci: float = 0.95
+                    ) -> tuple[float, float, float]:
+    """Mean of a metric over seeds (one estimate per seed) and an interval from their bootstrap replicates.
+
+    The replicates of every seed are pooled, so the interval covers both the prompt
+    sampling of the benchmark and the seed-to-seed spread of training.
+    """
+    pooled = np.concatenate([np.asarray(r, dtype=float) for r in replicates])
+    lo, hi = np.quantile(pooled, [(1 - ci) / 2, (1 + ci) / 2])
+    return float(np.mean(estimates)), float(lo), float(hi)
+
+
+def parameter_count(name_or_path) -> int:
+    """Parameters of a reward-model checkpoint (hub name or folder) without loading its weights: Fig. 7's x axis."""
+    from accelerate import init_empty_weights
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+
+    config = AutoConfig.from_pretrained(str(name_or_path), num_labels=1)
+    with init_empty_weights():
+        model = AutoModelForSequenceClassification.from_config(config)
+    return sum(p.numel() for p in model.parameters())

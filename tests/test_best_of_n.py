@@ -1,0 +1,57 @@
+"""Best-of-N: candidates are seeded, selection picks the top score, and oracle >= random."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cheems_lib import best_of_n as bon
+from cheems_lib.records import DataError
+
+from conftest import make_record
+
+
+def test_select_best_picks_highest_first_on_tie():
+    recs = [make_record("p", "abc"), make_record("q", "xy")]
+    scores = {("p", "a"): 0.1, ("p", "b"): 2.0, ("p", "c"): -1.0, ("q", "x"): 1.0, ("q", "y"): 1.0}
+    assert bon.select_best(recs, scores).tolist() == [1, 0]
+    del scores[("q", "y")]
+    with pytest.raises(DataError, match="no score for .*q.*y"):
+        bon.select_best(recs, scores)
+
+
+@pytest.mark.parametrize("task", list(bon.TASKS))
+def test_candidates_are_seeded_and_judged(task):
+    a = bon.sample_candidates(task, prompts=6, n=5, seed=3)
+    b = bon.sample_candidates(task, prompts=6, n=5, seed=3)
+    c = bon.sample_candidates(task, prompts=6, n=5, seed=4)
+    assert [r.to_json() for r in a.records] == [r.to_json() for r in b.records]
+    assert np.array_equal(a.outcome, b.outcome) and not np.array_equal(a.utility, c.utility)
+    assert a.utility.shape == a.outcome.shape == (6, 5)
+    assert all(len(r.responses) == 5 and r.id.startswith(task) for r in a.records)
+    if bon.TASKS[task].judge == "human":
+        assert set(np.unique(a.outcome)) <= {0.0, 1.0} and len(a.baselines) == 6
+    else:
+        assert a.outcome.min() >= 1 and a.outcome.max() <= 10 and a.baselines is None
+
+
+@pytest.mark.parametrize("task", list(bon.TASKS))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_oracle_beats_random(task, seed):
+    c = bon.sample_candidates(task, prompts=60, n=16, seed=seed)
+    oracle = bon.evaluate(c, bon.oracle_choice(c), n_boot=200, seed=seed)
+    rand = bon.evaluate(c, bon.random_choice(c, seed=seed), n_boot=200, seed=seed)
+    assert oracle["value"] >= rand["value"]
+    assert oracle["lo"] <= oracle["value"] <= oracle["hi"]
+
+
+def test_select_best_with_utility_scores_is_the_oracle():
+    c = bon.sample_candidates("mt_bench_sim", prompts=10, n=8, seed=0)
+    scores = {(r.id, x.id): float(c.utility[p, j]) for p, r in enumerate(c.records) for j, x in enumerate(r.responses)}
+    assert np.array_equal(bon.select_best(c.records, scores), bon.oracle_choice(c))
+
+
+def test_evaluate_rejects_bad_picks():
+    c = bon.sample_candidates("human_win_rate", prompts=3, n=4, seed=0)
+    with pytest.raises(ValueError, match="picks must be 3 indices"):
+        bon.evaluate(c, np.array([0, 1, 4]))
+    assert bon.evaluate(c, np.zeros(3, dtype=int), n_boot=0)["value"] == c.outcome[:, 0].mean()
