@@ -276,3 +276,25 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
             raise BookError(f"jupyter-book build failed:\n{tail}")
         log(f"[cheems book] HTML in {html_dir / 'index.html'}")
     return html_dir
+
+
+def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
+    """Drop repeated <script> entries: sphinx-thebe adds its inline config once per read phase,
+    and a second ``const THEBE_JS_URL`` declaration is a JavaScript error on every page."""
+    files = context.get("script_files")
+    if not files:
+        return
+    seen, kept = set(), []
+    for js in files:
+        # an inline script is registered once with filename None and once with '' (same body)
+        key = (getattr(js, "filename", str(js)) or "", repr(sorted(getattr(js, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            kept.append(js)
+    files[:] = kept
+
+
+def setup(app):
+    """Sphinx extension used by the book (``_config.yml``): de-duplicates page scripts."""
+    app.connect("html-page-context", _dedupe_scripts, priority=100)  # early: emit_firstresult may stop later handlers
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
