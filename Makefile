@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_simulate.py
 	$(BIN)/python benchmarks/bench_training.py
 	$(BIN)/python benchmarks/bench_scoring.py
+	$(BIN)/python benchmarks/bench_book.py
 
 clean:
-	rm -rf _build book/*.ipynb benchmarks/out
+	rm -rf _build book/*.ipynb book/_extra benchmarks/out
