@@ -137,6 +137,10 @@ def _add_header_footer(nb, source: Path, params: dict[str, Any], root: Path, *, 
             title, _, rest = cell.source.lstrip().partition("\n")
             cell.source = f"{title}\n\n{head}\n{rest}"
             break
+    for cell in nb.cells:  # the header shows the values; papermill's injected cell would repeat them
+        tags = cell.metadata.setdefault("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            tags.append("remove-cell")
     nb.cells.append(nbformat.v4.new_markdown_cell(footer(root, files, wall_time_s)))
 
 

@@ -45,10 +45,11 @@ CHAPTERS: list[Chapter] = [
     Chapter("biases", "Annotator biases", ("paper-fig15",), params=_WORLD),
     Chapter(
         "evaluation", "Evaluating reward models on CheemsBench", ("paper-table2", "paper-fig4"),
-        params={"smoke": {"size": "smoke", "train_epochs": 1, "judge_pairs": 40, "judge_prompts": 10, "n_boot": 100},
+        params={"smoke": {"size": "smoke", "train_epochs": 1, "judge_pairs": 40, "judge_prompts": 10, "n_boot": 100,
+                          "gpt_prompts": 0},
                 "default": {"size": "default"},
                 # real models for GPU users (pass -p world_dir with the real CheemsBench files)
-                "paper": {"size": "paper", "judge_prompts": 1346, "batch_size": 8,
+                "paper": {"size": "paper", "judge_prompts": 1346, "batch_size": 8, "gpt_prompts": 0,
                           "models": ["Skywork/Skywork-Reward-Gemma-2-27B-v0.2", "Skywork/Skywork-Reward-Llama-3.1-8B-v0.2"],
                           "judges": ["Qwen/Qwen2.5-7B-Instruct"]}},
     ),

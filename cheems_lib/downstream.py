@@ -140,8 +140,10 @@ def population(files: Mapping[str, Sequence[Record]], *, seed: int = 0, epochs: 
       ``ladder_seeds`` seeds (chapter *Scaling trends*);
     - ``model size``: the tiny family trained on the golden human subset (*Scaling trends*);
     - ``Table 4``: the CheemsPreference ablation's training sets (*Building CheemsPreference*);
-    - ``Table 3``: the transfer analogues (*Which preference data transfers?*);
-    - ``annotation source``: the whole GPT-annotated subset (*Evaluating reward models*).
+    - ``Table 3``: the transfer analogues (*Which preference data transfers?*).
+
+    Annotation source varies within the groups (golden human subset, GPT-annotated subset,
+    processed GPT annotations, flipped labels).
 
     Entries with the same training data and config are kept once (the first name wins).
     Building the ``Table 4`` and ``data scaling`` sets needs the golden-subset reward model's
@@ -179,5 +181,4 @@ def population(files: Mapping[str, Sequence[Record]], *, seed: int = 0, epochs: 
         add(name, recs, cfg, "Table 4")
     for name, d in transfer.analogues(files, prompts=transfer_prompts, seed=seed).items():
         add(name, d["records"], cfg, "Table 3")
-    add("GPT subset (all prompts)", gpt_all, cfg, "annotation source")
     return out

@@ -19,6 +19,7 @@ def test_smoke_build_renders_every_chapter(smoke_book):
         for label in ch.labels:
             assert f'id="{label}"' in text, (ch.name, label)
         assert "cdn.jsdelivr" not in text and "Traceback" not in text
+        assert "caption-number" not in text  # no "Fig. 8" of ours next to the paper's Fig. 6
         assert "How this chapter was run" in text and "Reproducibility" in text  # header and footer
     logs = []
     build("smoke", root=root, log=logs.append, html=False)

@@ -58,3 +58,18 @@ def test_api_page_documents_every_module():
     listed = set(re.findall(r"automodule:: cheems_lib\.(\w+)", (ROOT / "book/api.md").read_text(encoding="utf-8")))
     modules = {p.stem for p in (ROOT / "cheems_lib").glob("*.py") if p.stem != "__init__"}
     assert listed == modules
+
+
+def test_every_figure_has_a_stable_label_and_caption():
+    """Each glued figure's key and name are stable ids (spec §7) and it has a caption and download links."""
+    import re
+
+    from cheems_lib.publish import LABEL
+
+    for ch in CHAPTERS:
+        text = (ROOT / "notebooks" / f"{ch.name}.md").read_text(encoding="utf-8")
+        for key, name, caption in re.findall(r"```\{glue:figure\} (\S+)\n:name: (\S+)\n\n(.*?)```", text, flags=re.S):
+            assert LABEL.match(key) and LABEL.match(name), (ch.name, key, name)
+            assert caption.strip(), (ch.name, key)
+            assert f'publish.downloads("{key}")' in text and f'publish.figure(' in text
+        assert text.count("{glue:figure}") == len(re.findall(r"\{glue:figure\} \S+\n:name: ", text)), ch.name
