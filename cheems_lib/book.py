@@ -133,9 +133,9 @@ def _add_header_footer(nb, source: Path, params: dict[str, Any], root: Path, *, 
     world, files = data_files(source, params, root)
     head = header(profile, params, parameters_of(source), world)
     for cell in nb.cells:
-        if cell.cell_type == "markdown" and cell.source.lstrip().startswith("# "):
-            title, _, rest = cell.source.lstrip().partition("\n")
-            cell.source = f"{title}\n\n{head}\n{rest}"
+        if cell.cell_type == "markdown" and re.search(r"^# ", cell.source, flags=re.M):
+            # right under the title (which may follow a label line such as `(paper-alg1)=`)
+            cell.source = re.sub(r"^(# .*)$", lambda m: f"{m.group(1)}\n\n{head}", cell.source, count=1, flags=re.M)
             break
     for cell in nb.cells:  # the header shows the values; papermill's injected cell would repeat them
         tags = cell.metadata.setdefault("tags", [])
