@@ -239,6 +239,7 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
     set_seed(cfg.seed)
     torch.use_deterministic_algorithms(True, warn_only=True)
     model, tok = _prepare_model(cfg, records, resume_dir)
+    model.train()  # from_pretrained returns eval mode; train like the HF Trainer, resumed or not
     data = encode_records(records, tok, cfg.max_length)
     n_proc, rank = acc.num_processes, acc.process_index
     epoch_steps = [_steps(_epoch_batches(data, cfg, e), n_proc, cfg.grad_accum) for e in range(cfg.epochs)]
