@@ -1,12 +1,20 @@
 """The ``cheems`` command line (spec ``formats.md`` §5).
 
 Each subcommand imports what it needs inside its handler, so ``cheems --help``,
-``cheems resolve`` and ``cheems evaluate`` never import torch. Bad input ends with exit
-code 2 and one line ``cheems: file:line: problem (fix: ...)`` instead of a traceback.
+``cheems resolve`` and ``cheems evaluate`` never import torch.
+
+Exit codes, the same for every subcommand:
+
+* 0: success (with ``--skip-invalid``, also when rows were skipped: each is printed);
+* 1: a runtime failure (a full disk, an I/O error, a chapter that failed);
+* 2: bad input or usage: one line ``cheems: file:line: problem (fix: ...)``, nothing written;
+* 130: interrupted (Ctrl-C, SIGINT); 143: terminated (SIGTERM). Outputs are then the old
+  complete file or none (:mod:`cheems_lib.outputs`); ``score`` and ``train`` resume.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -14,34 +22,107 @@ from pathlib import Path
 __all__ = ["main"]
 
 
+SKIP_HELP = "keep every valid row; print each invalid one as file:line: reason, with the total, and exit 0"
+
+
 def _print_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
 
 
+class UsageError(ValueError):
+    """A bad combination of arguments; the message says which and the fix."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``cheems score: argument --batch-size: ... (fix: ...)``, exit 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (fix: see `{self.prog} --help`)\n")
+
+
+def _int_at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+    return parse
+
+
+def _finite_float(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return value
+
+
+def _read(paths, args, *, unique: str = "") -> dict[Path, list]:
+    """Records of each path; with ``--skip-invalid`` bad rows are printed as ``file:line: reason`` and counted.
+
+    ``unique="file"``: prompt ids distinct within each file; ``"all"``: across all files,
+    where a record repeated with identical content is read once.
+    """
+    from .records import read_records, unique_records
+
+    skipped = [] if getattr(args, "skip_invalid", False) else None
+    out = {Path(p): read_records(p, skipped=skipped) for p in paths}
+    if unique == "file":
+        out = {p: unique_records(recs, skipped=skipped) for p, recs in out.items()}
+    elif unique == "all":
+        kept = {id(r) for r in unique_records([r for recs in out.values() for r in recs], skipped=skipped,
+                                              allow_identical=True)}
+        out = {p: [r for r in recs if id(r) in kept] for p, recs in out.items()}
+    _report_skipped(skipped, args)
+    return out
+
+
+def _report_skipped(skipped, args) -> None:
+    if skipped is None:
+        return
+    for e in skipped:
+        print(f"cheems: skipped {e}", file=sys.stderr)
+    args.skipped_invalid = getattr(args, "skipped_invalid", 0) + len(skipped)
+    if skipped:
+        print(f"cheems: skipped {len(skipped)} invalid row(s) in all (--skip-invalid)", file=sys.stderr)
+
+
+def _skip_report(args) -> dict:
+    return {"skipped_invalid": args.skipped_invalid} if getattr(args, "skip_invalid", False) else {}
+
+
 def cmd_resolve(args) -> None:
     from .conflicts import resolve_records
-    from .records import read_records, write_records
+    from .records import write_records
 
-    records = read_records(args.input)
+    records = _read([args.input], args)[args.input]
     stats = resolve_records(records)
-    write_records(records, args.output)
-    _print_json({"input": str(args.input), "output": str(args.output), **stats})
+    write_records(records, args.output)  # atomic: -o may even be the input file
+    _print_json({"input": str(args.input), "output": str(args.output), **stats, **_skip_report(args)})
 
 
 def cmd_evaluate(args) -> None:
     from .metrics import evaluate_subset, overall, overall_ci
-    from .records import check_scores_known, read_records, read_scores
+    from .records import check_scores_known, read_scores
 
-    data = {}
-    for path in args.data:
-        stem = Path(path).stem
-        if stem in data:
-            raise SystemExit(f"cheems: {path}: two data files share the stem {stem!r} (fix: rename one)")
-        data[stem] = read_records(path)
+    stems = [Path(p).stem for p in args.data]
+    if len(set(stems)) != len(stems):
+        dup = next(s for s in stems if stems.count(s) > 1)
+        raise UsageError(f"two --data files share the stem {dup!r}, which keys the output (fix: rename one)")
+    data = {p.stem: recs for p, recs in _read(args.data, args, unique="file").items()}
     everything = [r for recs in data.values() for r in recs]
     per_model = {}
-    for path in args.scores:
-        scores = read_scores(path)
+    for path, name in zip(args.scores, _model_names(args.scores)):
+        skipped = [] if args.skip_invalid else None
+        scores = read_scores(path, skipped=skipped)
+        _report_skipped(skipped, args)
         check_scores_known(scores, everything)
         results = {stem: evaluate_subset(recs, scores, view=args.view, n_boot=args.bootstrap,
                                          seed=args.seed, scores_path=str(path))
@@ -52,14 +133,23 @@ def cmd_evaluate(args) -> None:
             ci = overall_ci(list(results.values()))
             if ci:
                 out["overall_ci"] = ci
-        per_model[Path(path).stem] = out
+        per_model[name] = {**out, **_skip_report(args)} if len(args.scores) == 1 else out
     if len(per_model) == 1:
         _print_json(next(iter(per_model.values())))
         return
-    if len(set(per_model)) != len(args.scores):
-        raise SystemExit("cheems: two score files share a stem (fix: rename one; the stem names the model)")
     print(_leaderboard(per_model, list(data)), file=sys.stderr)
     _print_json(per_model)
+
+
+def _model_names(paths) -> list[str]:
+    """The stem names a model; files with the same stem are named by as much of their path as tells them apart."""
+    names = [Path(p).stem for p in paths]
+    if len(set(names)) == len(names):
+        return names
+    full = [str(Path(p).with_suffix("")) for p in paths]
+    if len(set(full)) != len(full):
+        raise UsageError("the same --scores file is given twice (fix: pass each score file once)")
+    return full
 
 
 def _leaderboard(per_model: dict, subsets: list[str]) -> str:
@@ -108,74 +198,93 @@ def cmd_train(args) -> None:
                      "padding_fraction": summary["padding_fraction"], "final": summary["final"]})
 
 
-def _clean_tail(path: Path) -> None:
-    """Drop a half-written last line left by a killed run, so the file can be resumed."""
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
-
-
 def cmd_score(args) -> None:
     from accelerate import PartialState
 
-    from .records import read_records, read_scores, write_scores
+    from .outputs import OutputLock
+    from .scoring import ScoreOutput
 
+    if args.model.startswith("baseline:") and args.model.split(":", 1)[1] not in ("random", "longest", "shortest"):
+        raise UsageError(f"--model {args.model}: not a baseline (fix: use baseline:random, baseline:longest "
+                         "or baseline:shortest)")
+    records = [r for recs in _read(args.data, args, unique="all").values() for r in recs]
     state = PartialState(cpu=_no_cuda())
-    records = [r for path in args.data for r in read_records(path)]
-    out = Path(args.output)
-    done = set()
-    if out.exists():
+    settings = {"model": args.model, "judge": args.judge, "dtype": args.dtype, "max_length": args.max_length,
+                "seed": args.seed if args.model == "baseline:random" else None}
+    out = ScoreOutput(args.output, settings, inputs=args.data, rank=state.process_index, processes=state.num_processes)
+    lock = OutputLock(args.output) if state.is_main_process else contextlib.nullcontext()
+    with lock:
         if state.is_main_process:
-            _clean_tail(out)
+            out.check()  # before loading a model that may take minutes
+        scorer = _scorer(args, state)  # a model that cannot load stops here, before anything is written
+        if state.is_main_process:
+            out.start()
         state.wait_for_everyone()
-        done = set(read_scores(out))
-    todo = [r for r in records if not all((r.id, x.id) in done for x in r.responses)]
-    mine = todo[state.process_index::state.num_processes]
+        done = out.done()
+        todo = [r for r in records if not all((r.id, x.id) in done for x in r.responses)]
+        report = scorer(todo[state.process_index::state.num_processes], done, out.append)
+        report["skipped"] = sum((r.id, x.id) in done for r in records for x in r.responses)  # already on disk
+        state.wait_for_everyone()
+        if state.is_main_process:
+            lines = out.finish(records)
+            _print_json({"output": str(args.output), "model": args.model, "judge": args.judge,
+                         "processes": state.num_processes, "lines": lines, **report, **_skip_report(args)})
+
+
+def _scorer(args, state):
+    """Load what scores (a baseline, a judge or a reward model); returns ``score(records, done, sink) -> report``.
+
+    Each batch's scores go to ``sink`` as soon as they exist, so an interrupt loses at most one batch.
+    """
+    progress = sys.stderr.isatty() and state.is_main_process
     dtype = None if args.dtype == "auto" else args.dtype
-    extra = {}
     if args.model.startswith("baseline:"):
         from .baselines import length_scores, random_scores
 
         kind = args.model.split(":", 1)[1]
-        if kind not in ("random", "longest", "shortest"):
-            raise SystemExit(f"cheems: --model {args.model}: baselines are baseline:random, baseline:longest, baseline:shortest")
-        scores = (random_scores(mine, seed=args.seed) if kind == "random"
-                  else length_scores(mine, prefer="longer" if kind == "longest" else "shorter"))
-        scores = {k: v for k, v in scores.items() if k not in done}
-        report = {"scored": len(scores), "skipped": len(done)}
-    elif args.judge:
+
+        def baseline(records, done, sink):
+            scores = (random_scores(records, seed=args.seed) if kind == "random"
+                      else length_scores(records, prefer="longer" if kind == "longest" else "shorter"))
+            scores = {k: v for k, v in scores.items() if k not in done}
+            sink(scores)
+            return {"scored": len(scores)}
+        return baseline
+    if args.judge:
         from .judging import judge_records, judge_scores, load_judge, position_consistency
 
         model, tok = load_judge(args.model, dtype=dtype)
         model.to(state.device)
-        verdicts = judge_records(model, tok, mine, batch_size=args.batch_size, max_length=args.max_length,
-                                 progress=sys.stderr.isatty() and state.is_main_process)
-        scores = judge_scores(verdicts)
-        report = {"scored": len(scores), "skipped": len(done)}
-        extra["position_consistency"] = position_consistency(verdicts)
-        extra["pairs_judged"] = len(verdicts)
-    else:
-        from .reward_model import load
-        from .scoring import score_records
 
-        model, tok = load(args.model, dtype=dtype)
-        model.to(state.device)
-        scores, report = score_records(model, tok, mine, batch_size=args.batch_size, max_length=args.max_length,
-                                       progress=sys.stderr.isatty() and state.is_main_process, skip=done)
-    report["skipped"] = sum((r.id, x.id) in done for r in records for x in r.responses)  # already in the file
-    part = out.with_name(out.name + f".part{state.process_index}") if state.num_processes > 1 else out
-    order = [(r.id, x.id) for r in mine for x in r.responses if (r.id, x.id) in scores]
-    write_scores(((p, q, scores[(p, q)]) for p, q in order), part, append=part == out)
-    state.wait_for_everyone()
-    if state.num_processes > 1 and state.is_main_process:  # merge the shards in record order
-        with open(out, "ab") as fh:
-            for k in range(state.num_processes):
-                shard = out.with_name(out.name + f".part{k}")
-                fh.write(shard.read_bytes())
-                shard.unlink()
-    if state.is_main_process:
-        _print_json({"output": str(out), "model": args.model, "judge": args.judge, "processes": state.num_processes,
-                     **report, **extra})
+        def judge(records, done, sink):
+            verdicts, scored = [], 0
+            chunks = range(0, len(records), JUDGE_CHUNK)
+            if progress:
+                from tqdm.auto import tqdm
+                chunks = tqdm(chunks, desc="judging", unit="chunk")
+            for start in chunks:  # whole records per chunk: a response's score needs all of its pairs
+                part = judge_records(model, tok, records[start:start + JUDGE_CHUNK], batch_size=args.batch_size,
+                                     max_length=args.max_length)
+                scores = judge_scores(part)
+                sink(scores)
+                verdicts += part
+                scored += len(scores)
+            return {"scored": scored, "position_consistency": position_consistency(verdicts),
+                    "pairs_judged": len(verdicts)}
+        return judge
+    from .reward_model import load
+    from .scoring import score_records
+
+    model, tok = load(args.model, dtype=dtype, require_trained_head=not args.trust_head)
+    model.to(state.device)
+
+    def reward(records, done, sink):
+        return score_records(model, tok, records, batch_size=args.batch_size, max_length=args.max_length,
+                             progress=progress, skip=done, on_batch=sink)[1]
+    return reward
+
+
+JUDGE_CHUNK = 16  # records judged between two writes of a --judge run
 
 
 def _no_cuda() -> bool:
@@ -190,6 +299,8 @@ def cmd_preference(args) -> None:
 
     human = read_records(args.human)
     gpt = read_records(args.gpt)
+    if args.margin < 0:
+        raise UsageError(f"--margin must be >= 0, got {args.margin} (fix: a margin of 0 keeps every agreeing comparison)")
     if args.scores:
         scores = read_scores(args.scores)
         rm_path = None
@@ -203,7 +314,7 @@ def cmd_preference(args) -> None:
         model, tok = load(rm_path)
         scores, _ = score_records(model, tok, gpt, progress=sys.stderr.isatty())
     records, report = build_preference(human, gpt, scores, margin=args.margin, debias=not args.no_debias, seed=args.seed)
-    write_records(records, args.output)
+    write_records(records, args.output)  # atomic
     _print_json({"output": str(args.output), "reward_model": str(rm_path) if rm_path else None,
                  "records": len(records), **report})
 
@@ -219,13 +330,15 @@ def cmd_book(args) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="cheems", description="Companion to the Cheems paper: "
+    p = _Parser(prog="cheems", description="Companion to the Cheems paper: "
                                 "resolve annotations, evaluate reward models, build the book.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     r = sub.add_parser("resolve", help="Algorithm 1: rank every record from its annotations")
     r.add_argument("input", type=Path, help="JSONL records with 'annotations' (grouped or official pairwise form)")
-    r.add_argument("-o", "--output", type=Path, required=True, help="where to write the records with 'rank'")
+    r.add_argument("-o", "--output", type=Path, required=True,
+                   help="where to write the records with 'rank' (written atomically: may be the input itself)")
+    r.add_argument("--skip-invalid", action="store_true", help=SKIP_HELP)
     r.set_defaults(func=cmd_resolve)
 
     e = sub.add_parser("evaluate", help="accuracy / exact match / overall of one score file (paper §3.3)")
@@ -234,8 +347,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="score JSONL: prompt_id, response_id, score (repeat: one file per model gives a leaderboard)")
     e.add_argument("--view", choices=["layers", "implied"], default="layers",
                    help="pairs compared: all rank layers (paper) or only annotation-implied pairs")
-    e.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap replicates for 95%% intervals (0: none)")
-    e.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    e.add_argument("--bootstrap", type=_int_at_least(0), default=1000, metavar="N",
+                   help="bootstrap replicates for 95%% intervals (0: none)")
+    e.add_argument("--seed", type=_int_at_least(0), default=0, help="bootstrap seed")
+    e.add_argument("--skip-invalid", action="store_true", help=SKIP_HELP)
     e.set_defaults(func=cmd_evaluate)
 
     s = sub.add_parser("simulate", help="write the simulated Cheems world (spec §6 layout)")
@@ -266,13 +381,18 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("score", help="one score per response with a reward model or an LLM judge (paper §6.1)")
     c.add_argument("--model", required=True, help="reward model (with --judge: causal LM), hub name or path; "
                    "or baseline:random, baseline:longest, baseline:shortest")
-    c.add_argument("--seed", type=int, default=0, help="seed of baseline:random")
+    c.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of baseline:random")
     c.add_argument("--data", type=Path, action="append", required=True, help="JSONL records to score (repeat)")
-    c.add_argument("-o", "--output", type=Path, required=True, help="score JSONL; an existing file is resumed")
-    c.add_argument("--batch-size", type=int, default=16, help="sequences per forward pass (scores do not depend on it)")
-    c.add_argument("--max-length", type=int, help="cut longer sequences (counted in the output)")
+    c.add_argument("-o", "--output", type=Path, required=True,
+                   help="score JSONL, written when complete; an interrupted run resumes from OUT.partial")
+    c.add_argument("--batch-size", type=_int_at_least(1), default=16,
+                   help="sequences per forward pass (scores do not depend on it)")
+    c.add_argument("--max-length", type=_int_at_least(1), help="cut longer sequences (counted in the output)")
     c.add_argument("--judge", action="store_true", help="the model is a generative judge: compare pairs in both orders")
     c.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"], help="weights dtype")
+    c.add_argument("--trust-head", action="store_true",
+                   help="score even if the reward head looks like a random initialisation")
+    c.add_argument("--skip-invalid", action="store_true", help=SKIP_HELP)
     c.set_defaults(func=cmd_score)
 
     f = sub.add_parser("preference", help="build CheemsPreference: distant supervision + length debiasing (paper §4.2)")
@@ -281,9 +401,9 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("-o", "--output", type=Path, required=True, help="where to write the combined preference set")
     f.add_argument("--rm", help="reward model that filters (default: a tiny model trained on --human, cached)")
     f.add_argument("--scores", type=Path, help="use these reward scores of the GPT subset instead of a model")
-    f.add_argument("--margin", type=float, default=0.0, help="keep a comparison only if r(chosen) - r(rejected) > margin")
+    f.add_argument("--margin", type=_finite_float, default=0.0, help="keep a comparison only if r(chosen) - r(rejected) > margin")
     f.add_argument("--no-debias", action="store_true", help="skip length debiasing")
-    f.add_argument("--seed", type=int, default=0, help="seed of debiasing (and of the default reward model)")
+    f.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of debiasing (and of the default reward model)")
     f.set_defaults(func=cmd_preference)
 
     b = sub.add_parser("book", help="run chapters with papermill and build the Jupyter Book")
@@ -302,20 +422,30 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from .outputs import LockedError, exit_on_sigterm
     from .records import DataError
     from .reward_model import ModelError  # both modules import torch lazily, so this stays cheap
     from .training import TrainError
 
+    exit_on_sigterm()
     try:
         args.func(args)
-    except (DataError, ModelError, TrainError) as e:
+    except DataError as e:
+        hint = " (or pass --skip-invalid to skip invalid rows)" if hasattr(args, "skip_invalid") and e.line else ""
+        print(f"cheems: {e}{hint}", file=sys.stderr)
+        return 2
+    except (ModelError, TrainError, UsageError, LockedError) as e:
         print(f"cheems: {e}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        print(f"cheems: {e.filename}: {e.strerror}", file=sys.stderr)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as e:
+        print(f"cheems: {e.filename}: {e.strerror} (fix: check the path)", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        return 130
+    except OSError as e:  # a full disk, an I/O error: the outputs are the old complete ones
+        print(f"cheems: {e.filename or 'output'}: {e.strerror or e} (the previous output, if any, is unchanged)",
+              file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as e:
+        return 143 if "signal 15" in str(e) else 130
     return 0
 
 

@@ -60,8 +60,12 @@ def load_judge(name_or_path, *, dtype=None, device_map=None):
     """A causal LM judge and its tokenizer, by hub name or local path."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
-    model = AutoModelForCausalLM.from_pretrained(str(name_or_path), dtype=dtype, device_map=device_map)
+    from .reward_model import check_source, loading
+
+    check_source(name_or_path)
+    with loading(name_or_path):
+        tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
+        model = AutoModelForCausalLM.from_pretrained(str(name_or_path), dtype=dtype, device_map=device_map)
     letter_ids(tokenizer)
     return model, tokenizer
 

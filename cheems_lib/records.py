@@ -11,7 +11,9 @@ by prompt text into the same records (response ids = md5 of content). Score file
 (spec §4) are one ``{"prompt_id", "response_id", "score"}`` line per response.
 
 Every problem raises :class:`DataError`, whose message is one line naming the file,
-the line and the fix; nothing is dropped silently.
+the line and the fix; nothing is dropped silently. Readers take ``skipped=[]`` to keep
+every valid row instead: each invalid row's :class:`DataError` is appended to that list
+(the command line's ``--skip-invalid`` prints them and their total).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import orjson
 __all__ = [
     "DataError", "Response", "Record", "md5", "read_records", "write_records",
     "parse_record", "from_pairwise", "read_pairwise_table", "to_pairs",
-    "ScoreTable", "read_scores", "check_scores_known", "write_scores",
+    "ScoreTable", "read_scores", "check_scores_known", "write_scores", "score_lines", "unique_records", "preference",
 ]
 
 TIE, FIRST, SECOND = "0", "1", "2"
@@ -37,6 +39,17 @@ _PREFERENCE = {  # accepted spellings of a preference, normalised to the officia
     "1": FIRST, 1: FIRST, "a": FIRST, "A": FIRST,
     "2": SECOND, 2: SECOND, "b": SECOND, "B": SECOND,
 }
+
+
+def preference(p: Any) -> str | None:
+    """The official preference string of ``p``, or None when ``p`` is not a preference.
+
+    Booleans are refused: ``False == 0`` in Python, so a dictionary lookup would read
+    ``false`` as a tie.
+    """
+    if isinstance(p, bool) or not isinstance(p, (str, int)):
+        return None
+    return _PREFERENCE.get(p)
 
 
 class DataError(ValueError):
@@ -153,9 +166,9 @@ def parse_record(obj: Any, path: str | Path | None = None, line: int | None = No
                            "use ids from this record's 'responses'")
         if ida == idb:
             raise fail(f"annotations[{k}] compares response {ida!r} with itself")
-        if p not in _PREFERENCE:
+        if preference(p) is None:
             raise fail(f"annotations[{k}] has preference {p!r}", 'use "1" (a better), "2" (b better) or "0" (tie)')
-        annotations.append((ida, idb, _PREFERENCE[p]))
+        annotations.append((ida, idb, preference(p)))
     rank = obj.get("rank")
     if rank is not None:
         if not isinstance(rank, dict):
@@ -179,10 +192,28 @@ def parse_record(obj: Any, path: str | Path | None = None, line: int | None = No
                   origin=f"{path}:{line}" if path else "")
 
 
-def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, decoded object) for each non-blank line."""
+def _decode(raw: bytes, path, n: int) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        try:  # NaN/Infinity: valid for Python's json, reported later as a bad value
+            obj = json.loads(raw)
+        except ValueError:
+            raise DataError(path, n, f"malformed JSON ({e.msg})", "one JSON object per line") from None
+        try:  # a lone surrogate escape (\ud800) decodes in Python but is no Unicode text: nothing could write it
+            orjson.dumps(obj)
+        except TypeError:
+            raise DataError(path, n, "a string holds a lone UTF-16 surrogate escape such as \\ud800",
+                            "remove the escape or pair it with its other half") from None
+        return obj
+
+
+def _json_lines(path: Path, skipped: list | None = None) -> Iterator[tuple[int, Any]]:
+    """Yield (line number, decoded object) for each non-blank line; bad lines go to ``skipped`` if given."""
     try:
         fh = open(path, "rb")
+    except IsADirectoryError:
+        raise DataError(path, None, "is a folder, not a JSONL file", "pass the .jsonl file inside it") from None
     except OSError as e:
         raise DataError(path, None, f"cannot open: {e.strerror}") from None
     with fh:
@@ -190,69 +221,127 @@ def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
             if not raw.strip():
                 continue
             try:
-                yield n, orjson.loads(raw)
-            except orjson.JSONDecodeError as e:
-                try:  # NaN/Infinity: valid for Python's json, reported later as a bad value
-                    yield n, json.loads(raw)
-                except ValueError:
-                    raise DataError(path, n, f"malformed JSON ({e.msg})", "one JSON object per line") from None
+                obj = _decode(raw, path, n)
+            except DataError as e:
+                if skipped is None:
+                    raise
+                skipped.append(e)
+                continue
+            yield n, obj
 
 
-def read_records(path: str | Path) -> list[Record]:
+def read_records(path: str | Path, *, skipped: list | None = None) -> list[Record]:
     """Read a JSONL file of grouped records or of official pairwise lines.
 
     Pairwise lines (``answer1``/``answer2``/``preference``) are grouped by prompt text in
-    order of first appearance; the two forms may not be mixed in one file.
+    order of first appearance; the two forms may not be mixed in one file (the form of
+    the first valid line decides). With ``skipped`` (a list), an invalid line is appended
+    there as a :class:`DataError` and the rest of the file is still read.
     """
     path = Path(path)
     records: list[Record] = []
     pairwise: list[tuple[int, dict]] = []
-    for n, obj in _json_lines(path):
-        if isinstance(obj, dict) and "answer1" in obj:
-            if records:
-                raise DataError(path, n, "pairwise line in a file of grouped records", "keep one form per file")
-            pairwise.append((n, obj))
-        else:
-            if pairwise:
-                raise DataError(path, n, "grouped record in a file of pairwise lines", "keep one form per file")
-            records.append(parse_record(obj, path, n))
+    for n, obj in _json_lines(path, skipped):
+        try:
+            if isinstance(obj, dict) and "answer1" in obj:
+                if records:
+                    raise DataError(path, n, "pairwise line in a file of grouped records", "keep one form per file")
+                _pairwise_row(path, n, obj.get("input", obj.get("prompt")), obj.get("answer1"), obj.get("answer2"),
+                              obj.get("preference"))  # here, so the first bad line in file order is reported
+                pairwise.append((n, obj))
+            else:
+                if pairwise:
+                    raise DataError(path, n, "grouped record in a file of pairwise lines", "keep one form per file")
+                records.append(parse_record(obj, path, n))
+        except DataError as e:
+            if skipped is None:
+                raise
+            skipped.append(e)
     if pairwise:
         return from_pairwise(((n, o.get("input", o.get("prompt")), o.get("answer1"), o.get("answer2"),
-                               o.get("preference"), o) for n, o in pairwise), path=path)
+                               o.get("preference"), o) for n, o in pairwise), path=path, skipped=skipped)
     return records
 
 
 def write_records(records: Iterable[Record], path: str | Path) -> int:
-    """Write records as JSONL (UTF-8, unescaped Chinese); returns the number written."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write records as JSONL (UTF-8, unescaped Chinese), atomically; returns the number written.
+
+    The file appears at ``path`` only when complete (:func:`cheems_lib.outputs.atomic_open`),
+    so writing over the input file is safe too.
+    """
+    from .outputs import atomic_open
+
     n = 0
-    with open(path, "wb") as fh:
+    with atomic_open(path, "wb") as fh:
         for r in records:
             fh.write(orjson.dumps(r.to_json()) + b"\n")
             n += 1
     return n
 
 
-def from_pairwise(rows: Iterable[tuple], *, path: str | Path | None = None) -> list[Record]:
+def unique_records(records: Iterable[Record], *, skipped: list | None = None,
+                   allow_identical: bool = False) -> list[Record]:
+    """``records`` with distinct prompt ids; a repeated id raises (or, with ``skipped``, is skipped).
+
+    Scores are keyed by (prompt id, response id), so two records with one id would share
+    scores and break evaluation and resuming. ``allow_identical`` drops, without error, a
+    repeat whose prompt and responses equal the first's (the same prompt in two files).
+    """
+    first: dict[str, Record] = {}
+    out = []
+    for rec in records:
+        prev = first.get(rec.id)
+        if prev is None:
+            first[rec.id] = rec
+            out.append(rec)
+            continue
+        if allow_identical and (prev.prompt, prev.responses) == (rec.prompt, rec.responses):
+            continue
+        path, _, line = (rec.origin or "<input>").rpartition(":")
+        err = DataError(path or rec.origin, int(line) if line.isdigit() else None,
+                        f"prompt id {rec.id!r} repeats the record at {prev.origin or 'an earlier line'}",
+                        "give each prompt its own id, or merge the two records")
+        if skipped is None:
+            raise err
+        skipped.append(err)
+    return out
+
+
+def _pairwise_row(path, line, prompt, a, b, pref) -> str:
+    """Check one pairwise row; returns its official preference string."""
+    if not isinstance(prompt, str):
+        raise DataError(path, line, "missing prompt text", "give the prompt as 'input' or 'prompt'")
+    if not isinstance(a, str) or not isinstance(b, str):
+        raise DataError(path, line, "both responses must be strings")
+    if preference(pref) is None:
+        raise DataError(path, line, f"preference {pref!r} not understood", "use 1 (a better), 2 (b better) or 0 (tie)")
+    if a == b:
+        raise DataError(path, line, "the two responses are identical", "drop the row: it compares nothing")
+    return preference(pref)
+
+
+def from_pairwise(rows: Iterable[tuple], *, path: str | Path | None = None, skipped: list | None = None) -> list[Record]:
     """Group pairwise rows ``(line, prompt, response_a, response_b, preference, extra)`` into records.
 
     Response ids are md5 of content, prompt ids md5 of prompt text; ``preference`` is
     1/"a" (a better), 2/"b" (b better) or 0/"tie". ``extra`` may carry ``category``.
+    With ``skipped`` (a list), invalid rows are appended there instead of raising.
     """
     groups: dict[str, Record] = {}
     for line, prompt, a, b, pref, extra in rows:
-        if not isinstance(prompt, str):
-            raise DataError(path, line, "missing prompt text", "give the prompt as 'input' or 'prompt'")
-        if not isinstance(a, str) or not isinstance(b, str):
-            raise DataError(path, line, "both responses must be strings")
-        if pref not in _PREFERENCE:
-            raise DataError(path, line, f"preference {pref!r} not understood", "use 1 (a better), 2 (b better) or 0 (tie)")
+        try:
+            pref = _pairwise_row(path, line, prompt, a, b, pref)
+        except DataError as e:
+            if skipped is None:
+                raise
+            skipped.append(e)
+            continue
         rec = groups.get(prompt)
         if rec is None:
             cat = (extra or {}).get("category")
             rec = groups[prompt] = Record(prompt=prompt, responses=[],
-                                          category=[cat] if isinstance(cat, str) else cat)
+                                          category=[cat] if isinstance(cat, str) else cat,
+                                          origin=f"{path}:{line}" if path else "")
         ids = {r.id for r in rec.responses}
         pair = []
         for text in (a, b):
@@ -261,14 +350,13 @@ def from_pairwise(rows: Iterable[tuple], *, path: str | Path | None = None) -> l
                 rec.responses.append(Response(rid, text))
                 ids.add(rid)
             pair.append(rid)
-        if pair[0] == pair[1]:
-            raise DataError(path, line, "the two responses are identical")
-        rec.annotations.append((pair[0], pair[1], _PREFERENCE[pref]))
+        rec.annotations.append((pair[0], pair[1], pref))
     return list(groups.values())
 
 
 def read_pairwise_table(path: str | Path, *, prompt: str = "prompt", response_a: str = "response_a",
-                        response_b: str = "response_b", preference: str = "preference") -> list[Record]:
+                        response_b: str = "response_b", preference: str = "preference",
+                        skipped: list | None = None) -> list[Record]:
     """Import a pairwise table (CSV or JSONL, one comparison per row) into grouped records.
 
     Column names are keyword options; a ``category`` column is kept when present.
@@ -284,8 +372,8 @@ def read_pairwise_table(path: str | Path, *, prompt: str = "prompt", response_a:
                     for n, r in enumerate(reader, 2)]
     else:
         rows = [(n, o.get(prompt), o.get(response_a), o.get(response_b), o.get(preference), o)
-                for n, o in _json_lines(path)]
-    return from_pairwise(rows, path=path)
+                for n, o in _json_lines(path, skipped)]
+    return from_pairwise(rows, path=path, skipped=skipped)
 
 
 def to_pairs(records: Iterable[Record], *, view: str = "layers") -> Iterator[dict[str, str]]:
@@ -310,26 +398,39 @@ class ScoreTable(dict):
         self.path, self.lines = path, {}
 
 
-def read_scores(path: str | Path) -> ScoreTable:
+def read_scores(path: str | Path, *, skipped: list | None = None) -> ScoreTable:
     """Read a score file (spec §4) into ``{(prompt_id, response_id): score}``.
 
-    Raises on a missing field, a non-finite score or a duplicate (prompt, response).
+    Raises on a missing field, a non-finite score or a duplicate (prompt, response); with
+    ``skipped`` (a list) such lines are appended there instead, and the first score of a
+    duplicated response is kept.
     """
     path = Path(path)
     out = ScoreTable(path)
-    for n, obj in _json_lines(path):
+    for n, obj in _json_lines(path, skipped):
         try:
-            key, score = (str(obj["prompt_id"]), str(obj["response_id"])), obj["score"]
-        except (KeyError, TypeError):
-            raise DataError(path, n, "expected {\"prompt_id\", \"response_id\", \"score\"}") from None
-        if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
-            raise DataError(path, n, f"score {score!r} is not a finite number", "rescore this response")
-        if key in out:
-            raise DataError(path, n, f"duplicate score for prompt {key[0]!r} response {key[1]!r}",
-                            f"keep one line per response (first at line {out.lines[key]})")
+            key, score = _score_line(obj, path, n, out)
+        except DataError as e:
+            if skipped is None:
+                raise
+            skipped.append(e)
+            continue
         out[key] = float(score)
         out.lines[key] = n
     return out
+
+
+def _score_line(obj, path, n: int, seen: ScoreTable) -> tuple[tuple[str, str], float]:
+    try:
+        key, score = (str(obj["prompt_id"]), str(obj["response_id"])), obj["score"]
+    except (KeyError, TypeError):
+        raise DataError(path, n, "expected {\"prompt_id\", \"response_id\", \"score\"}") from None
+    if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
+        raise DataError(path, n, f"score {score!r} is not a finite number", "rescore this response")
+    if key in seen:
+        raise DataError(path, n, f"duplicate score for prompt {key[0]!r} response {key[1]!r}",
+                        f"keep one line per response (first at line {seen.lines[key]})")
+    return key, score
 
 
 def check_scores_known(scores: ScoreTable, records: Iterable[Record]) -> None:
@@ -341,15 +442,32 @@ def check_scores_known(scores: ScoreTable, records: Iterable[Record]) -> None:
                             "check that the scores were computed on these data files")
 
 
+def score_lines(scores: Iterable[tuple[str, str, float]], path: str | Path | None = None) -> bytes:
+    """Spec §4 lines of ``(prompt_id, response_id, score)`` triples; refuses a non-finite score."""
+    out = []
+    for pid, rid, s in scores:
+        if not math.isfinite(s):
+            raise DataError(path, None, f"refusing to write non-finite score for {pid}/{rid}")
+        out.append(orjson.dumps({"prompt_id": pid, "response_id": rid, "score": float(s)}) + b"\n")
+    return b"".join(out)
+
+
 def write_scores(scores: Iterable[tuple[str, str, float]], path: str | Path, *, append: bool = False) -> int:
-    """Write ``(prompt_id, response_id, score)`` triples as a spec §4 score file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
-    with open(path, "ab" if append else "wb") as fh:
-        for pid, rid, s in scores:
-            if not math.isfinite(s):
-                raise DataError(path, None, f"refusing to write non-finite score for {pid}/{rid}")
-            fh.write(orjson.dumps({"prompt_id": pid, "response_id": rid, "score": float(s)}) + b"\n")
-            n += 1
-    return n
+    """Write ``(prompt_id, response_id, score)`` triples as a spec §4 score file.
+
+    A new file appears atomically; ``append=True`` adds whole lines to an existing file
+    in one write, flushed (what a resumable run streams).
+    """
+    from .outputs import atomic_open
+
+    scores = list(scores)
+    data = score_lines(scores, path)
+    if append:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab") as fh:
+            fh.write(data)
+            fh.flush()
+    else:
+        with atomic_open(path, "wb") as fh:
+            fh.write(data)
+    return len(scores)

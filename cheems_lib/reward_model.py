@@ -14,12 +14,14 @@ parameters for the model-scaling chapter.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 __all__ = ["TINY_SIZES", "TinySize", "is_tiny", "train_tokenizer", "build_tiny", "load", "encode_pair",
-           "ModelError", "count_parameters", "realign"]
+           "ModelError", "count_parameters", "realign",
+           "check_source", "loading", "head_looks_untrained"]
 
 PAD, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 # Qwen2's chat template, cut down to the two turns a reward model sees (plus an optional system turn).
@@ -105,25 +107,96 @@ def count_parameters(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
+def check_source(name_or_path: str | Path) -> None:
+    """Raise :class:`ModelError` for a local checkpoint folder that cannot load, before loading.
+
+    A name that looks like a path (absolute, relative with ``./``, or existing on disk)
+    must be a folder with ``config.json`` and weights; anything else is left to the hub.
+    """
+    p = Path(name_or_path)
+    looks_local = p.exists() or str(name_or_path).startswith(("/", "./", "../", "~")) or str(name_or_path).count("/") > 1
+    if not looks_local:
+        return
+    if not p.exists():
+        raise ModelError(f"{p}: no such checkpoint folder (fix: pass a folder saved with save_pretrained, or a hub name)")
+    if not p.is_dir():
+        raise ModelError(f"{p}: is a file, not a checkpoint folder (fix: pass the folder that holds config.json)")
+    if not (p / "config.json").exists():
+        raise ModelError(f"{p}: no config.json in this folder (fix: pass a folder saved with save_pretrained)")
+    weights = [f for f in p.iterdir() if f.suffix in (".safetensors", ".bin") or f.name.endswith(".index.json")]
+    if not weights:
+        raise ModelError(f"{p}: config.json but no weights (model.safetensors or pytorch_model.bin) "
+                         "(fix: copy the weights into the folder, or finish the training that writes them)")
+
+
+@contextmanager
+def loading(name_or_path):
+    """Turn from_pretrained's errors (unknown hub name, no network, bad folder) into one-line :class:`ModelError`."""
+    try:
+        yield
+    except ModelError:
+        raise
+    except (OSError, ValueError, RuntimeError, KeyError) as e:
+        reason = " ".join(str(e).split())[:300]
+        raise ModelError(f"{name_or_path}: cannot load the model ({reason}) (fix: pass a local checkpoint folder, "
+                         "or a hub name on a machine that can reach the hub)") from None
+
+
 def load(name_or_path: str | Path, *, dtype=None, device_map=None, require_trained_head: bool = True):
     """Load a reward model and its tokenizer with ``from_pretrained``.
 
     Checks that the model has one output, that the tokenizer has a padding token and fits
-    the embedding matrix, and (``require_trained_head``) that the score head's weights were
-    in the checkpoint rather than freshly initialised.
+    the embedding matrix, and (``require_trained_head``) that the reward head was trained:
+    its weights must be in the checkpoint, and a local folder without the ``cheems
+    train`` marker (``cheems_train.json``) must not hold a head that still looks like its
+    random initialisation (:func:`head_looks_untrained`).
     """
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
-    model, info = AutoModelForSequenceClassification.from_pretrained(
-        str(name_or_path), num_labels=1, dtype=dtype, device_map=device_map, output_loading_info=True)
+    check_source(name_or_path)
+    with loading(name_or_path):
+        config = AutoConfig.from_pretrained(str(name_or_path))
+    archs = getattr(config, "architectures", None) or []
+    if any(a.endswith("ForSequenceClassification") for a in archs) and config.num_labels != 1:
+        raise ModelError(f"{name_or_path}: a sequence classifier with num_labels={config.num_labels}; a reward model "
+                         "has one output (fix: pass a reward model with num_labels=1)")
+    with loading(name_or_path):
+        tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
+        model, info = AutoModelForSequenceClassification.from_pretrained(
+            str(name_or_path), num_labels=1, dtype=dtype, device_map=device_map, output_loading_info=True)
     missing = [k for k in info.get("missing_keys", []) if "score" in k or "classifier" in k]
     if require_trained_head and missing:
         raise ModelError(f"{name_or_path}: the reward head {missing} is not in the checkpoint and would be random "
                          "(fix: pass a trained reward model, or train one with `cheems train`)")
+    if require_trained_head and not (Path(name_or_path) / "cheems_train.json").exists() and head_looks_untrained(model):
+        raise ModelError(f"{name_or_path}: the reward head's weights look like a fresh random initialisation "
+                         "(fix: train it with `cheems train`, or pass --trust-head if it really was trained)")
     check_pair(model, tokenizer, str(name_or_path))
     realign(model)
     return model, tokenizer
+
+
+def head_looks_untrained(model, tolerance: float = 0.05) -> bool:
+    """True when the reward head's weights match the config's initialisation: mean ~ 0, std ~ initializer_range.
+
+    Hugging Face initialises a new head with N(0, initializer_range); the sample std of
+    n such weights is within about 3/sqrt(2n) of it (1% for a 4096-wide head), so a
+    head within ``tolerance`` (5%) of it with a mean indistinguishable from 0 was almost
+    surely never trained. Training moves a head far more at the learning rates used
+    here; a real head that happens to pass can be accepted with ``--trust-head``.
+    """
+    import math
+
+    std0 = getattr(model.config, "initializer_range", None)
+    head = getattr(model, "score", None) or getattr(model, "classifier", None)
+    w = getattr(head, "weight", None)
+    if not std0 or w is None or w.numel() < 8:
+        return False
+    w = w.detach().float()
+    std, mean = float(w.std()), float(w.mean())
+    n = w.numel()
+    # a narrow head's sample std scatters more: allow 4 standard errors of it
+    return abs(std / std0 - 1) < max(tolerance, 4 / math.sqrt(2 * n)) and abs(mean) < 4 * std0 / math.sqrt(n)
 
 
 def realign(model, alignment: int = 64) -> None:

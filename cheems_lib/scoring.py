@@ -8,21 +8,30 @@ RewardBench problem of accuracy changing with batch size.
 """
 from __future__ import annotations
 
-from typing import Sequence
+import json
+import os
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
 
-from .records import Record
+from .records import DataError, Record
 
-__all__ = ["score_records"]
+__all__ = ["score_records", "ScoreOutput"]
 
 
 def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: int = 16, max_length: int | None = None,
-                  progress: bool = False, skip: set | None = None) -> tuple[dict[tuple[str, str], float], dict]:
+                  progress: bool = False, skip: set | None = None,
+                  on_batch: Callable[[dict], None] | None = None) -> tuple[dict[tuple[str, str], float], dict]:
     """Score every response of ``records``; returns ``(scores, report)``.
 
     ``max_length`` defaults to the model's maximum positions; longer sequences are cut at
     the end and counted in ``report["truncated"]``. Keys in ``skip`` (already scored, for
-    resuming) are not scored again and are counted in ``report["skipped"]``.
+    resuming) are not scored again and are counted in ``report["skipped"]``. ``on_batch``
+    receives each batch's ``{key: score}`` as soon as it is computed (to stream to disk).
     """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if max_length is not None and max_length < 1:
+        raise ValueError(f"max_length must be >= 1, got {max_length}")
     import torch
 
     from .reward_model import check_pair, encode_pair
@@ -55,6 +64,111 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
             part = items[start:start + batch_size]
             ids, mask = pad_right([t for _, t in part], tokenizer.pad_token_id, device)
             out = model(input_ids=ids, attention_mask=mask).logits.squeeze(-1).float().cpu().tolist()
-            for (key, _), s in zip(part, out):
-                scores[key] = float(s)
+            batch = {key: float(s) for (key, _), s in zip(part, out)}
+            scores.update(batch)
+            if on_batch is not None:
+                on_batch(batch)
     return scores, {"scored": len(items), "truncated": truncated, "skipped": skipped}
+
+
+class ScoreOutput:
+    """The score file of one ``cheems score`` run: streamed, resumable, single-writer, one model.
+
+    While scoring, whole lines are appended (and flushed) to ``OUT.partial`` as batches
+    finish, one ``OUT.partial.K`` per process under data parallelism. :meth:`finish`
+    writes ``OUT`` atomically in record order and removes the partial files, so ``OUT``
+    is always absent, the previous complete file, or the new complete file. A rerun reads
+    ``OUT`` and the partial files (dropping a torn last line) and scores only the rest.
+    ``OUT.cheems.json`` records what produced the scores (model, judge, dtype, maximum
+    length, seed); a rerun with anything else is refused, and so is an existing ``OUT``
+    without it, which cheems did not write.
+    """
+
+    def __init__(self, path: str | Path, settings: dict, *, inputs: Iterable[str | Path] = (),
+                 rank: int = 0, processes: int = 1):
+        self.path = Path(path)
+        self.settings = settings
+        self.rank, self.processes = rank, processes
+        self.partial = self.path.with_name(self.path.name + ".partial")
+        self.sidecar = self.path.with_name(self.path.name + ".cheems.json")
+        self.mine = self.partial if processes == 1 else self.partial.with_name(f"{self.partial.name}.{rank}")
+        for p in inputs:
+            if self.path.exists() and Path(p).exists() and os.path.samefile(p, self.path):
+                raise DataError(self.path, None, "the score output is also a --data input",
+                                "write the scores to another file (-o)")
+
+    def _parts(self) -> list[Path]:
+        return [p for p in [self.path, self.partial, *sorted(self.partial.parent.glob(self.partial.name + ".*"))]
+                if p.is_file()]
+
+    def check(self) -> None:
+        """Refuse an output that cheems did not write, or that holds another model's scores."""
+        existing = [p for p in self._parts()]
+        if not self.sidecar.exists():
+            if existing:
+                raise DataError(existing[0], None, "exists but has no .cheems.json record of the model that wrote it",
+                                "choose another output path (-o), or delete the file")
+            return
+        try:
+            before = json.loads(self.sidecar.read_text(encoding="utf-8"))
+        except ValueError:
+            raise DataError(self.sidecar, None, "is not valid JSON", "delete it and the score file it describes") from None
+        differ = {k: (before.get(k), v) for k, v in self.settings.items() if before.get(k) != v}
+        if differ and existing:
+            text = ", ".join(f"{k}: {a!r} in the file, {b!r} now" for k, (a, b) in differ.items())
+            raise DataError(self.path, None, f"holds scores from another setup ({text})",
+                            "choose another output path (-o), or delete the file to rescore")
+
+    def start(self) -> None:
+        """Record the settings (main process, after :meth:`check`)."""
+        from .outputs import atomic_open
+
+        with atomic_open(self.sidecar, "w", encoding="utf-8") as fh:
+            json.dump(self.settings, fh, indent=2, ensure_ascii=False)
+
+    def done(self) -> set[tuple[str, str]]:
+        """Keys already scored, in OUT and every partial file; a torn last line is dropped first."""
+        from .records import read_scores
+
+        keys: set[tuple[str, str]] = set()
+        for p in self._parts():
+            if p != self.path and (p == self.mine or self.processes == 1 or self.rank == 0):
+                _drop_torn_tail(p)
+            keys |= set(read_scores(p))
+        return keys
+
+    def append(self, scores: dict[tuple[str, str], float]) -> None:
+        """Append whole lines to this process's partial file and flush them."""
+        from .records import score_lines
+
+        data = score_lines(((p, r, s) for (p, r), s in scores.items()), self.mine)
+        with open(self.mine, "ab") as fh:
+            fh.write(data)
+            fh.flush()  # a killed process keeps what was flushed; no fsync per batch (it would cost more than a batch)
+
+    def finish(self, records: Sequence[Record]) -> int:
+        """Merge OUT and the partial files into OUT, atomically, in record order; returns the lines."""
+        from .outputs import atomic_open
+        from .records import read_scores, score_lines
+
+        parts = self._parts()
+        merged: dict[tuple[str, str], float] = {}
+        for p in parts:
+            merged.update(read_scores(p))
+        order = [(rec.id, r.id) for rec in records for r in rec.responses if (rec.id, r.id) in merged]
+        known = set(order)
+        order += [k for k in merged if k not in known]  # earlier scores of other data stay
+        with atomic_open(self.path, "wb") as fh:
+            fh.write(score_lines(((p, r, merged[(p, r)]) for p, r in order), self.path))
+        for p in parts:
+            if p != self.path:
+                p.unlink()
+        return len(order)
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a half-written last line (a killed run's) from a partial file this class owns."""
+    with open(path, "rb+") as fh:
+        data = fh.read()
+        if data and not data.endswith(b"\n"):
+            fh.truncate(data.rfind(b"\n") + 1)

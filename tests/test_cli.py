@@ -160,18 +160,21 @@ def scored_world(tmp_path_factory):
 
 
 def test_score_resume_after_a_torn_line(scored_world, tmp_path):
-    """A killed run leaves a half line; the rerun keeps the complete lines and scores the rest."""
+    """A killed run's partial file ends in a half line; the rerun keeps the whole lines and ends identical."""
     data = scored_world / "w/cheems_bench/open.jsonl"
+    rm = ["--model", scored_world / "rm", "--trust-head"]
     full = tmp_path / "full.jsonl"
-    assert run("score", "--model", scored_world / "rm", "--data", data, "-o", full).returncode == 0
+    assert run("score", *rm, "--data", data, "-o", full).returncode == 0
     lines = full.read_text().splitlines()
     torn = tmp_path / "torn.jsonl"
-    torn.write_text("\n".join(lines[:7]) + "\n" + lines[7][:10])
-    out = run("score", "--model", scored_world / "rm", "--data", data, "-o", torn)
-    assert out.returncode == 0 and json.loads(out.stdout)["skipped"] == 7
+    (tmp_path / "torn.jsonl.cheems.json").write_text((tmp_path / "full.jsonl.cheems.json").read_text())
+    (tmp_path / "torn.jsonl.partial").write_text("\n".join(lines[:7]) + "\n" + lines[7][:10])
+    out = run("score", *rm, "--data", data, "-o", torn)
+    assert out.returncode == 0 and json.loads(out.stdout)["skipped"] == 7, out.stderr
     from cheems_lib.records import read_scores
     a, b = read_scores(full), read_scores(torn)
-    assert a.keys() == b.keys() and all(abs(a[k] - b[k]) < 1e-5 for k in a)
+    assert list(a) == list(b) and all(abs(a[k] - b[k]) < 1e-5 for k in a)  # other batches: rounding only
+    assert not (tmp_path / "torn.jsonl.partial").exists()
 
 
 def test_score_judge_and_baselines_then_leaderboard(scored_world, tmp_path):
@@ -191,23 +194,236 @@ def test_score_judge_and_baselines_then_leaderboard(scored_world, tmp_path):
     assert "overall" in ev.stderr.splitlines()[0]  # the table goes to stderr, JSON stays on stdout
 
 
-def test_score_refuses_a_model_without_reward_head(scored_world):
-    out = run("score", "--model", scored_world / "judge", "--data", scored_world / "w/cheems_bench/open.jsonl",
-              "-o", scored_world / "x.jsonl")
+def test_score_refuses_a_model_without_reward_head(scored_world, tmp_path):
+    """A causal LM has no reward head; a saved but untrained head is refused too (--trust-head overrides)."""
+    data = scored_world / "w/cheems_bench/open.jsonl"
+    out = run("score", "--model", scored_world / "judge", "--data", data, "-o", tmp_path / "x.jsonl")
     assert out.returncode == 2 and "not in the checkpoint" in out.stderr and "Traceback" not in out.stderr
+    out = run("score", "--model", scored_world / "rm", "--data", data, "-o", tmp_path / "x.jsonl")
+    assert out.returncode == 2 and "random initialisation" in out.stderr and "--trust-head" in out.stderr
+    assert not (tmp_path / "x.jsonl").exists()
 
 
 def test_score_data_parallel_two_processes(scored_world, tmp_path):
     """accelerate launch with 2 CPU processes: shards merged, every response scored once, same scores."""
     data = scored_world / "w/cheems_bench/human.jsonl"
     one = tmp_path / "one.jsonl"
-    assert run("score", "--model", scored_world / "rm", "--data", data, "-o", one).returncode == 0
+    assert run("score", "--model", scored_world / "rm", "--trust-head", "--data", data, "-o", one).returncode == 0
     two = tmp_path / "two.jsonl"
     cmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(ROOT / "configs/cpu_2proc.yaml"),
-           "-m", "cheems_lib.cli", "score", "--model", str(scored_world / "rm"), "--data", str(data), "-o", str(two)]
+           "-m", "cheems_lib.cli", "score", "--model", str(scored_world / "rm"), "--trust-head", "--data", str(data),
+           "-o", str(two)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     from cheems_lib.records import read_scores
     a, b = read_scores(one), read_scores(two)
     assert a.keys() == b.keys() and all(abs(a[k] - b[k]) < 1e-5 for k in a)
     assert not list(tmp_path.glob("two.jsonl.part*"))
+    assert list(a) == list(b)  # shards merged in record order
+
+
+# --- nothing lost: interrupts, locks, strict arguments, messy data (issue 12) ---
+
+def _big_raw_file(path, n=20000):
+    """A pairwise file large enough that resolving and writing it takes a moment."""
+    import orjson
+    with open(path, "wb") as fh:
+        for i in range(n):
+            fh.write(orjson.dumps({"input": f"问题 {i // 3}", "answer1": f"回答 {i} 甲", "answer2": f"回答 {i} 乙",
+                                   "preference": 1 + i % 2}) + b"\n")
+
+
+def _kill_at(cmd, delay, sig):
+    import signal
+    import time
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(delay)
+    if proc.poll() is None:
+        import os
+        os.killpg(proc.pid, sig)
+    proc.wait()
+    return proc
+
+
+@pytest.mark.parametrize("sig_name", ["SIGINT", "SIGTERM", "SIGKILL"])
+def test_resolve_in_place_interrupted_keeps_the_input_or_writes_it_whole(tmp_path, sig_name):
+    """`resolve big -o big` killed at random instants: the file is the whole input or the whole output."""
+    import hashlib
+    import signal
+    big = tmp_path / "big.jsonl"
+    _big_raw_file(big)
+    before = big.read_bytes()
+    ref = tmp_path / "ref.jsonl"
+    assert run("resolve", big, "-o", ref).returncode == 0
+    after = ref.read_bytes()
+    rng = random.Random(sig_name)
+    for _ in range(3):
+        big.write_bytes(before)
+        proc = _kill_at([*CHEEMS, "resolve", str(big), "-o", str(big)], rng.uniform(0.5, 3.0), getattr(signal, sig_name))
+        now = big.read_bytes()
+        assert hashlib.md5(now).digest() in {hashlib.md5(before).digest(), hashlib.md5(after).digest()}
+        if sig_name != "SIGKILL" and proc.returncode not in (0,):
+            assert proc.returncode == (130 if sig_name == "SIGINT" else 143)
+            assert not list(tmp_path.glob(".big.jsonl.tmp-*"))  # the temporary file was removed
+
+
+def test_resolve_to_a_full_disk_is_one_line(tmp_path):
+    """/dev/full: exit 1 with one line, no traceback."""
+    out = run("resolve", ROOT / "data/examples/annotations.jsonl", "-o", "/dev/full")
+    assert out.returncode == 1 and out.stderr.count("\n") == 1 and "No space left" in out.stderr
+
+
+def _score_cmd(scored_world, data, out, *extra):
+    return [*CHEEMS, "score", "--model", str(scored_world / "rm"), "--trust-head", "--batch-size", "1",
+            *[x for d in data for x in ("--data", str(d))], "-o", str(out), *map(str, extra)]
+
+
+@pytest.fixture(scope="module")
+def many_records(scored_world):
+    """48 prompts (about 340 responses): long enough to interrupt a batch-size-1 scoring run."""
+    from cheems_lib.simulation import WorldConfig, build_world
+    world = build_world(WorldConfig(size="smoke", seed=5))
+    path = scored_world / "many.jsonl"
+    write_records(world.files["cheems_preference/gpt.jsonl"][:48], path)
+    return path
+
+
+def test_score_streams_and_resumes_after_kill_identically(scored_world, many_records, tmp_path):
+    """SIGKILL and SIGINT mid-run keep every finished batch; the resumed file equals an uninterrupted run's."""
+    import signal
+    import time
+    full = tmp_path / "full.jsonl"
+    assert subprocess.run(_score_cmd(scored_world, [many_records], full), capture_output=True).returncode == 0
+    cut = tmp_path / "cut.jsonl"
+    partial = tmp_path / "cut.jsonl.partial"
+    for sig, want in ((signal.SIGKILL, 20), (signal.SIGINT, 120)):
+        proc = subprocess.Popen(_score_cmd(scored_world, [many_records], cut), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        deadline = time.time() + 120
+        while proc.poll() is None and time.time() < deadline:
+            if partial.exists() and partial.read_bytes().count(b"\n") >= want:
+                break
+            time.sleep(0.01)
+        import os
+        os.killpg(proc.pid, sig)
+        assert proc.wait() in (-9, 130), proc.stderr.read().decode()[-500:]
+        assert not cut.exists() and partial.read_bytes().count(b"\n") >= want  # streamed, not kept in memory
+    out = subprocess.run(_score_cmd(scored_world, [many_records], cut), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["skipped"] >= 120
+    assert cut.read_bytes() == full.read_bytes()
+    again = subprocess.run(_score_cmd(scored_world, [many_records], cut), capture_output=True, text=True)
+    assert json.loads(again.stdout)["scored"] == 0 and cut.read_bytes() == full.read_bytes()
+
+
+def test_score_refuses_a_second_writer_and_another_models_file(scored_world, tmp_path):
+    """A held lock and a file of another model's scores are refused with one line; nothing is written."""
+    from cheems_lib.outputs import OutputLock
+    data = scored_world / "w/cheems_bench/open.jsonl"
+    out = tmp_path / "s.jsonl"
+    with OutputLock(out):
+        res = run("score", "--model", "baseline:longest", "--data", data, "-o", out)
+    assert res.returncode == 2 and "another process" in res.stderr and not out.exists()
+    assert run("score", "--model", "baseline:longest", "--data", data, "-o", out).returncode == 0
+    before = out.read_bytes()
+    res = run("score", "--model", "baseline:shortest", "--data", data, "-o", out)
+    assert res.returncode == 2 and "baseline:longest" in res.stderr and out.read_bytes() == before
+    (tmp_path / "foreign.jsonl").write_text('{"prompt_id": "x", "response_id": "y", "score": 1}\n')
+    res = run("score", "--model", "baseline:longest", "--data", data, "-o", tmp_path / "foreign.jsonl")
+    assert res.returncode == 2 and "no .cheems.json" in res.stderr
+
+
+def test_score_output_equal_to_data_is_refused_and_the_data_kept(scored_world, tmp_path):
+    """`score --data x -o x` with no final newline: refused before anything touches x."""
+    x = tmp_path / "x.jsonl"
+    x.write_bytes((scored_world / "w/cheems_bench/open.jsonl").read_bytes().rstrip(b"\n"))
+    before = x.read_bytes()
+    res = run("score", "--model", "baseline:longest", "--data", x, "-o", x)
+    assert res.returncode == 2 and "also a --data input" in res.stderr and x.read_bytes() == before
+
+
+def _two_labels(tmp_path):
+    from transformers import Qwen2Config, Qwen2ForSequenceClassification
+    cfg = Qwen2Config(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                      intermediate_size=32, num_labels=2)
+    Qwen2ForSequenceClassification(cfg).save_pretrained(tmp_path / "two")
+    (tmp_path / "cfg").mkdir()
+    cfg.save_pretrained(tmp_path / "cfg")
+    (tmp_path / "empty").mkdir()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "/nonexistent"], "no such checkpoint folder"),
+    (["--model", "{tmp}/empty"], "no config.json"),
+    (["--model", "{tmp}/cfg"], "no weights"),
+    (["--model", "{tmp}/two"], "num_labels=2"),
+    (["--model", "baseline:longest", "--batch-size", "0"], "--batch-size: must be >= 1"),
+    (["--model", "baseline:longest", "--batch-size", "-3"], "--batch-size: must be >= 1"),
+    (["--model", "baseline:longest", "--max-length", "-2"], "--max-length: must be >= 1"),
+    (["--model", "baseline:best"], "not a baseline"),
+])
+def test_score_bad_arguments_are_one_line_and_write_nothing(scored_world, tmp_path, args, message):
+    """Every bad model or number: exit 2, one line naming it and the fix, no output file."""
+    _two_labels(tmp_path)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    res = run("score", *args, "--data", scored_world / "w/cheems_bench/open.jsonl", "-o", tmp_path / "s.jsonl")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, res.stderr
+    assert message in res.stderr and "fix" in res.stderr
+    assert not list(tmp_path.glob("s.jsonl*"))
+
+
+def test_evaluate_bad_bootstrap_and_same_stem_scores(tmp_path):
+    """--bootstrap -5 is refused; two score files with one stem are both kept, named by their paths."""
+    data = _ranked_file(tmp_path)
+    res = run("evaluate", "--data", data, "--scores", tmp_path / "s.jsonl", "--bootstrap", "-5")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "--bootstrap" in res.stderr
+    for sub, good in (("a", 1.0), ("b", -1.0)):
+        (tmp_path / sub).mkdir()
+        write_scores([("p", "a", good), ("p", "b", 0.0)], tmp_path / sub / "s.jsonl")
+    res = run("evaluate", "--data", data, "--scores", tmp_path / "a/s.jsonl", "--scores", tmp_path / "b/s.jsonl",
+              "--bootstrap", "0")
+    assert res.returncode == 0, res.stderr
+    board = json.loads(res.stdout)
+    assert {board[k]["d"]["accuracy"] for k in board} == {0.0, 1.0} and len(board) == 2
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"input": "q\\ud800", "responses": ["x"]}', "lone UTF-16 surrogate"),
+    ('{"input": "q", "answer1": "x", "answer2": "y", "preference": false}', "preference False"),
+])
+def test_unwritable_text_and_boolean_preferences_are_refused(tmp_path, line, message):
+    """A lone surrogate and a `false` preference (not a tie) are bad input: one line, exit 2."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(line + "\n", encoding="utf-8")
+    res = run("resolve", bad, "-o", tmp_path / "o.jsonl")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and message in res.stderr and f"{bad}:1:" in res.stderr
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_skip_invalid_keeps_every_valid_row_and_reports_each_skipped_one(tmp_path):
+    """Identical responses in one row of a real-looking pairwise file: strict refuses, --skip-invalid keeps the rest."""
+    rows = [{"input": "q1", "answer1": "a", "answer2": "b", "preference": 1},
+            {"input": "q1", "answer1": "a", "answer2": "a", "preference": 1},
+            {"input": "q2", "answer1": "c", "answer2": "d", "preference": 2},
+            "not json"]
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    strict = run("resolve", raw, "-o", tmp_path / "o.jsonl")
+    assert strict.returncode == 2 and "--skip-invalid" in strict.stderr and f"{raw}:2:" in strict.stderr  # first bad line
+    res = run("resolve", raw, "-o", tmp_path / "o.jsonl", "--skip-invalid")
+    assert res.returncode == 0, res.stderr
+    assert f"{raw}:2: the two responses are identical" in res.stderr and f"{raw}:4: malformed JSON" in res.stderr
+    assert "skipped 2 invalid row(s)" in res.stderr and json.loads(res.stdout)["skipped_invalid"] == 2
+    kept = read_records(tmp_path / "o.jsonl")
+    assert sum(len(r.annotations) for r in kept) == 2  # rows 1 and 3, nothing else dropped
+
+
+def test_score_refuses_repeated_prompt_ids_unless_skipping(tmp_path):
+    """Two records with one id and different responses would share scores: refused, or skipped and reported."""
+    recs = [make_record("p", "ab"), make_record("q", "ab"), make_record("p", "cd")]
+    write_records(recs, tmp_path / "d.jsonl")
+    res = run("score", "--model", "baseline:longest", "--data", tmp_path / "d.jsonl", "-o", tmp_path / "s.jsonl")
+    assert res.returncode == 2 and "repeats the record" in res.stderr and f"{tmp_path / 'd.jsonl'}:3:" in res.stderr
+    res = run("score", "--model", "baseline:longest", "--data", tmp_path / "d.jsonl", "-o", tmp_path / "s.jsonl",
+              "--skip-invalid")
+    assert res.returncode == 0 and json.loads(res.stdout)["lines"] == 4 and json.loads(res.stdout)["skipped_invalid"] == 1
