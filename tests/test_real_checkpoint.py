@@ -44,7 +44,7 @@ def smollm2():
     if not out.exists():
         try:
             convert_gguf(gguf, out)
-        except FileExistsError:  # a concurrent run (pytest-xdist, another checkout) finished first
+        except FileExistsError:  # a concurrent run (an xdist worker, a second pytest) finished first
             pass
     return out
 
