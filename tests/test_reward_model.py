@@ -57,3 +57,13 @@ def test_tokenizer_larger_than_embeddings_is_refused(tok):
     small = rm.build_tiny("tiny-xs", rm.train_tokenizer(TEXTS, vocab_size=300))
     with pytest.raises(rm.ModelError, match="embeds only"):
         rm.check_pair(small, rm.train_tokenizer(TEXTS * 3 + ["更多的字符让词表更大一些。" * 5], vocab_size=600))
+
+
+def test_convert_gguf_refuses_an_existing_folder(tmp_path):
+    """convert_gguf never writes into an existing folder: it raises and leaves the folder as it was."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="already exists"):
+        rm.convert_gguf(tmp_path / "missing.gguf", out)
+    assert [p.name for p in out.iterdir()] == ["keep.txt"] and list(tmp_path.iterdir()) == [out]
