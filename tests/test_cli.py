@@ -427,3 +427,26 @@ def test_score_refuses_repeated_prompt_ids_unless_skipping(tmp_path):
     res = run("score", "--model", "baseline:longest", "--data", tmp_path / "d.jsonl", "-o", tmp_path / "s.jsonl",
               "--skip-invalid")
     assert res.returncode == 0 and json.loads(res.stdout)["lines"] == 4 and json.loads(res.stdout)["skipped_invalid"] == 1
+
+
+@pytest.mark.parametrize("sig_name", ["SIGINT", "SIGKILL"])
+def test_preference_interrupted_leaves_no_partial_output(tmp_path, sig_name):
+    """`cheems preference` killed at random instants: the output is absent or equal to an uninterrupted run's."""
+    import signal
+    from cheems_lib.baselines import length_scores
+    from cheems_lib.simulation import WorldConfig, build_world, write_world
+    world = build_world(WorldConfig(size="smoke", seed=3))
+    write_world(world, tmp_path / "w")
+    gpt = tmp_path / "w/cheems_preference/gpt.jsonl"
+    write_scores([(p, r, s) for (p, r), s in length_scores(read_records(gpt), prefer="longer").items()],
+                 tmp_path / "s.jsonl")
+    cmd = [*CHEEMS, "preference", "--human", str(tmp_path / "w/cheems_preference/human.jsonl"), "--gpt", str(gpt),
+           "--scores", str(tmp_path / "s.jsonl"), "-o"]
+    assert subprocess.run([*cmd, str(tmp_path / "ref.jsonl")], capture_output=True).returncode == 0
+    ref = (tmp_path / "ref.jsonl").read_bytes()
+    rng = random.Random(sig_name)
+    for k in range(3):
+        out = tmp_path / f"o{k}.jsonl"
+        _kill_at([*cmd, str(out)], rng.uniform(0.3, 2.5), getattr(signal, sig_name))
+        assert not out.exists() or out.read_bytes() == ref
+        assert not list(tmp_path.glob(f".o{k}.jsonl.tmp-*")) or sig_name == "SIGKILL"
