@@ -92,6 +92,9 @@ class ScoreOutput:
         self.partial = self.path.with_name(self.path.name + ".partial")
         self.sidecar = self.path.with_name(self.path.name + ".cheems.json")
         self.mine = self.partial if processes == 1 else self.partial.with_name(f"{self.partial.name}.{rank}")
+        if self.path.exists() and not self.path.is_file():
+            raise DataError(self.path, None, "is not a regular file; a score output is resumed from OUT.partial beside it",
+                            "pass a file path (-o scores.jsonl)")
         for p in inputs:
             if self.path.exists() and Path(p).exists() and os.path.samefile(p, self.path):
                 raise DataError(self.path, None, "the score output is also a --data input",

@@ -271,6 +271,9 @@ def test_resolve_to_a_full_disk_is_one_line(tmp_path):
     """/dev/full: exit 1 with one line, no traceback."""
     out = run("resolve", ROOT / "data/examples/annotations.jsonl", "-o", "/dev/full")
     assert out.returncode == 1 and out.stderr.count("\n") == 1 and "No space left" in out.stderr
+    out = run("score", "--model", "baseline:longest", "--data", _ranked_file(tmp_path), "-o", "/dev/full")
+    assert out.returncode == 2 and "not a regular file" in out.stderr
+    assert not __import__("pathlib").Path("/dev/full.partial").exists()
 
 
 def _score_cmd(scored_world, data, out, *extra):
