@@ -396,6 +396,25 @@ def _swap_in(stage: Path, out: Path) -> None:
     _rmtree(stage)  # now the old folder
 
 
+@contextlib.contextmanager
+def _sigint_deferred():
+    """Hold SIGINT until the block ends (main thread only), then deliver it."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got = []
+    previous = signal.signal(signal.SIGINT, lambda *a: got.append(a))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if got:
+            raise KeyboardInterrupt
+
+
 def _recover(out: Path) -> None:
     """Finish or undo a publish interrupted between its two fallback renames; drop stale staging folders."""
     stage, old = _sibling(out, "final"), _sibling(out, "old")
@@ -689,9 +708,10 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
             shutil.copy2(log, stage / "train_log.jsonl")
         summary["final"] = _last_log(log)
         _write_json(stage / "cheems_train.json", summary)  # the mark of a finished run
-        _swap_in(stage, out)
-        if work != out:
-            _rmtree(work)
+        with _sigint_deferred():  # a Ctrl-C here would leave the old folder beside the new one
+            _swap_in(stage, out)
+            if work != out:
+                _rmtree(work)
     acc.wait_for_everyone()
     return summary
 
