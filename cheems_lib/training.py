@@ -101,7 +101,8 @@ _RULES = {
 
 @dataclass
 class TrainConfig:
-    """Hyperparameters. Defaults suit the tiny CPU model; :meth:`paper` gives Table 9's."""
+    """Hyperparameters. Defaults suit the tiny CPU model; :meth:`paper` gives Table 9's;
+    :meth:`for_model` picks between them by model kind (what ``cheems train`` and the book use)."""
 
     # model
     model: str = "tiny"
@@ -582,6 +583,7 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
         _recover(out)
     acc.wait_for_everyone()
     plan = _plan(out, shown, cfg, data_fingerprint, n_proc, resume=resume, overwrite=overwrite)
+    acc.wait_for_everyone()  # every process has read the folder before the main one writes to it
     for note in plan.notes:
         say(note)
     if plan.finished is not None:
