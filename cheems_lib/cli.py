@@ -89,6 +89,7 @@ def cmd_simulate(args) -> None:
 
 def cmd_train(args) -> None:
     """Validate everything, choose the preset by model kind, then train (see :func:`cheems_lib.training.train`)."""
+    import os
     from dataclasses import fields
 
     from .records import read_records
@@ -107,6 +108,8 @@ def cmd_train(args) -> None:
                         progress=sys.stderr.isatty(), data_fingerprint=data_fingerprint(records),
                         preset={"name": name, "reason": reason}, say=say)
     except KeyboardInterrupt:
+        if os.environ.get("RANK", "0") != "0":  # under accelerate launch: one message, from the main process
+            raise
         kept = " the previous model in it is untouched;" if args.overwrite else ""
         again = " --overwrite --resume" if args.overwrite else " --resume"
         say(f"cheems: interrupted; {args.output} is not finished;{kept} continue with the same command plus{again}")
