@@ -178,24 +178,36 @@ def cmd_simulate(args) -> None:
 
 
 def cmd_train(args) -> None:
+    """Validate everything, choose the preset by model kind, then train (see :func:`cheems_lib.training.train`)."""
+    import os
     from dataclasses import fields
 
     from .records import read_records
-    from .training import TrainConfig, TrainError, train
+    from .training import TrainConfig, check_learning_rate, choose_preset, train
     from .zoo import data_fingerprint
 
+    name, reason = choose_preset(args.model, args.preset)
+    overrides = {f.name: getattr(args, f.name) for f in fields(TrainConfig)
+                 if f.name != "model" and getattr(args, f.name, None) is not None}
+    cfg = TrainConfig.for_model(args.model, name, **overrides).validate()  # before anything is read or written
+    check_learning_rate(cfg, force=args.force_lr)
     records = [r for path in args.data for r in read_records(path)]
-    base = TrainConfig.paper(model=args.model) if args.preset == "paper" else TrainConfig(model=args.model)
-    overrides = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if getattr(args, f.name, None) is not None}
-    cfg = TrainConfig(**{**base.__dict__, **overrides, "model": args.model})
+    say = lambda line: print(line, file=sys.stderr, flush=True)
     try:
-        summary = train(records, cfg, args.output, resume=args.resume, progress=sys.stderr.isatty(),
-                        data_fingerprint=data_fingerprint(records))
-    except TrainError as e:
-        raise SystemExit(f"cheems: {e}") from None
+        summary = train(records, cfg, args.output, resume=args.resume, overwrite=args.overwrite,
+                        progress=sys.stderr.isatty(), data_fingerprint=data_fingerprint(records),
+                        preset={"name": name, "reason": reason}, say=say)
+    except KeyboardInterrupt:
+        if os.environ.get("RANK", "0") != "0":  # under accelerate launch: one message, from the main process
+            raise
+        kept = " the previous model in it is untouched;" if args.overwrite else ""
+        again = " --overwrite --resume" if args.overwrite else " --resume"
+        say(f"cheems: interrupted; {args.output} is not finished;{kept} continue with the same command plus{again}")
+        raise
     if summary.get("final") is not None:
         _print_json({"output": str(args.output), "data": summary["data"], "steps": summary["steps"],
-                     "padding_fraction": summary["padding_fraction"], "final": summary["final"]})
+                     "padding_fraction": summary["padding_fraction"], "final": summary["final"],
+                     "effective": summary.get("effective")})
 
 
 def cmd_score(args) -> None:
@@ -364,18 +376,28 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--data", type=Path, action="append", required=True, help="JSONL records with 'rank' (repeat)")
     t.add_argument("--model", default="tiny", help="tiny | tiny-xs ... tiny-xl | hub name | local checkpoint")
     t.add_argument("--output", type=Path, required=True, help="checkpoint folder (loadable with from_pretrained)")
-    t.add_argument("--preset", choices=["tiny", "paper"], default="tiny", help="defaults: CPU tiny model, or Table 9")
+    t.add_argument("--preset", choices=["tiny", "paper"],
+                   help="defaults to use (default: tiny for the tiny family, paper = Table 9 for anything else)")
     t.add_argument("--seed", type=int, help="seed (default 0)")
-    t.add_argument("--epochs", type=int, help="passes over the data")
-    t.add_argument("--learning-rate", dest="learning_rate", type=float, help="peak learning rate")
+    t.add_argument("--epochs", type=int, help="passes over the data (>= 1)")
+    t.add_argument("--learning-rate", dest="learning_rate", type=float, help="peak learning rate (> 0)")
+    t.add_argument("--force-lr", dest="force_lr", action="store_true",
+                   help="allow a learning rate above 1e-4 on a pretrained checkpoint")
+    t.add_argument("--warmup-ratio", dest="warmup_ratio", type=float, help="share of warm-up steps, in [0, 1]")
+    t.add_argument("--weight-decay", dest="weight_decay", type=float, help="AdamW weight decay (>= 0)")
+    t.add_argument("--max-grad-norm", dest="max_grad_norm", type=float, help="gradient clipping (0: none)")
     t.add_argument("--max-length", dest="max_length", type=int, help="tokens per sequence")
     t.add_argument("--max-tokens-per-batch", dest="max_tokens_per_batch", type=int, help="padded tokens per micro-batch")
     t.add_argument("--grad-accum", dest="grad_accum", type=int, help="micro-batches per step and process")
     t.add_argument("--reg-coef", dest="reg_coef", type=float, help="Gaussian prior weight (Table 9: 0.1)")
     t.add_argument("--mixed-precision", dest="mixed_precision", choices=["no", "bf16", "fp16"], help="accelerate precision")
-    t.add_argument("--save-every", dest="save_every", type=int, help="checkpoint every N steps")
+    t.add_argument("--save-every", dest="save_every", type=int, help="checkpoint every N steps (0: each epoch)")
+    t.add_argument("--log-every", dest="log_every", type=int, help="a metrics line every N steps")
     t.add_argument("--max-steps", dest="max_steps", type=int, help="stop after N steps (a quick check of a setup)")
-    t.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output")
+    t.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output "
+                   "(refused if it was trained with other settings or data)")
+    t.add_argument("--overwrite", action="store_true", help="replace a finished --output: train beside it and "
+                   "swap the new model in only when complete")
     t.set_defaults(func=cmd_train)
 
     c = sub.add_parser("score", help="one score per response with a reward model or an LLM judge (paper §6.1)")

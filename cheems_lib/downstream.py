@@ -151,6 +151,7 @@ def population(files: Mapping[str, Sequence[Record]], *, seed: int = 0, epochs: 
     """
     from . import distant_supervision as ds
     from . import scaling, transfer, zoo
+    from .reward_model import is_tiny
     from .training import TrainConfig
 
     human = files["cheems_preference/human.jsonl"]
@@ -176,7 +177,9 @@ def population(files: Mapping[str, Sequence[Record]], *, seed: int = 0, epochs: 
             add(f"CheemsPreference {n} prompts · seed {seed + s}", recs, TrainConfig(epochs=epochs, seed=seed + s),
                 "data scaling")
     for size in sizes:
-        add(f"{size} · human subset", human, TrainConfig(model=size, epochs=epochs, seed=seed), "model size")
+        # as in the scaling chapter: a real model gets Table 9, not the tiny preset's learning rate
+        size_cfg = TrainConfig.for_model(size, seed=seed, **({"epochs": epochs} if is_tiny(size) else {}))
+        add(f"{size} · human subset", human, size_cfg, "model size")
     for name, recs in table4.items():
         add(name, recs, cfg, "Table 4")
     for name, d in transfer.analogues(files, prompts=transfer_prompts, seed=seed).items():

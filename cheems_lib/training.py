@@ -11,10 +11,28 @@ forwarded once per epoch and no pair is lost; with several processes, whole batc
 one process and the loss is normalised by the step's global counts, so the gradient is the
 same as on one process.
 
-Reliability: the same seed on a CPU gives identical weights; checkpoints are written with
-``accelerate``'s ``save_state`` into a temporary folder and renamed, so a kill never leaves
-a half-written checkpoint; ``resume=True`` continues from the last one and ends with the
-same weights as an uninterrupted run.
+Reliability (against a killed or interrupted process; power loss is not covered):
+
+- the same seed on a CPU gives identical weights;
+- every config field is checked (:meth:`TrainConfig.validate`) before anything is written;
+- checkpoints are written with ``accelerate``'s ``save_state`` into a temporary folder and
+  renamed, so a kill never leaves a half-written checkpoint; each records the config, the
+  data fingerprint and the number of processes (``cheems_state.json``), and ``resume=True``
+  refuses a checkpoint that differs in anything that changes the result (every field but
+  :data:`BOOKKEEPING_FIELDS`), then ends with the same weights as an uninterrupted run;
+- an output folder is in one of three states: missing/empty, *unfinished* (a run in
+  progress: ``checkpoints/``, ``train_log.jsonl``, the marker ``.cheems_training``) or
+  *finished* (the Hugging Face checkpoint, ``train_log.jsonl`` and ``cheems_train.json``).
+  The finished folder is assembled complete in the hidden sibling ``.NAME.cheems-final``
+  and swapped in with one atomic ``renameat2(RENAME_EXCHANGE)`` (Linux); where that call is
+  missing, two renames, and the next run repairs a kill between them. So ``cheems_train.json``
+  in the output always means every file beside it is complete and from that run, and a
+  folder without it is resumable. A finished folder keeps no ``checkpoints/`` (for a real
+  model the optimizer state is several times the weights);
+- ``overwrite=True`` trains a finished (or unfinished) output anew in the sibling
+  ``.NAME.cheems-overwrite`` and swaps the result in only when complete: until then the old
+  model stays untouched. Without it, a finished output or one holding a checkpoint is
+  refused, and a non-empty folder that is not a training folder is never written into.
 """
 from __future__ import annotations
 
@@ -24,7 +42,7 @@ import math
 import os
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -33,16 +51,58 @@ import numpy as np
 from .batching import Batch, forward_groups, pack, pad_right, padding_fraction
 from .records import Record
 
-__all__ = ["TrainConfig", "EncodedData", "encode_records", "bt_loss", "train", "TrainError"]
+__all__ = ["TrainConfig", "EncodedData", "encode_records", "bt_loss", "train", "TrainError", "choose_preset",
+           "paper_machine_settings", "check_learning_rate", "BOOKKEEPING_FIELDS", "PRETRAINED_MAX_LR", "PRESETS"]
+
+PRESETS = ("tiny", "paper")
+BOOKKEEPING_FIELDS = ("max_steps", "save_every", "log_every")
+"""Config fields that do not change the trained weights: a resumed run may change them."""
+PRETRAINED_MAX_LR = 1e-4
+"""Above this learning rate a pretrained checkpoint is refused unless forced (Table 9 uses 5e-6)."""
+MARKER = ".cheems_training"  # marks an unfinished training folder (written at the start of a fresh run)
 
 
 class TrainError(ValueError):
     """Training cannot start; the message says why and what to do."""
 
 
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
+
+
+# field -> (test, allowed range in words); checked by TrainConfig.validate
+_RULES = {
+    "epochs": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "max_length": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "tokenizer_vocab": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "max_tokens_per_batch": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "grad_accum": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "log_every": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "seed": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
+    "max_steps": (lambda v: _is_int(v) and v >= 0, "an integer >= 0 (0: every epoch)"),
+    "save_every": (lambda v: _is_int(v) and v >= 0, "an integer >= 0 (0: at the end of each epoch)"),
+    "learning_rate": (lambda v: _is_num(v) and v > 0, "a finite number > 0"),
+    "reg_coef": (lambda v: _is_num(v) and v >= 0, "a finite number >= 0"),
+    "weight_decay": (lambda v: _is_num(v) and v >= 0, "a finite number >= 0"),
+    "max_grad_norm": (lambda v: _is_num(v) and v >= 0, "a finite number >= 0 (0: no clipping)"),
+    "warmup_ratio": (lambda v: _is_num(v) and 0 <= v <= 1, "a number in [0, 1]"),
+    "mixed_precision": (lambda v: v in ("no", "bf16", "fp16"), "one of no, bf16, fp16"),
+    "model": (lambda v: isinstance(v, str) and v.strip() != "", "a tiny size, a hub name or a checkpoint path"),
+}
+
+
 @dataclass
 class TrainConfig:
-    """Hyperparameters. Defaults suit the tiny CPU model; :meth:`paper` gives Table 9's."""
+    """Hyperparameters. Defaults suit the tiny CPU model; :meth:`paper` gives Table 9's;
+    :meth:`for_model` picks between them by model kind (what ``cheems train`` and the book use)."""
 
     # model
     model: str = "tiny"
@@ -81,6 +141,28 @@ class TrainConfig:
     log_every: int = 1
     """Write a metrics line every N steps."""
 
+    def validate(self) -> "TrainConfig":
+        """Raise :class:`TrainError` naming the first field out of range, its value and the allowed range."""
+        for name, (ok, allowed) in _RULES.items():
+            value = getattr(self, name)
+            if not ok(value):
+                raise TrainError(f"{_flag(name)} {value}: out of range, must be {allowed} "
+                                 f"(fix: pass {_flag(name)} with {allowed}, or leave it out for the preset's value)")
+        return self
+
+    @classmethod
+    def for_model(cls, model: str = "tiny", preset: str | None = None, *, device: str | None = None,
+                  **overrides) -> "TrainConfig":
+        """The safe defaults for ``model`` (see :func:`choose_preset`), then ``overrides`` on top.
+
+        A tiny-family name gives exactly ``TrainConfig(model=model, **overrides)``; anything
+        else is loaded with ``from_pretrained`` and gets Table 9 (:meth:`paper`) with the token
+        budget of :func:`paper_machine_settings` for ``device`` (default: CUDA if available).
+        """
+        name, _ = choose_preset(model, preset)
+        base = cls(model=model) if name == "tiny" else cls.paper(model=model, **paper_machine_settings(device))
+        return replace(base, **overrides)
+
     @classmethod
     def paper(cls, model: str = "Qwen/Qwen2.5-72B-Instruct", **overrides) -> "TrainConfig":
         """Table 9: lr 5e-6 cosine, warm-up 0.1, 2 epochs, max length 2048, reg 0.1, bf16.
@@ -91,6 +173,59 @@ class TrainConfig:
         base = dict(model=model, max_length=2048, learning_rate=5e-6, warmup_ratio=0.1, epochs=2, reg_coef=0.1,
                     max_tokens_per_batch=16384, grad_accum=4, mixed_precision="bf16", save_every=200)
         return cls(**{**base, **overrides})
+
+
+def choose_preset(model: str, preset: str | None = None) -> tuple[str, str]:
+    """``(preset, reason)``: ``preset`` if given, else ``tiny`` for the tiny family and ``paper``
+    (Table 9) for anything loaded with ``from_pretrained`` (a hub name or a local path)."""
+    from .reward_model import is_tiny
+
+    if preset is not None:
+        if preset not in PRESETS:
+            raise TrainError(f"--preset {preset}: unknown (fix: pass one of {', '.join(PRESETS)})")
+        return preset, f"--preset {preset}"
+    if is_tiny(model):
+        return "tiny", "a tiny-family model built here"
+    return "paper", "a pretrained checkpoint (from_pretrained): Table 9"
+
+
+def paper_machine_settings(device: str | None = None) -> dict:
+    """Token budget, accumulation and precision of the paper preset on this machine.
+
+    Both keep 65,536 padded tokens per optimisation step and process (Table 9's 256
+    sequences per step on 8 processes): on a GPU 16,384 tokens x 4 micro-batches in bf16
+    (fp16 where bf16 is unsupported); on a CPU 4,096 x 16 in float32 (CPU bf16 autocast is
+    slow or missing, and smaller forwards keep the activations in memory).
+    """
+    import torch
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cpu":
+        return {"max_tokens_per_batch": 4096, "grad_accum": 16, "mixed_precision": "no"}
+    bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    return {"max_tokens_per_batch": 16384, "grad_accum": 4, "mixed_precision": "bf16" if bf16 else "fp16"}
+
+
+def _table9_learning_rate() -> float:
+    """Table 9's learning rate from ``data/paper``; the preset's copy where the data is not shipped."""
+    try:
+        from .paper import table
+
+        return float(dict(table("table9_hyperparameters").values)["learning_rate"])
+    except (FileNotFoundError, KeyError, ImportError):
+        return TrainConfig.paper().learning_rate
+
+
+def check_learning_rate(cfg: TrainConfig, *, force: bool = False) -> None:
+    """Refuse a learning rate above :data:`PRETRAINED_MAX_LR` on a pretrained checkpoint unless ``force``."""
+    from .reward_model import is_tiny
+
+    if force or is_tiny(cfg.model) or cfg.learning_rate <= PRETRAINED_MAX_LR:
+        return
+    t9 = _table9_learning_rate()
+    raise TrainError(f"--learning-rate {cfg.learning_rate:g} is above {PRETRAINED_MAX_LR:g} for the pretrained "
+                     f"checkpoint {cfg.model} and would wreck it; Table 9 trains with {t9:g} (fix: leave "
+                     f"--learning-rate out for {t9:g}, or pass --force-lr to train with {cfg.learning_rate:g})")
 
 
 @dataclass
@@ -217,31 +352,252 @@ def _write_json(path: Path, obj) -> None:
     os.replace(tmp, path)
 
 
+def _sibling(out: Path, kind: str) -> Path:
+    """A hidden folder next to ``out`` (same file system, so renames are atomic)."""
+    return out.parent / f".{out.name}.cheems-{kind}"
+
+
+def _rmtree(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); OSError where unsupported."""
+    import ctypes
+    import errno
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fn = getattr(libc, "renameat2", None)
+    if fn is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available")
+    at_fdcwd, rename_exchange = -100, 2
+    if fn(at_fdcwd, os.fsencode(str(a)), at_fdcwd, os.fsencode(str(b)), rename_exchange) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), str(a))
+
+
+def _swap_in(stage: Path, out: Path) -> None:
+    """Make the complete folder ``stage`` appear at ``out``, replacing what is there, then delete the old."""
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(stage, out)
+        return
+    try:
+        _exchange(stage, out)
+    except OSError:  # no RENAME_EXCHANGE here: two renames; _recover repairs a kill between them
+        old = _sibling(out, "old")
+        _rmtree(old)
+        os.rename(out, old)
+        os.rename(stage, out)
+        _rmtree(old)
+        return
+    _rmtree(stage)  # now the old folder
+
+
+@contextlib.contextmanager
+def _sigint_deferred():
+    """Hold SIGINT until the block ends (main thread only), then deliver it."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got = []
+    previous = signal.signal(signal.SIGINT, lambda *a: got.append(a))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if got:
+            raise KeyboardInterrupt
+
+
+def _recover(out: Path) -> None:
+    """Finish or undo a publish interrupted between its two fallback renames; drop stale staging folders."""
+    stage, old = _sibling(out, "final"), _sibling(out, "old")
+    if not out.exists():
+        if (stage / "cheems_train.json").exists():
+            os.rename(stage, out)
+        elif old.exists():
+            os.rename(old, out)
+    for stale in (stage, old):
+        _rmtree(stale)
+
+
+def _folder_state(out: Path) -> str:
+    """'fresh' (missing or empty), 'finished', 'unfinished' (a cheems run in progress) or 'foreign'."""
+    if not out.exists():
+        return "fresh"
+    if not out.is_dir():
+        return "foreign"
+    if (out / "cheems_train.json").exists():
+        return "finished"
+    if any((out / n).exists() for n in (MARKER, "checkpoints", "train_log.jsonl")):
+        return "unfinished"
+    return "fresh" if not any(out.iterdir()) else "foreign"
+
+
+def _latest_checkpoint(work: Path) -> Path | None:
+    latest = work / "checkpoints" / "latest"
+    if not latest.exists():
+        return None
+    d = work / "checkpoints" / latest.read_text().strip()
+    return d if (d / "cheems_state.json").exists() else None
+
+
+def _differences(recorded: dict, cfg: TrainConfig, fingerprint: str, processes: int) -> list[str]:
+    """Result-changing differences between a recorded run and this one, as 'field here vs recorded'."""
+    mine = {**asdict(cfg), "processes": processes}
+    theirs = {**recorded.get("config", {}), "processes": recorded.get("processes", processes)}
+    diffs = [f"{k} {mine[k]} now vs {theirs[k]} recorded" for k in mine
+             if k not in BOOKKEEPING_FIELDS and k in theirs and mine[k] != theirs[k]]
+    diffs += [f"{k} {mine[k]} now vs not recorded" for k in mine if k not in BOOKKEEPING_FIELDS and k not in theirs]
+    if recorded.get("data_fingerprint") and fingerprint != recorded["data_fingerprint"]:
+        diffs.append(f"data fingerprint {fingerprint[:12]} now vs {recorded['data_fingerprint'][:12]} recorded (other records)")
+    return diffs
+
+
+@dataclass
+class _Plan:
+    work: Path  # where checkpoints and the log go
+    resume_dir: Path | None
+    notes: list[str]
+    finished: dict | None = None  # the existing summary when there is nothing to do
+
+
+def _plan(out: Path, shown: str, cfg: TrainConfig, fingerprint: str, processes: int, *, resume: bool,
+          overwrite: bool) -> _Plan:
+    """Decide where to train and what to resume from; reads only, raises TrainError on a refusal."""
+    state = _folder_state(out)
+    notes: list[str] = []
+    if state == "foreign":
+        raise TrainError(f"{shown}: not empty and not a cheems training folder; nothing was written "
+                         "(fix: choose a new --output)")
+    if overwrite and state in ("finished", "unfinished"):
+        work = _sibling(out, "overwrite")
+    elif state == "finished":
+        if not resume:
+            raise TrainError(f"{shown}: already holds a finished model (cheems_train.json) (fix: choose a new "
+                             "--output, or pass --overwrite to replace it once the new model is complete)")
+        summary = json.loads((out / "cheems_train.json").read_text(encoding="utf-8"))
+        diffs = _differences(summary, cfg, fingerprint, processes)
+        if diffs:
+            raise TrainError(f"{shown}: --resume with another configuration than the finished run: "
+                             f"{'; '.join(diffs)} (fix: pass --overwrite to retrain, or choose a new --output)")
+        return _Plan(out, None, [f"cheems: {shown}: already finished; nothing to resume"], finished=summary)
+    else:
+        work = out
+    ckpt = _latest_checkpoint(work)
+    if resume and ckpt is None:
+        notes.append(f"cheems: {shown}: no checkpoint to resume; starting fresh")
+    elif resume:
+        recorded = json.loads((ckpt / "cheems_state.json").read_text(encoding="utf-8"))
+        if "config" not in recorded:
+            notes.append(f"cheems: {shown}: checkpoint {ckpt.name} records no configuration (older version); "
+                         "resuming without checking it")
+        else:
+            diffs = _differences(recorded, cfg, fingerprint, processes)
+            if diffs:
+                raise TrainError(f"{shown}: --resume with another configuration than checkpoint {ckpt.name}: "
+                                 f"{'; '.join(diffs)} (fix: pass the interrupted run's settings and data, "
+                                 "or --overwrite to start over)")
+        return _Plan(work, ckpt, notes)
+    elif ckpt is not None and work == out:
+        raise TrainError(f"{shown}: holds an unfinished run (checkpoint {ckpt.name}) (fix: pass --resume to "
+                         "continue it, or --overwrite to start over)")
+    return _Plan(work, None, notes)
+
+
+def _start_fresh(work: Path, out: Path, marker: dict) -> None:
+    """Clear a training folder of an earlier attempt (ours only) and mark it as in progress."""
+    if work != out:
+        _rmtree(work)
+    else:
+        for name in ("checkpoints", "train_log.jsonl", ".final.tmp"):
+            _rmtree(work / name)
+    work.mkdir(parents=True, exist_ok=True)
+    _write_json(work / MARKER, marker)
+
+
+def _read_log(path: Path, upto: int) -> list[str]:
+    """Log lines up to step ``upto``; a half-written last line of a killed run is dropped."""
+    kept = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        try:
+            if json.loads(line)["step"] <= upto:
+                kept.append(line)
+        except (ValueError, KeyError):
+            continue
+    return kept
+
+
+def effective_settings(cfg: TrainConfig, preset: dict, processes: int) -> dict:
+    """What a run trains with, as printed at the start and recorded in ``cheems_train.json``."""
+    return {"preset": preset.get("name"), "preset_reason": preset.get("reason"), "model": cfg.model,
+            "learning_rate": cfg.learning_rate, "epochs": cfg.epochs, "max_length": cfg.max_length,
+            "max_tokens_per_batch": cfg.max_tokens_per_batch, "grad_accum": cfg.grad_accum,
+            "mixed_precision": cfg.mixed_precision, "processes": processes}
+
+
+def start_line(eff: dict) -> str:
+    """The one-line summary of :func:`effective_settings` printed when training starts."""
+    return (f"cheems: training {eff['model']} with preset {eff['preset']} ({eff['preset_reason']}): "
+            f"learning rate {eff['learning_rate']:g}, epochs {eff['epochs']}, max length {eff['max_length']}, "
+            f"token budget {eff['max_tokens_per_batch']} x {eff['grad_accum']} accumulation, "
+            f"{eff['processes']} process{'es' if eff['processes'] != 1 else ''}, "
+            f"mixed precision {eff['mixed_precision']}")
+
+
 def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *, resume: bool = False,
-          progress: bool = True, data_fingerprint: str = "") -> dict:
+          overwrite: bool = False, progress: bool = True, data_fingerprint: str = "", preset: dict | None = None,
+          say=None) -> dict:
     """Train a reward model on ranked records and save a Hugging Face checkpoint in ``output_dir``.
 
     Writes ``train_log.jsonl`` (one line per logged step: loss, accuracy, margin, reward
-    mean/std, tokens/s, lr), ``checkpoints/`` for resuming, and ``cheems_train.json`` (config,
-    data report, final metrics) last, as the mark of a finished run. Returns that summary.
+    mean/std, tokens/s, lr), ``checkpoints/`` for resuming while unfinished, and finally
+    swaps in the finished folder with ``cheems_train.json`` (config, effective settings,
+    data report, final metrics) as the mark of a finished run (see the module docstring
+    for the folder states, ``resume`` and ``overwrite``). ``preset`` (``{"name", "reason"}``)
+    is recorded; ``say`` receives the one-line notes (start line, starting fresh). Returns the summary.
     """
+    cfg.validate()
     import torch
     from accelerate import Accelerator
     from accelerate.utils import set_seed
     from transformers import get_cosine_schedule_with_warmup
 
-    out = Path(output_dir)
-    ckpt_root = out / "checkpoints"
-    latest = ckpt_root / "latest"
-    resume_dir = ckpt_root / latest.read_text().strip() if resume and latest.exists() else None
+    if not data_fingerprint:
+        from .zoo import data_fingerprint as fingerprint_of
+        data_fingerprint = fingerprint_of(records)
+    preset = preset or {"name": "custom", "reason": "a TrainConfig passed to train()"}
+    shown, out = str(output_dir), Path(output_dir).resolve()
     # cpu=True without CUDA: under torchrun / `accelerate launch --multi_gpu` accelerate then runs gloo multi-CPU
     acc = Accelerator(mixed_precision=cfg.mixed_precision, cpu=not torch.cuda.is_available())
+    n_proc, rank = acc.num_processes, acc.process_index
+    say = say if (say is not None and acc.is_main_process) else (lambda line: None)
+    if acc.is_main_process:
+        _recover(out)
+    acc.wait_for_everyone()
+    plan = _plan(out, shown, cfg, data_fingerprint, n_proc, resume=resume, overwrite=overwrite)
+    acc.wait_for_everyone()  # every process has read the folder before the main one writes to it
+    for note in plan.notes:
+        say(note)
+    if plan.finished is not None:
+        return plan.finished
+    work, resume_dir = plan.work, plan.resume_dir
+    ckpt_root = work / "checkpoints"
+    identity = {"config": asdict(cfg), "data_fingerprint": data_fingerprint, "processes": n_proc}
+    eff = effective_settings(cfg, preset, n_proc)
     set_seed(cfg.seed)
     torch.use_deterministic_algorithms(True, warn_only=True)
     model, tok = _prepare_model(cfg, records, resume_dir)
     model.train()  # from_pretrained returns eval mode; train like the HF Trainer, resumed or not
     data = encode_records(records, tok, cfg.max_length)
-    n_proc, rank = acc.num_processes, acc.process_index
+    say(start_line(eff))
     epoch_steps = [_steps(_epoch_batches(data, cfg, e), n_proc, cfg.grad_accum) for e in range(cfg.epochs)]
     total_steps = sum(len(s) for s in epoch_steps)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
@@ -254,12 +610,15 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
     if resume_dir is not None:
         acc.load_state(str(resume_dir))
         state = json.loads((resume_dir / "cheems_state.json").read_text())
+    log = work / "train_log.jsonl"
     if acc.is_main_process:
-        out.mkdir(parents=True, exist_ok=True)
-        log = out / "train_log.jsonl"
-        kept = [l for l in log.read_text(encoding="utf-8").splitlines()
-                if l.strip() and json.loads(l)["step"] <= state["global_step"]] if resume_dir and log.exists() else []
-        log.write_text("".join(l + "\n" for l in kept), encoding="utf-8")  # drop lines logged after the checkpoint
+        if resume_dir is None:
+            _start_fresh(work, out, {**identity, "output": str(out)})
+        else:  # drop lines logged after the checkpoint
+            tmp = log.with_name(log.name + ".tmp")
+            tmp.write_text("".join(l + "\n" for l in _read_log(log, state["global_step"])), encoding="utf-8")
+            os.replace(tmp, log)
+    acc.wait_for_everyone()
     pad_id, device = tok.pad_token_id, acc.device
     from accelerate.utils import DistributedType
 
@@ -325,32 +684,36 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
                         "accuracy": agg["correct"] / max(agg["pairs"], 1), "margin": agg["margin"] / max(agg["pairs"], 1),
                         "reward_mean": mean, "reward_std": math.sqrt(max(agg["r_sq"] / agg["n_r"] - mean ** 2, 0.0)),
                         "tokens_per_s": agg["tokens"] / max(time.time() - t0, 1e-9), "lr": scheduler.get_last_lr()[0]}
-                with open(out / "train_log.jsonl", "a", encoding="utf-8") as fh:
+                with open(log, "a", encoding="utf-8") as fh:
                     fh.write(json.dumps(line) + "\n")
             if bar is not None:
                 bar.update(1)
             end_of_epoch = per_proc is steps[-1]
             if (cfg.save_every and step % cfg.save_every == 0) or end_of_epoch:
-                _save_checkpoint(acc, model, tok, ckpt_root, step)
+                _save_checkpoint(acc, model, tok, ckpt_root, step, identity)
     if bar is not None:
         bar.close()
     acc.wait_for_everyone()
-    summary = {"config": asdict(cfg), "data": data.report(), "data_fingerprint": data_fingerprint,
+    summary = {"config": asdict(cfg), "effective": eff, "data": data.report(), "data_fingerprint": data_fingerprint,
                "steps": total_steps, "processes": n_proc,
                "pairs_used_per_epoch": data.n_pairs, "padding_fraction": padding_fraction(
                    [b for s in epoch_steps[0] for g in s for b in g], data.lengths, cfg.max_tokens_per_batch),
                "wall_time_s": round(time.time() - t_start, 2)}
     if acc.is_main_process:
-        final = acc.unwrap_model(model)
-        tmp = out / ".final.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        final.save_pretrained(tmp, safe_serialization=True)
-        tok.save_pretrained(tmp)
-        for f in tmp.iterdir():
-            os.replace(f, out / f.name)
-        tmp.rmdir()
-        summary["final"] = _last_log(out / "train_log.jsonl")
-        _write_json(out / "cheems_train.json", summary)  # written last: marks a finished run
+        # the finished folder is assembled complete beside the output, then swapped in at once
+        stage = _sibling(out, "final")
+        _rmtree(stage)
+        stage.mkdir(parents=True)
+        acc.unwrap_model(model).save_pretrained(stage, safe_serialization=True)
+        tok.save_pretrained(stage)
+        if log.exists():
+            shutil.copy2(log, stage / "train_log.jsonl")
+        summary["final"] = _last_log(log)
+        _write_json(stage / "cheems_train.json", summary)  # the mark of a finished run
+        with _sigint_deferred():  # a Ctrl-C here would leave the old folder beside the new one
+            _swap_in(stage, out)
+            if work != out:
+                _rmtree(work)
     acc.wait_for_everyone()
     return summary
 
@@ -392,19 +755,24 @@ def _all_reduce_grads(acc, model) -> None:
         offset += n
 
 
-def _save_checkpoint(acc, model, tok, root: Path, step: int) -> None:
-    """accelerate's save_state into a temporary folder, renamed when complete; keeps the newest only."""
+def _save_checkpoint(acc, model, tok, root: Path, step: int, identity: dict) -> None:
+    """accelerate's save_state into a temporary folder, renamed when complete; keeps the newest only.
+
+    ``identity`` (config, data fingerprint, processes) goes into ``cheems_state.json`` so a
+    resume can refuse a checkpoint of another run.
+    """
     name = f"step-{step:07d}"
     tmp = root / f".{name}.tmp"
     if acc.is_main_process:
         root.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(tmp, ignore_errors=True)
+        for stale in root.glob(".step-*.tmp"):  # left by a kill during an earlier save
+            shutil.rmtree(stale, ignore_errors=True)
     acc.wait_for_everyone()
     acc.save_state(str(tmp))
     if acc.is_main_process:
         acc.unwrap_model(model).config.save_pretrained(tmp)  # with the tokenizer: loadable by from_pretrained
         tok.save_pretrained(tmp)
-        _write_json(tmp / "cheems_state.json", {"global_step": step})
+        _write_json(tmp / "cheems_state.json", {"global_step": step, **identity})
         os.replace(tmp, root / name)
         latest_tmp = root / "latest.tmp"
         latest_tmp.write_text(name)

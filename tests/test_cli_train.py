@@ -1,0 +1,259 @@
+"""`cheems train` from the command line: strict flags, safe output folders, interrupts, presets by model kind."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from cheems_lib.records import write_records
+from cheems_lib.simulation import WorldConfig, build_world
+
+CHEEMS = [sys.executable, "-m", "cheems_lib.cli", "train"]
+# a tiny, fast run: 24 prompts, one epoch of about 20 steps, a checkpoint every 3
+FAST = ["--model", "tiny-xs", "--epochs", "1", "--max-tokens-per-batch", "256", "--max-length", "128",
+        "--save-every", "3"]
+
+
+def run(*args):
+    return subprocess.run([*CHEEMS, *map(str, args)], capture_output=True, text=True, timeout=600)
+
+
+def start(*args):
+    return subprocess.Popen([*CHEEMS, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def weights(path):
+    from safetensors.torch import load_file
+    return load_file(str(path / "model.safetensors"))
+
+
+def same_weights(a, b) -> bool:
+    wa, wb = weights(a), weights(b)
+    return wa.keys() == wb.keys() and all((wa[k] == wb[k]).all() for k in wa)
+
+
+def log_lines(path):
+    return [{k: v for k, v in json.loads(l).items() if k != "tokens_per_s"}
+            for l in (path / "train_log.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data") / "d.jsonl"
+    write_records(build_world(WorldConfig(size="smoke", seed=0)).files["cheems_preference/gpt.jsonl"][:24], d)
+    return d
+
+
+@pytest.fixture(scope="module")
+def reference(data, tmp_path_factory):
+    """An uninterrupted run with FAST settings (seed 0)."""
+    out = tmp_path_factory.mktemp("ref") / "rm"
+    done = run("--data", data, *FAST, "--output", out)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out
+
+
+BAD_FLAGS = [("--epochs", "0"), ("--epochs", "-1"), ("--learning-rate", "nan"), ("--learning-rate", "0"),
+             ("--learning-rate", "inf"), ("--max-length", "0"), ("--max-tokens-per-batch", "0"), ("--grad-accum", "0"),
+             ("--reg-coef", "-0.1"), ("--reg-coef", "nan"), ("--warmup-ratio", "1.5"), ("--weight-decay", "-1"),
+             ("--max-grad-norm", "-1"), ("--seed", "-1"), ("--max-steps", "-1"), ("--save-every", "-2"),
+             ("--log-every", "0")]
+
+
+@pytest.mark.parametrize("flag,value", BAD_FLAGS, ids=[f"{f}={v}" for f, v in BAD_FLAGS])
+def test_out_of_range_flag_is_one_line_and_writes_nothing(data, tmp_path, flag, value):
+    """Every numeric flag out of range: exit 2, one line naming flag, value and range, no output folder."""
+    out = tmp_path / "rm"
+    done = run("--data", data, *FAST, flag, value, "--output", out)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"cheems: {flag} ") and "must be" in lines[0] and "fix:" in lines[0]
+    assert not out.exists()
+
+
+def test_finished_output_is_refused_without_overwrite(data, reference, tmp_path):
+    """Retraining into a finished folder: exit 2, one line with the fix, the folder byte-identical."""
+    out = tmp_path / "rm"
+    shutil.copytree(reference, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    done = run("--data", data, *FAST, "--seed", "1", "--output", out)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "already holds a finished model" in done.stderr and "--overwrite" in done.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_foreign_folder_is_refused_even_with_overwrite(data, tmp_path):
+    """A non-empty folder that is not a training folder is never written into."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    for extra in ([], ["--overwrite"]):
+        done = run("--data", data, *FAST, "--output", out, *extra)
+        assert done.returncode == 2 and "not a cheems training folder" in done.stderr, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    assert not any(p.name.startswith(".mine") for p in tmp_path.iterdir())
+
+
+def test_resume_of_a_finished_run_with_other_settings_names_them(data, reference, tmp_path):
+    """--resume against a finished run trained with another seed and learning rate: both fields, both values."""
+    done = run("--data", data, *FAST, "--seed", "3", "--learning-rate", "0.001", "--resume", "--output", reference)
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip()
+    assert "seed 3 now vs 0 recorded" in line and "learning_rate 0.001 now vs 0.002 recorded" in line
+
+
+def test_overwrite_replaces_a_finished_model(data, reference, tmp_path):
+    """--overwrite trains beside the old model and swaps the new one in; no sibling folder is left."""
+    out = tmp_path / "rm"
+    shutil.copytree(reference, out)
+    done = run("--data", data, *FAST, "--seed", "1", "--overwrite", "--output", out)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((out / "cheems_train.json").read_text())["config"]["seed"] == 1
+    assert not same_weights(out, reference) and not (out / "checkpoints").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rm"]
+
+
+def _wait_for(run, path, lines, deadline=180):
+    """Wait until the run's log has ``lines`` lines (or it ended); True if it is still running."""
+    end = time.time() + deadline
+    while time.time() < end and run.poll() is None:
+        log = path / "train_log.jsonl"
+        if (path / ".cheems_training").exists() and (
+                lines == 0 or (log.exists() and log.read_text().count("\n") >= lines)):
+            return True
+        time.sleep(0.005)
+    return run.poll() is None
+
+
+def _wait_for_path(run, path, deadline=180):
+    end = time.time() + deadline
+    while time.time() < end and run.poll() is None and not path.exists():
+        time.sleep(0.002)
+    return run.poll() is None
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
+@pytest.mark.parametrize("when", ["step", "final-save"])
+def test_interrupt_at_a_random_point_leaves_resumable_or_finished(data, reference, tmp_path, sig, when):
+    """A signal at a seeded random step, or at a seeded moment of the final save: either a finished folder
+    identical to an uninterrupted run, or an unfinished one whose --resume ends identical; SIGINT exits 130."""
+    rng = random.Random(f"{when}-{int(sig)}")
+    steps = json.loads((reference / "cheems_train.json").read_text())["steps"]
+    out = tmp_path / "rm"
+    args = ["--data", data, *FAST, "--output", out]
+    proc = start(*args)
+    running = (_wait_for(proc, out, rng.randint(0, steps)) if when == "step"
+               else _wait_for_path(proc, tmp_path / ".rm.cheems-final"))  # the staging folder of the final save
+    if running:
+        time.sleep(rng.random() * 0.05)
+        os.killpg(proc.pid, sig)
+    rc = proc.wait(timeout=120)
+    err = proc.stderr.read()
+    finished = (out / "cheems_train.json").exists()
+    if sig == signal.SIGINT and not finished:
+        assert rc == 130, err[-2000:]
+        assert "interrupted" in err.strip().splitlines()[-1]
+    if not finished:
+        assert not (out / "model.safetensors").exists()  # no half-finished output
+    resumed = run(*args, "--resume")  # finished: "nothing to resume", and stale staging folders are removed
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert finished == ("already finished" in resumed.stderr)
+    assert same_weights(out, reference) and log_lines(out) == log_lines(reference)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rm"]  # no staging folder left
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_kill_during_overwrite_keeps_the_old_model(data, reference, tmp_path, seed):
+    """kill -9 at a random point of an --overwrite run: the output is the complete old model or the complete new one."""
+    rng = random.Random(100 + seed)
+    steps = json.loads((reference / "cheems_train.json").read_text())["steps"]
+    out = tmp_path / "rm"
+    shutil.copytree(reference, out)
+    proc = start("--data", data, *FAST, "--seed", "1", "--overwrite", "--output", out)
+    if _wait_for(proc, tmp_path / ".rm.cheems-overwrite", rng.randint(0, steps)):
+        time.sleep(rng.random() * 0.05)
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=120)
+    summary = json.loads((out / "cheems_train.json").read_text())
+    assert {"config.json", "model.safetensors", "tokenizer.json", "train_log.jsonl"} <= {p.name for p in out.iterdir()}
+    if summary["config"]["seed"] == 0:
+        assert same_weights(out, reference)  # the old model, untouched
+        assert all((out / p.name).read_bytes() == p.read_bytes() for p in reference.iterdir())
+    else:
+        from cheems_lib.reward_model import load
+        load(out)  # the new model, complete
+    resumed = run("--data", data, *FAST, "--seed", "1", "--overwrite", "--resume", "--output", out)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads((out / "cheems_train.json").read_text())["config"]["seed"] == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rm"]
+
+
+def test_resume_without_checkpoint_starts_fresh_with_one_line(data, reference, tmp_path):
+    """--resume into a new folder says so on stderr and trains the same model as a plain run."""
+    out = tmp_path / "rm"
+    done = run("--data", data, *FAST, "--resume", "--output", out)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sum("no checkpoint to resume; starting fresh" in l for l in done.stderr.splitlines()) == 1
+    assert same_weights(out, reference)
+
+
+@pytest.fixture(scope="module")
+def pretrained(data, tmp_path_factory):
+    """A non-tiny local checkpoint: a tiny model saved with save_pretrained (loaded with from_pretrained)."""
+    from cheems_lib.records import read_records
+    from cheems_lib.reward_model import build_tiny, train_tokenizer
+
+    recs = read_records(data)
+    tok = train_tokenizer((t for r in recs for t in [r.prompt, *(x.content for x in r.responses)]), vocab_size=500)
+    path = tmp_path_factory.mktemp("pre") / "my-base"
+    build_tiny("tiny-xs", tok, seed=0, max_length=128).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+def test_pretrained_checkpoint_gets_table9_by_default(data, pretrained, tmp_path):
+    """No --preset: a from_pretrained model trains with Table 9's learning rate and max length; the start line says so."""
+    from cheems_lib.paper import table
+
+    t9 = dict(table("table9_hyperparameters").values)
+    out = tmp_path / "rm"
+    done = run("--data", data, "--model", pretrained, "--max-steps", "1", "--output", out)
+    assert done.returncode == 0, done.stderr[-2000:]
+    s = json.loads((out / "cheems_train.json").read_text())
+    assert s["config"]["learning_rate"] == float(t9["learning_rate"]) and s["effective"]["preset"] == "paper"
+    assert s["config"]["max_length"] == int(t9["max_sequence_length"]) and "pretrained" in s["effective"]["preset_reason"]
+    start_lines = [l for l in done.stderr.splitlines() if l.startswith("cheems: training ")]
+    assert len(start_lines) == 1
+    for part in ("preset paper", f"learning rate {float(t9['learning_rate']):g}", "epochs 2", "max length 2048",
+                 "token budget", "1 process"):
+        assert part in start_lines[0]
+
+
+def test_high_learning_rate_on_pretrained_needs_force_lr(data, pretrained, tmp_path):
+    """--learning-rate 2e-3 on a pretrained checkpoint: refused naming the value and Table 9's; --force-lr accepts it."""
+    out = tmp_path / "rm"
+    done = run("--data", data, "--model", pretrained, "--learning-rate", "2e-3", "--max-steps", "1", "--output", out)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "0.002" in done.stderr and "5e-06" in done.stderr and "--force-lr" in done.stderr
+    assert not out.exists()
+    done = run("--data", data, "--model", pretrained, "--learning-rate", "2e-3", "--force-lr", "--max-steps", "1",
+               "--output", out)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((out / "cheems_train.json").read_text())["config"]["learning_rate"] == 0.002
+
+
+def test_tiny_model_keeps_the_tiny_preset_and_flags_win(data, tmp_path):
+    """A tiny-family name gets the tiny preset; an explicit flag beats the preset."""
+    out = tmp_path / "rm"
+    done = run("--data", data, *FAST, "--max-steps", "1", "--learning-rate", "0.01", "--output", out)
+    assert done.returncode == 0, done.stderr[-2000:]
+    eff = json.loads((out / "cheems_train.json").read_text())["effective"]
+    assert eff["preset"] == "tiny" and eff["learning_rate"] == 0.01 and eff["max_length"] == 128
