@@ -182,7 +182,6 @@ def cmd_train(args) -> None:
     import os
     from dataclasses import fields
 
-    from .records import read_records
     from .training import TrainConfig, check_learning_rate, choose_preset, train
     from .zoo import data_fingerprint
 
@@ -191,7 +190,7 @@ def cmd_train(args) -> None:
                  if f.name != "model" and getattr(args, f.name, None) is not None}
     cfg = TrainConfig.for_model(args.model, name, **overrides).validate()  # before anything is read or written
     check_learning_rate(cfg, force=args.force_lr)
-    records = [r for path in args.data for r in read_records(path)]
+    records = [r for recs in _read(args.data, args).values() for r in recs]
     say = lambda line: print(line, file=sys.stderr, flush=True)
     try:
         summary = train(records, cfg, args.output, resume=args.resume, overwrite=args.overwrite,
@@ -394,6 +393,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--save-every", dest="save_every", type=int, help="checkpoint every N steps (0: each epoch)")
     t.add_argument("--log-every", dest="log_every", type=int, help="a metrics line every N steps")
     t.add_argument("--max-steps", dest="max_steps", type=int, help="stop after N steps (a quick check of a setup)")
+    t.add_argument("--skip-invalid", action="store_true", help=SKIP_HELP)
     t.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output "
                    "(refused if it was trained with other settings or data)")
     t.add_argument("--overwrite", action="store_true", help="replace a finished --output: train beside it and "

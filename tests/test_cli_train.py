@@ -257,3 +257,23 @@ def test_tiny_model_keeps_the_tiny_preset_and_flags_win(data, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     eff = json.loads((out / "cheems_train.json").read_text())["effective"]
     assert eff["preset"] == "tiny" and eff["learning_rate"] == 0.01 and eff["max_length"] == 128
+
+
+def test_train_skip_invalid_keeps_the_valid_records(tmp_path):
+    """A bad line stops `train` (naming --skip-invalid); with the flag the rest trains and the skip is reported."""
+    from cheems_lib.records import write_records
+    from cheems_lib.simulation import WorldConfig, build_world
+
+    data = tmp_path / "d.jsonl"
+    write_records(build_world(WorldConfig(size="smoke", seed=0)).files["cheems_preference/human.jsonl"][:12], data)
+    with open(data, "a", encoding="utf-8") as fh:
+        fh.write('{"input": "q", "responses": [{"id": "a", "content": "x"}], "rank": {"zz": 0}}\n')
+    args = ["train", "--data", data, "--model", "tiny-xs", "--epochs", "1", "--max-length", "64",
+            "--output", tmp_path / "rm"]
+    strict = subprocess.run([sys.executable, "-m", "cheems_lib.cli", *map(str, args)], capture_output=True, text=True)
+    assert strict.returncode == 2 and f"{data}:13:" in strict.stderr and "--skip-invalid" in strict.stderr
+    res = subprocess.run([sys.executable, "-m", "cheems_lib.cli", *map(str, args), "--skip-invalid"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-1000:]
+    assert f"skipped {data}:13: 'rank' names unknown response id 'zz'" in res.stderr
+    assert json.loads(res.stdout)["data"]["prompts"] == 12
