@@ -19,8 +19,9 @@ Nothing is lost (see the README, "Nothing is lost"):
   the book is still rendered, and :func:`build` then raises :class:`ChaptersFailed`, one
   line per failed chapter (``cheems book`` exits 1).
 - The page of a failed chapter shows its last good run; a chapter that never succeeded
-  gets a placeholder page saying so (a notebook without a cache key, so the next build
-  executes the chapter again).
+  gets a placeholder page with the error, and when rendering, a chapter never executed in
+  this checkout gets one saying so (notebooks without a cache key, so the next build
+  executes those chapters).
 - Bad arguments (unknown chapter or ``-p`` name, a ``-p`` value of the wrong type,
   ``jobs < 0``) raise :class:`BookInputError` before anything runs (``cheems book`` exits 2).
 """
@@ -185,22 +186,18 @@ def _write_notebook(nb, path: Path) -> None:
     replace_atomically(path, lambda tmp: nbformat.write(nb, str(tmp)))
 
 
-def _placeholder(name: str, message: str, failed: Path | None, root: Path):
-    """The page of a chapter that has never executed successfully (no cache key: rerun next build)."""
+def _placeholder(name: str, text: str, *, error: str | None = None):
+    """The page of a chapter with no good executed notebook: its title and ``text`` (Markdown) in
+    an error box. It has no cache key, so the next build executes the chapter."""
     import nbformat
 
-    from .chapters import CHAPTERS
-    from .publish import md_code, md_text
+    from .publish import md_text
 
     title = next((c.title for c in CHAPTERS if c.name == name), name)
-    where = f"The failed notebook is {md_code(failed.relative_to(root))}; " if failed else ""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["cheems"] = {"failed": True, "error": message}
-    nb.cells.append(nbformat.v4.new_markdown_cell(
-        f"# {md_text(title)}\n\n:::{{error}}\nThis chapter has not executed successfully yet, so this page is a "
-        f"placeholder. The last build failed:\n\n{md_text(message)}\n\n{where}fix the error and run "
-        f"{md_code(f'cheems book --chapter {name}')} again.\n:::\n"))
+    nb.metadata["cheems"] = {"placeholder": True, "error": error}
+    nb.cells.append(nbformat.v4.new_markdown_cell(f"# {md_text(title)}\n\n:::{{error}}\n{text}\n:::\n"))
     return nb
 
 
@@ -221,7 +218,13 @@ def _fail(name: str, message: str, run_nb: Path, root: Path, log: Callable[[str]
     else:
         failed = None
     if _cached_key(out) is None:
-        _write_notebook(_placeholder(name, message, failed, root), out)
+        from .publish import md_code, md_text
+
+        where = f"The failed notebook is {md_code(failed.relative_to(root))}; " if failed else ""
+        text = (f"This chapter has not executed successfully yet, so this page is a placeholder. The last build "
+                f"failed:\n\n{md_text(message)}\n\n{where}fix the error and run "
+                f"{md_code(f'cheems book --chapter {name}')} again.")
+        _write_notebook(_placeholder(name, text, error=message), out)
         shown = "the page is a placeholder"
     else:
         shown = f"{out.relative_to(root)} keeps the last good run"
@@ -409,6 +412,16 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
     failures = _run_chapters(plans, root, profile=profile, force=force, log=log, jobs=jobs or default_jobs(profile))
     html_dir = root / "_build" / "html"
     if html:
+        missing = [c.name for c in CHAPTERS if not (root / "book" / f"{c.name}.ipynb").exists()]
+        for name in missing:  # never executed here (e.g. a --chapter build on a fresh clone): keep the toc whole
+            from .publish import md_code
+
+            _write_notebook(_placeholder(name, "This chapter has not been executed yet; run "
+                                         f"{md_code(f'cheems book --chapter {name}')} to fill this page."),
+                            root / "book" / f"{name}.ipynb")
+        if missing:
+            log(f"[cheems book] {len(missing)} chapters never executed here, shown as placeholder pages: "
+                + ", ".join(missing))
         exe = Path(sys.executable).parent / "jupyter-book"
         cmd = [str(exe) if exe.exists() else shutil.which("jupyter-book") or "jupyter-book",
                "build", str(root), "--warningiserror", "--keep-going", "--quiet"]
