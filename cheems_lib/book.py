@@ -35,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -234,6 +235,21 @@ def _fail(name: str, message: str, run_nb: Path, root: Path, log: Callable[[str]
     return ChapterFailed(line)
 
 
+_KERNELS: set = set()  # kernel managers of the chapters executing now
+_KERNELS_LOCK = threading.Lock()
+
+
+def _stop_kernels() -> None:
+    """Kill the running chapters' kernels (they run in their own session, so Ctrl-C does not reach
+    them): the chapter threads then end at once instead of finishing their chapters."""
+    with _KERNELS_LOCK:
+        kms = list(_KERNELS)
+    for km in kms:
+        proc = getattr(getattr(km, "provisioner", None), "process", None)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
+
 def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: str, force: bool = False,
                     log: Callable[[str], None] = print) -> bool:
     """Execute one chapter into ``book/<name>.ipynb``; returns False when the cache was fresh.
@@ -261,8 +277,13 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
         src_nb = Path(tmp) / f"{name}.ipynb"
         run_nb = Path(tmp) / f"{name}.executed.ipynb"
         nbformat.write(nb, src_nb)
+        from jupyter_client.manager import AsyncKernelManager
+
+        km = AsyncKernelManager(kernel_name="python3")  # ours, so an interrupt can stop it (_stop_kernels)
+        with _KERNELS_LOCK:
+            _KERNELS.add(km)
         try:
-            papermill.execute_notebook(str(src_nb), str(run_nb), parameters=params, cwd=str(root),
+            papermill.execute_notebook(str(src_nb), str(run_nb), parameters=params, cwd=str(root), km=km,
                                        kernel_name="python3", progress_bar=False, log_output=False)
         except PapermillExecutionError as e:
             failed = nbformat.read(run_nb, as_version=4)
@@ -275,6 +296,9 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
         except Exception as e:  # the kernel died, timed out or could not start
             msg = str(e).strip().splitlines()
             raise _fail(name, f"failed: {type(e).__name__}: {msg[0] if msg else ''}", run_nb, root, log) from None
+        finally:
+            with _KERNELS_LOCK:
+                _KERNELS.discard(km)
         done = nbformat.read(run_nb, as_version=4)
     wall = round(time.time() - start, 2)
     done.metadata["cheems"] = {"cache_key": key, "profile": profile, "parameters": params, "wall_time_s": wall}
@@ -332,8 +356,12 @@ def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: in
             pool = ThreadPoolExecutor(jobs)
             try:
                 results = list(pool.map(lambda plan: run(*plan), plans))
+            except KeyboardInterrupt:  # start no further chapter, stop the running ones, keep their last good runs
+                pool.shutdown(wait=False, cancel_futures=True)
+                _stop_kernels()
+                raise
             finally:
-                pool.shutdown(wait=True, cancel_futures=True)  # on Ctrl-C: start no further chapter
+                pool.shutdown(wait=True)
     finally:
         for k, v in saved.items():
             if v is None:
@@ -409,7 +437,8 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
     (root / "book" / "_extra").mkdir(exist_ok=True)  # downloads (cheems_lib.publish); html_extra_path
     extra = root / "book" / "_extra"
     _remove_stale_temporaries(root / "book", extra / "figures", extra / "tables")
-    failures = _run_chapters(plans, root, profile=profile, force=force, log=log, jobs=jobs or default_jobs(profile))
+    jobs = min(jobs or default_jobs(profile), len(plans))  # one chapter runs in this thread: Ctrl-C stops it at once
+    failures = _run_chapters(plans, root, profile=profile, force=force, log=log, jobs=jobs)
     html_dir = root / "_build" / "html"
     if html:
         missing = [c.name for c in CHAPTERS if not (root / "book" / f"{c.name}.ipynb").exists()]
