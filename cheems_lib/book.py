@@ -8,6 +8,22 @@ off and warnings as errors.
 A chapter is executed again only when its cache key changes: the hash of its source,
 its parameters, the library's source files and the size/mtime of data files its
 parameters name. The key is stored in the executed notebook's metadata.
+
+Nothing is lost (see the README, "Nothing is lost"):
+
+- papermill executes into a temporary folder; ``book/<chapter>.ipynb`` is replaced (temporary
+  file in ``book/``, then an atomic rename) only by a complete, successfully executed
+  notebook, so an interrupted or failing run leaves the last good one in place.
+- A failing chapter's executed notebook goes to ``book/<chapter>.failed.ipynb`` (excluded
+  from the book; removed again once the chapter succeeds). The other chapters still run,
+  the book is still rendered, and :func:`build` then raises :class:`ChaptersFailed`, one
+  line per failed chapter (``cheems book`` exits 1).
+- The page of a failed chapter shows its last good run; a chapter that never succeeded
+  gets a placeholder page with the error, and when rendering, a chapter never executed in
+  this checkout gets one saying so (notebooks without a cache key, so the next build
+  executes those chapters).
+- Bad arguments (unknown chapter or ``-p`` name, a ``-p`` value of the wrong type,
+  ``jobs < 0``) raise :class:`BookInputError` before anything runs (``cheems book`` exits 2).
 """
 from __future__ import annotations
 
@@ -19,13 +35,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .chapters import CHAPTERS, PROFILES, chapter
+from .chapters import CHAPTERS, PROFILES
 
-__all__ = ["BookError", "parameters_of", "coerce", "cache_key", "data_files", "execute_chapter", "default_jobs", "build",
+__all__ = ["BookError", "BookInputError", "ChapterFailed", "ChaptersFailed", "parameters_of", "coerce", "cache_key", "data_files", "execute_chapter", "default_jobs", "build",
            "find_root"]
 
 # `name: type = default  # help`, one parameter per line (papermill reads the same form)
@@ -34,6 +51,23 @@ _PARAM = re.compile(r"^(?P<name>[A-Za-z_]\w*)\s*:\s*(?P<type>[^=]+?)\s*=\s*(?P<d
 
 class BookError(RuntimeError):
     """A chapter failed or the build is misconfigured; the message says which and where."""
+
+
+class BookInputError(BookError):
+    """A bad argument (chapter name, ``-p`` name or value, jobs); nothing was run."""
+
+
+class ChapterFailed(BookError):
+    """One chapter's execution failed; the message is one line naming chapter, cell, error and
+    where the failed notebook was written."""
+
+
+class ChaptersFailed(BookError):
+    """Some chapters failed (the others ran and the book was rendered); one line per chapter."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        super().__init__("\n".join(lines))
 
 
 def find_root(start: Path | None = None) -> Path:
@@ -104,11 +138,12 @@ def cache_key(source: Path, params: dict[str, Any], root: Path) -> str:
 
 
 def _cached_key(path: Path) -> str | None:
+    """The cache key of a good executed notebook at ``path``; None if missing, a placeholder or unreadable."""
     if not path.exists():
         return None
     try:
         return json.loads(path.read_text(encoding="utf-8"))["metadata"].get("cheems", {}).get("cache_key")
-    except (ValueError, KeyError):
+    except (ValueError, KeyError, AttributeError, OSError):
         return None
 
 
@@ -144,9 +179,84 @@ def _add_header_footer(nb, source: Path, params: dict[str, Any], root: Path, *, 
     nb.cells.append(nbformat.v4.new_markdown_cell(footer(root, files, wall_time_s)))
 
 
+def _write_notebook(nb, path: Path) -> None:
+    import nbformat
+
+    from .publish import replace_atomically
+
+    replace_atomically(path, lambda tmp: nbformat.write(nb, str(tmp)))
+
+
+def _placeholder(name: str, text: str, *, error: str | None = None):
+    """The page of a chapter with no good executed notebook: its title and ``text`` (Markdown) in
+    an error box. It has no cache key, so the next build executes the chapter."""
+    import nbformat
+
+    from .publish import md_text
+
+    title = next((c.title for c in CHAPTERS if c.name == name), name)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["cheems"] = {"placeholder": True, "error": error}
+    nb.cells.append(nbformat.v4.new_markdown_cell(f"# {md_text(title)}\n\n:::{{error}}\n{text}\n:::\n"))
+    return nb
+
+
+def _fail(name: str, message: str, run_nb: Path, root: Path, log: Callable[[str], None]) -> ChapterFailed:
+    """Keep the failed execution beside the chapter (never over it) and say where; a placeholder
+    page stands in for a chapter that has no good executed notebook yet."""
+    import nbformat
+
+    out = root / "book" / f"{name}.ipynb"
+    failed = root / "book" / f"{name}.failed.ipynb"
+    if run_nb.exists():
+        try:
+            _write_notebook(nbformat.read(str(run_nb), as_version=4), failed)
+        except (ValueError, OSError):  # a half-written notebook of a dead kernel: keep its bytes
+            from .publish import replace_atomically
+
+            replace_atomically(failed, lambda tmp: shutil.copyfile(run_nb, tmp))
+    else:
+        failed = None
+    if _cached_key(out) is None:
+        from .publish import md_code, md_text
+
+        where = f"The failed notebook is {md_code(failed.relative_to(root))}; " if failed else ""
+        text = (f"This chapter has not executed successfully yet, so this page is a placeholder. The last build "
+                f"failed:\n\n{md_text(message)}\n\n{where}fix the error and run "
+                f"{md_code(f'cheems book --chapter {name}')} again.")
+        _write_notebook(_placeholder(name, text, error=message), out)
+        shown = "the page is a placeholder"
+    else:
+        shown = f"{out.relative_to(root)} keeps the last good run"
+    where = f"failed notebook: {failed.relative_to(root)}; " if failed else ""
+    line = f"notebooks/{name}.md: chapter {name!r} {message} ({where}{shown})"
+    log(f"[cheems book] {name}: FAILED: {message}")
+    return ChapterFailed(line)
+
+
+_KERNELS: set = set()  # kernel managers of the chapters executing now
+_KERNELS_LOCK = threading.Lock()
+
+
+def _stop_kernels() -> None:
+    """Kill the running chapters' kernels (they run in their own session, so Ctrl-C does not reach
+    them): the chapter threads then end at once instead of finishing their chapters."""
+    with _KERNELS_LOCK:
+        kms = list(_KERNELS)
+    for km in kms:
+        proc = getattr(getattr(km, "provisioner", None), "process", None)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
+
 def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: str, force: bool = False,
                     log: Callable[[str], None] = print) -> bool:
-    """Execute one chapter into ``book/<name>.ipynb``; returns False when the cache was fresh."""
+    """Execute one chapter into ``book/<name>.ipynb``; returns False when the cache was fresh.
+
+    Raises :class:`ChapterFailed` when a cell raises or the kernel dies; the last good
+    ``book/<name>.ipynb`` is kept and the failed run is written to ``book/<name>.failed.ipynb``.
+    """
     import jupytext
     import nbformat
     import papermill
@@ -162,26 +272,39 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
     nb = jupytext.read(source)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     start = time.time()
-    with tempfile.TemporaryDirectory() as tmp:
+    # papermill saves its output after every cell, truncating it: it writes into a temporary folder
+    with tempfile.TemporaryDirectory(prefix=f"cheems-book-{name}-") as tmp:
         src_nb = Path(tmp) / f"{name}.ipynb"
+        run_nb = Path(tmp) / f"{name}.executed.ipynb"
         nbformat.write(nb, src_nb)
+        from jupyter_client.manager import AsyncKernelManager
+
+        km = AsyncKernelManager(kernel_name="python3")  # ours, so an interrupt can stop it (_stop_kernels)
+        with _KERNELS_LOCK:
+            _KERNELS.add(km)
         try:
-            papermill.execute_notebook(str(src_nb), str(out), parameters=params, cwd=str(root),
+            papermill.execute_notebook(str(src_nb), str(run_nb), parameters=params, cwd=str(root), km=km,
                                        kernel_name="python3", progress_bar=False, log_output=False)
         except PapermillExecutionError as e:
-            failed = nbformat.read(out, as_version=4)
+            failed = nbformat.read(run_nb, as_version=4)
             # papermill prepends an error banner, so find the cell by its execution count
             cell = next((c for c in failed.cells if c.get("execution_count") == e.exec_count), None)
             first = cell.source.strip().splitlines()[:1] if cell is not None else []
-            out.rename(out.with_suffix(".failed.ipynb"))
-            raise BookError(f"chapter {name!r} failed in cell {e.exec_count} "
-                            f"({first[0] if first else ''!r}): {e.ename}: {e.evalue.splitlines()[0] if e.evalue else ''} "
-                            f"(see {out.with_suffix('.failed.ipynb')})") from None
-    done = nbformat.read(out, as_version=4)
+            evalue = e.evalue.splitlines()[0] if e.evalue else ""
+            raise _fail(name, f"failed in cell {e.exec_count} ({first[0] if first else ''!r}): {e.ename}: {evalue}",
+                        run_nb, root, log) from None
+        except Exception as e:  # the kernel died, timed out or could not start
+            msg = str(e).strip().splitlines()
+            raise _fail(name, f"failed: {type(e).__name__}: {msg[0] if msg else ''}", run_nb, root, log) from None
+        finally:
+            with _KERNELS_LOCK:
+                _KERNELS.discard(km)
+        done = nbformat.read(run_nb, as_version=4)
     wall = round(time.time() - start, 2)
     done.metadata["cheems"] = {"cache_key": key, "profile": profile, "parameters": params, "wall_time_s": wall}
     _add_header_footer(done, source, params, root, profile=profile, wall_time_s=wall)
-    nbformat.write(done, out)
+    _write_notebook(done, out)
+    (root / "book" / f"{name}.failed.ipynb").unlink(missing_ok=True)  # an old failure, fixed now
     log(f"[cheems book] {name}: done in {time.time() - start:.1f} s")
     return True
 
@@ -204,33 +327,67 @@ def default_jobs(profile: str) -> int:
     return 2
 
 
-def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: int) -> None:
+def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: int) -> list[str]:
+    """Execute every planned chapter, also after one fails; returns one line per failed chapter."""
     env = {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}  # kernel = this venv
     if jobs > 1:
         threads = str(max(1, (os.cpu_count() or 1) // jobs))
         env.update(OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # kernels inherit the environment
+
+    def run(name, params):
+        try:
+            execute_chapter(name, params, root, profile=profile, force=force, log=log)
+        except ChapterFailed as e:
+            return str(e)
+        except (BookError, OSError, ValueError) as e:  # e.g. an unreadable source, a full disk
+            log(f"[cheems book] {name}: FAILED: {e}")
+            return f"notebooks/{name}.md: chapter {name!r} failed: {type(e).__name__}: {e}"
+        return None
+
     try:
         if jobs <= 1:
-            for name, params in plans:
-                execute_chapter(name, params, root, profile=profile, force=force, log=log)
-            return
-        from concurrent.futures import ThreadPoolExecutor
+            results = [run(name, params) for name, params in plans]
+        else:
+            from concurrent.futures import ThreadPoolExecutor
 
-        log(f"[cheems book] {len(plans)} chapters, {jobs} at a time")
-        with ThreadPoolExecutor(jobs) as pool:
-            futures = [pool.submit(execute_chapter, name, params, root, profile=profile, force=force, log=log)
-                       for name, params in plans]
-            errors = [f.exception() for f in futures if f.exception()]
-        if errors:
-            raise errors[0]
+            log(f"[cheems book] {len(plans)} chapters, {jobs} at a time")
+            pool = ThreadPoolExecutor(jobs)
+            try:
+                results = list(pool.map(lambda plan: run(*plan), plans))
+            except KeyboardInterrupt:  # start no further chapter, stop the running ones, keep their last good runs
+                pool.shutdown(wait=False, cancel_futures=True)
+                _stop_kernels()
+                raise
+            finally:
+                pool.shutdown(wait=True)
     finally:
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+    return [r for r in results if r]
+
+
+def _remove_stale_temporaries(*folders: Path) -> None:
+    """Temporary files (``.<name>.tmp-<pid>-*``) left by a killed build whose process is gone."""
+    for folder in folders:
+        for p in folder.glob(".*.tmp-*"):
+            m = re.search(r"\.tmp-(\d+)-[0-9a-f]+$", p.name)
+            if m and p.is_file() and not _alive(int(m.group(1))):
+                p.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def build(profile: str = "default", chapters: list[str] | None = None, overrides: dict[str, str] | None = None,
@@ -240,11 +397,21 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
 
     ``jobs`` chapters run at once (0: :func:`default_jobs`); they share the model zoo, whose
     per-model locks make a chapter wait for a model another chapter is training.
+    Bad arguments raise :class:`BookInputError` before anything runs. A failing chapter does
+    not stop the others or the rendering; :class:`ChaptersFailed` is raised at the end.
     """
     if profile not in PROFILES:
-        raise BookError(f"unknown profile {profile!r} (fix: use one of {', '.join(PROFILES)})")
+        raise BookInputError(f"--profile {profile}: no such profile (fix: use one of {', '.join(PROFILES)})")
+    if not isinstance(jobs, int) or jobs < 0:
+        raise BookInputError(f"--jobs {jobs}: not a number of chapters to run at once "
+                             "(fix: pass 0 for automatic or a positive number)")
+    names = [c.name for c in CHAPTERS]
+    for n in chapters or []:
+        if n not in names:
+            raise BookInputError(f"--chapter {n}: no such chapter (fix: use one of {', '.join(names)})")
     root = root or find_root()
-    selected = [chapter(n) for n in chapters] if chapters else list(CHAPTERS)
+    # each chapter once, in reading order (two threads must never execute the same chapter)
+    selected = [c for c in CHAPTERS if c.name in set(chapters)] if chapters else list(CHAPTERS)
     overrides = overrides or {}
     used: set[str] = set()
     plans = []
@@ -259,17 +426,31 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
                 try:
                     params[k] = coerce(v, declared[k]["type"])
                 except ValueError as e:
-                    raise BookError(f"-p {k} {v}: not a {declared[k]['type']} ({e})") from None
+                    raise BookInputError(f"-p {k} {v}: not a {declared[k]['type']} ({e}) "
+                                         f"(fix: see the parameters cell of notebooks/{ch.name}.md)") from None
                 used.add(k)
         plans.append((ch.name, params))
     if set(overrides) - used:
-        raise BookError(f"-p {sorted(set(overrides) - used)}: no selected chapter has such a parameter "
-                        f"(fix: see the parameters cell at the top of each chapter)")
+        raise BookInputError(f"-p {' '.join(sorted(set(overrides) - used))}: no selected chapter has such a parameter "
+                             f"(fix: see the parameters cell at the top of each chapter)")
     (root / "book").mkdir(exist_ok=True)
     (root / "book" / "_extra").mkdir(exist_ok=True)  # downloads (cheems_lib.publish); html_extra_path
-    _run_chapters(plans, root, profile=profile, force=force, log=log, jobs=jobs or default_jobs(profile))
+    extra = root / "book" / "_extra"
+    _remove_stale_temporaries(root / "book", extra / "figures", extra / "tables")
+    jobs = min(jobs or default_jobs(profile), len(plans))  # one chapter runs in this thread: Ctrl-C stops it at once
+    failures = _run_chapters(plans, root, profile=profile, force=force, log=log, jobs=jobs)
     html_dir = root / "_build" / "html"
     if html:
+        missing = [c.name for c in CHAPTERS if not (root / "book" / f"{c.name}.ipynb").exists()]
+        for name in missing:  # never executed here (e.g. a --chapter build on a fresh clone): keep the toc whole
+            from .publish import md_code
+
+            _write_notebook(_placeholder(name, "This chapter has not been executed yet; run "
+                                         f"{md_code(f'cheems book --chapter {name}')} to fill this page."),
+                            root / "book" / f"{name}.ipynb")
+        if missing:
+            log(f"[cheems book] {len(missing)} chapters never executed here, shown as placeholder pages: "
+                + ", ".join(missing))
         exe = Path(sys.executable).parent / "jupyter-book"
         cmd = [str(exe) if exe.exists() else shutil.which("jupyter-book") or "jupyter-book",
                "build", str(root), "--warningiserror", "--keep-going", "--quiet"]
@@ -277,8 +458,10 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
         proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
         if proc.returncode:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-30:])
-            raise BookError(f"jupyter-book build failed:\n{tail}")
+            raise BookError("\n".join(failures + [f"jupyter-book build failed:\n{tail}"]))
         log(f"[cheems book] HTML in {html_dir / 'index.html'}")
+    if failures:
+        raise ChaptersFailed(failures)
     return html_dir
 
 

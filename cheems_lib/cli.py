@@ -165,10 +165,19 @@ def _leaderboard(per_model: dict, subsets: list[str]) -> str:
 
 
 def cmd_simulate(args) -> None:
-    from .simulation import WorldConfig, build_world, write_world
+    """Bad arguments exit 2 before anything is written; a failed write (full disk) exits 1
+    and leaves -o as it was (see simulation.write_world)."""
+    from .records import DataError
+    from .simulation import WorldConfig, build_world, check_output, write_world
 
-    world = build_world(WorldConfig(size=args.size, seed=args.seed), progress=sys.stderr.isatty())
-    summary = write_world(world, args.output)
+    if args.seed < 0:
+        raise DataError(f"--seed {args.seed}", None, "the seed must be an integer >= 0", "pass --seed 0 or another N >= 0")
+    try:
+        check_output(args.output)  # refuse before minutes of simulation, not after
+        world = build_world(WorldConfig(size=args.size, seed=args.seed), progress=sys.stderr.isatty())
+        summary = write_world(world, args.output)
+    except OSError as e:
+        raise SystemExit(f"cheems: {e.filename or args.output}: {e.strerror or e}") from None
     _print_json({"output": str(args.output), "size": summary["size"], "seed": summary["seed"],
                  "simulator_version": summary["simulator_version"], "length_scale": summary["length_scale"],
                  "files": {p: {k: v[k] for k in ("prompts", "annotations", "conflict_ratio", "responses_per_prompt",
@@ -331,13 +340,21 @@ def cmd_preference(args) -> None:
 
 
 def cmd_book(args) -> None:
-    from .book import BookError, build
+    """Bad arguments exit 2 before anything runs; failed chapters (one line each) or a failed
+    render exit 1 after the other chapters ran and the book was rendered."""
+    from .book import BookError, BookInputError, build
 
     try:
         build(profile=args.profile, chapters=args.chapter or None, overrides=dict(args.param or []),
               force=args.force, html=not args.no_html, jobs=args.jobs)
-    except (BookError, KeyError) as e:
-        raise SystemExit(f"cheems: {e}") from None
+    except BookInputError as e:
+        print(f"cheems: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except BookError as e:
+        print("\n".join(f"cheems: {line}" for line in str(e).splitlines()), file=sys.stderr)
+        raise SystemExit(1) from None
+    except OSError as e:  # e.g. a full disk while writing book/
+        raise SystemExit(f"cheems: {e.filename or 'book'}: {e.strerror or e}") from None
 
 
 def _parser() -> argparse.ArgumentParser:

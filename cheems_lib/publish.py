@@ -9,18 +9,27 @@ root of the HTML build (``html_extra_path``), so a figure's address is stable:
 
 :func:`header` and :func:`footer` write the Markdown that :mod:`cheems_lib.book` puts at
 the top (the parameters a chapter ran with) and the bottom (package versions, git commit,
-SHA-256 of the data files, wall time) of every executed chapter.
+SHA-256 of the data files, wall time) of every executed chapter. Every value, path and
+help text in them is escaped (:func:`md_code`, :func:`md_text`), so a parameter such as a
+file name holding ``<img onerror=...>`` is shown as text, never rendered as HTML.
+
+Every file written here goes to a temporary name in the same folder first and is renamed
+into place (:func:`replace_atomically`): an interrupted run leaves the old file or the new
+one, never a truncated one.
 """
 from __future__ import annotations
 
 import hashlib
 import html
+import os
 import re
+import secrets
 import subprocess
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
-__all__ = ["EXTRA", "LABEL", "figure", "downloads", "table", "header", "footer", "sha256", "PACKAGES"]
+__all__ = ["EXTRA", "LABEL", "figure", "downloads", "table", "header", "footer", "sha256", "PACKAGES",
+           "replace_atomically", "md_code", "md_text"]
 
 EXTRA = Path("book") / "_extra"
 """Folder (relative to the book root) copied to the root of the HTML build."""
@@ -30,6 +39,24 @@ PACKAGES = ("cheems-lib", "torch", "transformers", "accelerate", "tokenizers", "
             "matplotlib", "seaborn", "papermill", "jupytext", "jupyter-book")
 """Packages whose versions the reproducibility footer lists."""
 _FORMATS = ("png", "svg", "pdf")
+
+
+def replace_atomically(path: str | Path, write: Callable[[Path], Any]) -> Path:
+    """Call ``write(tmp)`` on a temporary name beside ``path``, then rename it to ``path``.
+
+    The rename is atomic (same folder, same file system), so ``path`` holds either its old
+    content or the complete new one. The temporary file is removed if ``write`` fails or is
+    interrupted; a hard kill can leave a hidden ``.<name>.tmp-*`` file, never a bad ``path``.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
 
 
 def _check(label: str) -> None:
@@ -56,7 +83,8 @@ def figure(fig, label: str, *, root: str | Path = ".") -> dict[str, Path]:
         for ext in _FORMATS:
             paths[ext] = out / f"{label}.{ext}"
             meta = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[ext]
-            fig.savefig(paths[ext], dpi=150, bbox_inches="tight", metadata=meta)
+            replace_atomically(paths[ext], lambda tmp: fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight",
+                                                                   metadata=meta))
     glue(label, fig, display=False)
     plt.close(fig)
     return paths
@@ -86,7 +114,7 @@ def table(styler_or_frame, label: str, *, root: str | Path = ".", index: bool | 
         index = not (isinstance(data.index, pd.RangeIndex) and data.index.name is None)
     out = Path(root) / EXTRA / "tables"
     out.mkdir(parents=True, exist_ok=True)
-    data.to_csv(out / f"{label}.csv", index=index)
+    replace_atomically(out / f"{label}.csv", lambda tmp: data.to_csv(tmp, index=index))
     caption = html.escape(styler.caption or "")
     link = f'<a class="cheems-csv" href="../tables/{label}.csv" download>CSV</a>'
     return styler.set_caption(f"{caption} ({link}, <code>{label}</code>)" if caption else f"{link} <code>{label}</code>")
@@ -100,22 +128,49 @@ def sha256(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def md_code(text: Any, *, in_table: bool = False) -> str:
+    """``text`` as a Markdown code span that shows it verbatim, on one line.
+
+    Nothing inside a code span is parsed as Markdown or HTML; the fence is longer than any
+    run of backticks in the text (CommonMark), line breaks are shown as ``\\n`` so a value
+    cannot end a table row, and in a table ``|`` is escaped so it cannot end a cell.
+    """
+    text = str(text).replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n")
+    if in_table:
+        text = text.replace("|", "\\|")
+    fence = "`" * (max((len(r) for r in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_text(text: Any) -> str:
+    """``text`` as plain Markdown text: every ASCII punctuation character is backslash-escaped
+    (CommonMark), so ``<``, ``&``, ``*``, ``[`` ... are shown, not interpreted."""
+    text = str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
+
+
+def _md_help(text: str) -> str:
+    """Help text: plain text, except that its `code` spans stay code spans (both escaped)."""
+    parts = re.split(r"(`[^`]+`)", text)
+    return "".join(md_code(p[1:-1], in_table=True) if i % 2 else md_text(p) for i, p in enumerate(parts))
+
+
 def _md_value(v: Any) -> str:
-    text = repr(v) if not isinstance(v, str) else (v or '""')
-    return "`" + text.replace("`", "'") + "`"
+    return md_code(repr(v) if not isinstance(v, str) else (v or '""'), in_table=True)
 
 
 def header(profile: str, params: Mapping[str, Any], declared: Mapping[str, Mapping], data_dir: str | None) -> str:
-    """Markdown: the parameters a chapter ran with (every declared one, overrides marked)."""
+    """Markdown: the parameters a chapter ran with (every declared one, overrides marked); all escaped."""
     lines = [":::{admonition} How this chapter was run", ":class: note dropdown", "",
-             f"Profile **{profile}**; data: `{data_dir or 'none'}`. Rerun it with "
-             f"`cheems book --profile {profile} --chapter <name> -p NAME VALUE`, or with papermill.", "",
+             f"Profile **{md_text(profile)}**; data: {md_code(data_dir or 'none')}. Rerun it with "
+             f"{md_code(f'cheems book --profile {profile} --chapter <name> -p NAME VALUE')}, or with papermill.", "",
              "| parameter | value | default | meaning |", "| --- | --- | --- | --- |"]
     for name, spec in declared.items():
-        value = params.get(name)
-        shown = _md_value(value) if name in params else f"`{spec['default']}`"
+        default = md_code(spec["default"], in_table=True)
+        shown = _md_value(params[name]) if name in params else default
         mark = "" if name not in params else " (set)"
-        lines.append(f"| `{name}` | {shown}{mark} | `{spec['default']}` | {spec['help'].replace('|', '/')} |")
+        lines.append(f"| {md_code(name, in_table=True)} | {shown}{mark} | {default} | {_md_help(spec['help'])} |")
     return "\n".join(lines + [":::", ""])
 
 
@@ -127,7 +182,7 @@ def _git(root: Path, *args: str) -> str:
 
 
 def footer(root: str | Path, data_files: Iterable[str | Path], wall_time_s: float) -> str:
-    """Markdown: package versions, git commit, SHA-256 of the data files, wall time."""
+    """Markdown: package versions, git commit, SHA-256 of the data files, wall time; all escaped."""
     from importlib.metadata import PackageNotFoundError, version
 
     root = Path(root)
@@ -141,12 +196,12 @@ def footer(root: str | Path, data_files: Iterable[str | Path], wall_time_s: floa
             versions.append(f"{pkg} (not installed)")
     lines = ["## Reproducibility", "",
              f"- **Wall time** of this chapter's execution: {wall_time_s:.1f} s",
-             f"- **Git commit**: `{commit}`" + (" with uncommitted changes" if dirty else ""),
-             f"- **Packages**: {', '.join(versions)}", "- **Data files** (SHA-256):", ""]
+             f"- **Git commit**: {md_code(commit)}" + (" with uncommitted changes" if dirty else ""),
+             f"- **Packages**: {md_text(', '.join(versions))}", "- **Data files** (SHA-256):", ""]
     files = [Path(f) for f in data_files]
     for f in files:
         shown = f.relative_to(root) if f.is_absolute() and f.is_relative_to(root) else f
-        lines.append(f"  - `{shown}`: `{sha256(f)}`")
+        lines.append(f"  - {md_code(shown)}: {md_code(sha256(f))}")
     if not files:
         lines.append("  - none (this chapter reads no data files)")
     return "\n".join(lines) + "\n"

@@ -19,10 +19,20 @@ Sizes: ``smoke`` (seconds), ``default`` (the book) and ``paper`` (Table 1's coun
 Lengths are multiplied by ``length_scale`` (1/3 below paper size, 1.0 at paper size) so
 that CPU training stays fast; the book compares lengths after dividing by it.
 The same seed gives byte-identical files.
+
+Writing is interrupt-safe (:func:`write_world`): the world is written into a hidden sibling
+folder and swapped into place only when complete, so ``DIR`` always holds the old complete
+world (or nothing) or the new complete one; a folder that is not a world is never replaced.
 """
 from __future__ import annotations
 
+import errno
 import json
+import os
+import re
+import secrets
+import shutil
+import sys
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,10 +43,11 @@ from .annotators import (GPTAnnotator, HumanAnnotator, annotate_all_pairs, annot
                          position_share)
 from .conflicts import resolve_records
 from .corpus import CATEGORIES, Task, Traits, make_task, render_response
-from .records import Record, Response, read_records, write_records
+from .records import DataError, Record, Response, read_records, write_records
 
 __all__ = ["VERSION", "SIZES", "MODELS", "SubsetSpec", "WorldConfig", "World", "utility", "sample_traits",
-           "sample_task", "sample_response", "build_world", "write_world", "length_stats", "world_path", "ensure_world", "load_world", "fingerprint"]
+           "sample_task", "sample_response", "build_world", "write_world", "length_stats", "world_path", "ensure_world", "load_world", "fingerprint",
+           "check_output"]
 
 VERSION = "1.0"
 
@@ -228,6 +239,8 @@ def _annotate(records, utils, lengths, fn, annotator, rng, noise_scale, length_s
 def build_world(config: WorldConfig | None = None, *, progress: bool = False) -> World:
     """Generate every file of the world in memory (see :func:`write_world`)."""
     config = config or WorldConfig()
+    if not isinstance(config.seed, int) or config.seed < 0:
+        raise ValueError(f"seed {config.seed!r}: must be an integer >= 0 (numpy seeds are non-negative)")
     if config.size not in SIZES:
         raise ValueError(f"unknown size {config.size!r}; choose one of {list(SIZES)}")
     size = {**SIZES[config.size], **(config.counts or {})}
@@ -286,11 +299,10 @@ def length_stats(records: list[Record]) -> dict:
     }
 
 
-def write_world(world: World, out_dir: str | Path) -> dict:
-    """Write the spec §6 layout under ``out_dir``; returns the summary (also in summary.json)."""
+def _write_files(world: World, out: Path) -> None:
+    """Write the files of the spec §6 layout into the existing folder ``out`` (summary.json last)."""
     import orjson
 
-    out = Path(out_dir)
     for path, recs in world.files.items():
         write_records(recs, out / path)
     with open(out / "truth.jsonl", "wb") as fh:
@@ -298,6 +310,127 @@ def write_world(world: World, out_dir: str | Path) -> dict:
             fh.write(orjson.dumps(row) + b"\n")
     (out / "summary.json").write_text(json.dumps(world.summary, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                                       encoding="utf-8")
+
+
+_WORLD_FILES = {*LAYOUT.values(), *GPT_LAYOUT.values(), "truth.jsonl", "summary.json"}
+_WORLD_DIRS = {p.split("/")[0] for p in _WORLD_FILES if "/" in p}
+
+
+def _is_world(folder: Path) -> bool:
+    try:
+        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(summary, dict) and "simulator_version" in summary
+
+
+def check_output(out_dir: str | Path) -> Path:
+    """The folder :func:`write_world` may write (symbolic links followed); :class:`DataError` if not.
+
+    Allowed: a path that does not exist, an empty folder, or a world written before (its
+    ``summary.json`` from the simulator, and no file that is not part of a world).
+    """
+    out = Path(os.path.realpath(out_dir))
+    if not out.exists():
+        return out
+    if not out.is_dir():
+        raise DataError(out_dir, None, "exists and is not a folder", "pass a new folder name, or move the file away")
+    entries = list(out.iterdir())
+    if not entries:
+        return out
+    if not _is_world(out):
+        raise DataError(out_dir, None, "is a folder that is not empty and holds no simulated world (no summary.json)",
+                        "pass a new or empty folder; cheems simulate replaces only a world it wrote")
+    for p in sorted(out.rglob("*")):
+        rel = p.relative_to(out).as_posix()
+        if rel not in _WORLD_FILES and not (rel in _WORLD_DIRS and p.is_dir()):
+            raise DataError(out_dir, None, f"holds {rel}, which is not part of a simulated world and would be "
+                            "deleted with the old world", "move it out of the folder, or pass another folder")
+    return out
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE); False where that is unavailable."""
+    if sys.platform != "linux":
+        return False
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fn = getattr(libc, "renameat2", None)
+    if fn is None:
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):  # old kernel or a file system without it
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _recover(out: Path) -> None:
+    """Tidy after a killed :func:`write_world`: put back an old world that was set aside, and
+    delete the hidden staging folders of dead processes (only folders of our own naming)."""
+    pattern = re.compile(rf"^\.{re.escape(out.name)}\.(tmp|old)-(\d+)-[0-9a-f]{{8}}$")
+    if not out.parent.is_dir():
+        return
+    for p in sorted(out.parent.iterdir()):
+        m = pattern.match(p.name)
+        if not m or not p.is_dir() or _pid_alive(int(m.group(2))):
+            continue
+        if m.group(1) == "old" and not os.path.lexists(out) and _is_world(p):
+            os.rename(p, out)  # killed between the two renames of the fallback swap
+        else:
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def write_world(world: World, out_dir: str | Path) -> dict:
+    """Write the spec §6 layout as the folder ``out_dir``; returns the summary (also in summary.json).
+
+    The files are written into a hidden sibling ``.<name>.tmp-<pid>-<token>`` and the folder is
+    swapped into place when complete (one atomic rename; over an older world, an atomic
+    exchange where Linux offers it, else rename-aside-then-rename, undone on failure and
+    repaired by the next call after a kill). So ``out_dir`` is always the old complete world
+    (or absent) or the new complete one. ``out_dir`` must pass :func:`check_output`.
+    """
+    out = check_output(out_dir)
+    above = next(a for a in out.parents if a.exists())
+    if not above.is_dir():  # mkdir would say "File exists"
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(above))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _recover(out)
+    out = check_output(out)  # a recovered world is checked again
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    tmp.mkdir()
+    try:
+        _write_files(world, tmp)
+        if not os.path.lexists(out):
+            os.rename(tmp, out)
+        elif _exchange(tmp, out):
+            shutil.rmtree(tmp)  # now the old world
+        else:
+            old = out.with_name(f".{out.name}.old-{os.getpid()}-{secrets.token_hex(4)}")
+            os.rename(out, old)
+            try:
+                os.rename(tmp, out)
+            except BaseException:
+                os.rename(old, out)
+                raise
+            shutil.rmtree(old)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return world.summary
 
 
@@ -321,11 +454,13 @@ def ensure_world(size: str = "default", seed: int = 0, *, cache_dir: str | Path 
     """The directory of the world (size, seed), simulated on first use and cached after."""
     out = world_path(size, seed, cache_dir=cache_dir)
     if not (out / "summary.json").exists():
-        import os
-        import shutil
-
         tmp = out.with_name(f"{out.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-        write_world(build_world(WorldConfig(size=size, seed=seed)), tmp)
+        tmp.mkdir(parents=True, exist_ok=True)
+        try:
+            _write_files(build_world(WorldConfig(size=size, seed=seed)), tmp)
+        except BaseException:  # an interrupted or failed world is never left half-written
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         try:
             tmp.rename(out)
         except OSError:  # another process finished first

@@ -1,9 +1,13 @@
 """The book pipeline: every chapter runs with the smoke profile and the book renders."""
 from __future__ import annotations
 
+import hashlib
+import json
+import shutil
+
 import pytest
 
-from cheems_lib.book import BookError, build, execute_chapter
+from cheems_lib.book import BookInputError, ChapterFailed, ChaptersFailed, build, execute_chapter
 from cheems_lib.chapters import CHAPTERS
 from conftest import ROOT, copy_repo
 
@@ -52,18 +56,115 @@ def test_every_figure_and_table_can_be_downloaded(smoke_book):
 
 
 def test_failing_chapter_names_chapter_and_cell(tmp_path):
-    """A chapter that raises stops the build with its name and the failing cell."""
+    """A chapter that raises names its cell and error; its failed run is kept aside and a placeholder page
+    stands in for it (it never succeeded), so the book still renders."""
     root = copy_repo(tmp_path)
     (root / "notebooks/broken.md").write_text(
         (ROOT / "notebooks/conflicts.md").read_text(encoding="utf-8").split("---\n")[1].join(["---\n", "---\n"])
         + "# Broken\n\n"
         "```{code-cell} ipython3\n:tags: [parameters]\nseed: int = 0  # seed\n```\n\n"
         "```{code-cell} ipython3\nraise ValueError('boom')\n```\n", encoding="utf-8")
-    with pytest.raises(BookError, match=r"chapter 'broken' failed in cell .*raise ValueError.*ValueError: boom"):
+    with pytest.raises(ChapterFailed, match=r"chapter 'broken' failed in cell .*raise ValueError.*ValueError: boom "
+                                            r"\(failed notebook: book/broken.failed.ipynb; the page is a placeholder\)"):
         execute_chapter("broken", {"seed": 1}, root, profile="smoke", log=lambda s: None)
+    failed = json.loads((root / "book/broken.failed.ipynb").read_text(encoding="utf-8"))
+    assert any("boom" in json.dumps(c.get("outputs", [])) for c in failed["cells"])
+    page = json.loads((root / "book/broken.ipynb").read_text(encoding="utf-8"))
+    assert page["metadata"]["cheems"]["placeholder"] and "boom" in "".join(page["cells"][0]["source"])
+    assert sorted(p.name for p in (root / "book").iterdir() if p.name.startswith(".")) == []
+
+
+@pytest.fixture(scope="module")
+def conflicts_done(tmp_path_factory):
+    """A copy of the book with the (fast) conflicts chapter executed once with the smoke profile."""
+    root = copy_repo(tmp_path_factory.mktemp("good"))
+    build("smoke", ["conflicts"], root=root, html=False, log=lambda s: None)
+    return root
+
+
+def _sha(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_failing_chapter_keeps_last_good_run_and_book_renders(conflicts_done, tmp_path):
+    """A failing chapter keeps its last good notebook, the other chapters still run, the book renders with a
+    placeholder for a chapter that never succeeded, one line per failure; the next good run cleans up."""
+    root = tmp_path / "book"
+    shutil.copytree(conflicts_done, root)
+    good = _sha(root / "book/conflicts.ipynb")
+    logs = []
+    # data_path is conflicts' own parameter, n_bins biases' own: conflicts fails, biases fails (never ran), data runs
+    with pytest.raises(ChaptersFailed) as e:
+        build("smoke", ["conflicts", "biases", "data"], {"data_path": "no/such.jsonl", "n_bins": "0"}, root=root,
+              force=True, log=logs.append)
+    lines = e.value.lines
+    assert len(lines) == 2 and lines[0].startswith("notebooks/conflicts.md: chapter 'conflicts' failed in cell ")
+    assert "no/such.jsonl" in lines[0] and lines[0].endswith(
+        "(failed notebook: book/conflicts.failed.ipynb; book/conflicts.ipynb keeps the last good run)")
+    assert lines[1].startswith("notebooks/biases.md: chapter 'biases' failed") and "the page is a placeholder" in lines[1]
+    assert _sha(root / "book/conflicts.ipynb") == good
+    html = root / "_build/html/book"
+    assert "has not executed successfully yet" in (html / "biases.html").read_text(encoding="utf-8")
+    assert 'id="paper-alg1"' in (html / "conflicts.html").read_text(encoding="utf-8")  # the last good run
+    assert "How this chapter was run" in (html / "data.html").read_text(encoding="utf-8")  # ran despite the others
+    assert "has not been executed yet" in (html / "scaling.html").read_text(encoding="utf-8")
+    build("smoke", ["conflicts"], root=root, force=True, html=False, log=logs.append)
+    assert not (root / "book/conflicts.failed.ipynb").exists() and _sha(root / "book/conflicts.ipynb") != good
+
+
+@pytest.mark.parametrize("argv", [["--jobs", "-1"], ["--chapter", "no_such_chapter"], ["-p", "no_such_parameter", "1"],
+                                  ["--chapter", "biases", "-p", "n_bins", "many"]],
+                         ids=["jobs", "chapter", "parameter", "value"])
+def test_bad_arguments_exit_2_before_running(argv, tmp_path, monkeypatch, capsys):
+    """A negative --jobs, an unknown chapter or -p name, a -p value of the wrong type: one line, exit 2, nothing run."""
+    from cheems_lib.cli import main
+
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+    with pytest.raises(SystemExit) as e:
+        main(["book", "--profile", "smoke", "--no-html", *argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and err[0].startswith("cheems: ") and "(fix: " in err[0], err
+    assert not list((root / "book").glob("*.ipynb"))
 
 
 def test_unknown_parameter_is_refused(tmp_path):
+    """-p with a name no selected chapter declares is refused before anything runs."""
     root = copy_repo(tmp_path)
-    with pytest.raises(BookError, match="no selected chapter has such a parameter"):
+    with pytest.raises(BookInputError, match="no selected chapter has such a parameter"):
         build("smoke", overrides={"no_such_parameter": "1"}, root=root, html=False)
+
+
+def test_killed_build_keeps_the_last_good_notebook(conflicts_done, tmp_path):
+    """SIGKILL (one chapter) or SIGINT (two chapters in parallel) while chapters execute, at seeded random
+    moments: the last good notebook is intact (or a complete new one), SIGINT exits 130 without a traceback."""
+    import os
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import nbformat
+
+    root = tmp_path / "book"
+    shutil.copytree(conflicts_done, root)
+    good = _sha(root / "book/conflicts.ipynb")
+    rng = random.Random(20250217)
+    for sig, more in ((signal.SIGKILL, []), (signal.SIGINT, ["--chapter", "biases", "--jobs", "2"])):
+        proc = subprocess.Popen([sys.executable, "-m", "cheems_lib.cli", "book", "--profile", "smoke", "--chapter",
+                                 "conflicts", "--no-html", "--force", *more], cwd=root, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        for line in proc.stdout:  # wait until a kernel runs a chapter
+            if b"executing" in line:
+                break
+        time.sleep(rng.uniform(0.5, 2.5))
+        if proc.poll() is None:
+            os.killpg(proc.pid, sig)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode in (0, -signal.SIGKILL if sig == signal.SIGKILL else 130), (sig, proc.returncode, err)
+        nb = nbformat.read(root / "book/conflicts.ipynb", as_version=4)
+        nbformat.validate(nb)
+        assert _sha(root / "book/conflicts.ipynb") == good or (
+            nb.metadata["cheems"]["cache_key"] and "Reproducibility" in nb.cells[-1].source), sig  # complete new run
+        assert b"Traceback" not in err, err
