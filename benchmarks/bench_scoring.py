@@ -1,5 +1,6 @@
 """Scoring throughput of the tiny reward model on CPU: length-bucketed batches vs one by one,
-plus unsorted batches of the same size, in one run (responses/s and real tokens/s).
+plus unsorted batches of the same size, and the same batches streamed to a resumable score
+file as `cheems score` does, in one run (responses/s and real tokens/s).
 
 Usage: python benchmarks/bench_scoring.py [--prompts N] [--batch-size N]
 """
@@ -40,6 +41,18 @@ def main():
         score_records(model, tok, recs, batch_size=bs)
         dt = time.perf_counter() - t
         result[label] = {"responses_per_s": round(n / dt, 1), "tokens_per_s": round(tokens / dt)}
+    import tempfile
+
+    from cheems_lib.scoring import ScoreOutput
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = ScoreOutput(Path(tmp) / "s.jsonl", {"model": "bench"})
+        t = time.perf_counter()
+        score_records(model, tok, recs, batch_size=args.batch_size, on_batch=out.append)
+        out.finish(recs)
+        dt = time.perf_counter() - t
+    result["length-bucketed, batch %d, streamed to a resumable file" % args.batch_size] = {
+        "responses_per_s": round(n / dt, 1), "tokens_per_s": round(tokens / dt)}
     seqs = [encode_pair(tok, r.prompt, x.content) for r in recs for x in r.responses]
     order = np.random.default_rng(0).permutation(len(seqs))
     t = time.perf_counter()
