@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from .outputs import pid_alive
 from .chapters import CHAPTERS, PROFILES
 
 __all__ = ["BookError", "BookInputError", "ChapterFailed", "ChaptersFailed", "parameters_of", "coerce", "cache_key", "data_files", "execute_chapter", "default_jobs", "build",
@@ -376,18 +377,8 @@ def _remove_stale_temporaries(*folders: Path) -> None:
     for folder in folders:
         for p in folder.glob(".*.tmp-*"):
             m = re.search(r"\.tmp-(\d+)-[0-9a-f]+$", p.name)
-            if m and p.is_file() and not _alive(int(m.group(1))):
+            if m and p.is_file() and not pid_alive(int(m.group(1))):
                 p.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 def build(profile: str = "default", chapters: list[str] | None = None, overrides: dict[str, str] | None = None,

@@ -32,7 +32,6 @@ import os
 import re
 import secrets
 import shutil
-import sys
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ from .annotators import (GPTAnnotator, HumanAnnotator, annotate_all_pairs, annot
                          position_share)
 from .conflicts import resolve_records
 from .corpus import CATEGORIES, Task, Traits, make_task, render_response
+from .outputs import exchange as _exchange, pid_alive
 from .records import DataError, Record, Response, read_records, write_records
 
 __all__ = ["VERSION", "SIZES", "MODELS", "SubsetSpec", "WorldConfig", "World", "utility", "sample_traits",
@@ -349,36 +349,6 @@ def check_output(out_dir: str | Path) -> Path:
     return out
 
 
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE); False where that is unavailable."""
-    if sys.platform != "linux":
-        return False
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    fn = getattr(libc, "renameat2", None)
-    if fn is None:
-        return False
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    at_fdcwd, rename_exchange = -100, 2
-    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):  # old kernel or a file system without it
-        return False
-    raise OSError(err, os.strerror(err), str(b))
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
 def _recover(out: Path) -> None:
     """Tidy after a killed :func:`write_world`: put back an old world that was set aside, and
     delete the hidden staging folders of dead processes (only folders of our own naming)."""
@@ -387,7 +357,7 @@ def _recover(out: Path) -> None:
         return
     for p in sorted(out.parent.iterdir()):
         m = pattern.match(p.name)
-        if not m or not p.is_dir() or _pid_alive(int(m.group(2))):
+        if not m or not p.is_dir() or pid_alive(int(m.group(2))):
             continue
         if m.group(1) == "old" and not os.path.lexists(out) and _is_world(p):
             os.rename(p, out)  # killed between the two renames of the fallback swap

@@ -49,6 +49,7 @@ from typing import Sequence
 import numpy as np
 
 from .batching import Batch, forward_groups, pack, pad_right, padding_fraction
+from .outputs import exchange as _exchange
 from .records import Record
 
 __all__ = ["TrainConfig", "EncodedData", "encode_records", "bt_loss", "train", "TrainError", "choose_preset",
@@ -364,30 +365,13 @@ def _rmtree(path: Path) -> None:
         path.unlink()
 
 
-def _exchange(a: Path, b: Path) -> None:
-    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); OSError where unsupported."""
-    import ctypes
-    import errno
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    fn = getattr(libc, "renameat2", None)
-    if fn is None:
-        raise OSError(errno.ENOSYS, "renameat2 is not available")
-    at_fdcwd, rename_exchange = -100, 2
-    if fn(at_fdcwd, os.fsencode(str(a)), at_fdcwd, os.fsencode(str(b)), rename_exchange) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err), str(a))
-
-
 def _swap_in(stage: Path, out: Path) -> None:
     """Make the complete folder ``stage`` appear at ``out``, replacing what is there, then delete the old."""
     if not out.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
         os.rename(stage, out)
         return
-    try:
-        _exchange(stage, out)
-    except OSError:  # no RENAME_EXCHANGE here: two renames; _recover repairs a kill between them
+    if not _exchange(stage, out):  # no RENAME_EXCHANGE here: two renames; _recover repairs a kill between them
         old = _sibling(out, "old")
         _rmtree(old)
         os.rename(out, old)

@@ -234,7 +234,6 @@ def _big_raw_file(path, n=20000):
 
 
 def _kill_at(cmd, delay, sig):
-    import signal
     import time
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     time.sleep(delay)

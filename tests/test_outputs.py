@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from cheems_lib.outputs import LockedError, OutputLock, atomic_open
+from cheems_lib.outputs import OutputLock, atomic_open
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
