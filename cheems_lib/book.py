@@ -77,7 +77,7 @@ def find_root(start: Path | None = None) -> Path:
     for p in (here, *here.parents):
         if (p / "_toc.yml").exists() and (p / "notebooks").is_dir():
             return p
-    raise BookError(f"{here}: no _toc.yml found here or above (fix: run from the repository root)")
+    raise BookInputError(f"{here}: no _toc.yml found here or above (fix: run from the repository root)")
 
 
 def parameters_of(source: Path) -> dict[str, dict[str, str]]:

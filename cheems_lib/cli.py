@@ -91,7 +91,8 @@ def _report_skipped(skipped, args) -> None:
         print(f"cheems: skipped {e}", file=sys.stderr)
     args.skipped_invalid = getattr(args, "skipped_invalid", 0) + len(skipped)
     if skipped:
-        print(f"cheems: skipped {len(skipped)} invalid row(s) in all (--skip-invalid)", file=sys.stderr)
+        files = sorted({str(e.path) for e in skipped})
+        print(f"cheems: skipped {len(skipped)} invalid row(s) in {', '.join(files)} (--skip-invalid)", file=sys.stderr)
 
 
 def _skip_report(args) -> dict:
@@ -110,7 +111,7 @@ def cmd_resolve(args) -> None:
 
 def cmd_evaluate(args) -> None:
     from .metrics import evaluate_subset, overall, overall_ci
-    from .records import check_scores_known, read_scores
+    from .records import DataError, check_scores_known, read_scores
 
     stems = [Path(p).stem for p in args.data]
     if len(set(stems)) != len(stems):
@@ -119,9 +120,18 @@ def cmd_evaluate(args) -> None:
     data = {p.stem: recs for p, recs in _read(args.data, args, unique="file").items()}
     everything = [r for recs in data.values() for r in recs]
     per_model = {}
+    data_skipped = getattr(args, "skipped_invalid", 0)
     for path, name in zip(args.scores, _model_names(args.scores)):
         skipped = [] if args.skip_invalid else None
         scores = read_scores(path, skipped=skipped)
+        if skipped is not None:  # scores of records skipped as invalid (or absent) are ignored, and counted
+            known = {(rec.id, r.id) for rec in everything for r in rec.responses}
+            unknown = [k for k in scores if k not in known]
+            for k in unknown:
+                skipped.append(DataError(path, scores.lines[k], f"score for prompt/response {k[0]!r}/{k[1]!r} "
+                                         "that is not in the data (or was skipped)"))
+                del scores[k]
+        args.skipped_invalid = data_skipped
         _report_skipped(skipped, args)
         check_scores_known(scores, everything)
         results = {stem: evaluate_subset(recs, scores, view=args.view, n_boot=args.bootstrap,
@@ -133,7 +143,7 @@ def cmd_evaluate(args) -> None:
             ci = overall_ci(list(results.values()))
             if ci:
                 out["overall_ci"] = ci
-        per_model[name] = {**out, **_skip_report(args)} if len(args.scores) == 1 else out
+        per_model[name] = {**out, **_skip_report(args)}
     if len(per_model) == 1:
         _print_json(next(iter(per_model.values())))
         return
@@ -480,8 +490,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cheems: {e.filename}: {e.strerror} (fix: check the path)", file=sys.stderr)
         return 2
     except OSError as e:  # a full disk, an I/O error: the outputs are the old complete ones
-        print(f"cheems: {e.filename or 'output'}: {e.strerror or e} (the previous output, if any, is unchanged)",
-              file=sys.stderr)
+        where = e.filename or getattr(args, "output", None) or "output"
+        print(f"cheems: {where}: {e.strerror or e} (fix: free space or write elsewhere; "
+              "the previous output, if any, is unchanged)", file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:
         return 143 if "signal 15" in str(e) else 130

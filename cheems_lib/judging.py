@@ -60,12 +60,18 @@ def load_judge(name_or_path, *, dtype=None, device_map=None):
     """A causal LM judge and its tokenizer, by hub name or local path."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from .reward_model import check_source, loading
+    from .reward_model import ModelError, check_source, loading
 
     check_source(name_or_path)
     with loading(name_or_path):
         tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
-        model = AutoModelForCausalLM.from_pretrained(str(name_or_path), dtype=dtype, device_map=device_map)
+        model, info = AutoModelForCausalLM.from_pretrained(str(name_or_path), dtype=dtype, device_map=device_map,
+                                                           output_loading_info=True)
+    missing = [k for k in info.get("missing_keys", []) if "lm_head" in k]
+    if missing and not getattr(model.config, "tie_word_embeddings", False):
+        raise ModelError(f"{name_or_path}: no language-model head {missing} in the checkpoint, so the judge's "
+                         "letter probabilities would be random (fix: pass a causal LM; a reward model "
+                         "scores without --judge)")
     letter_ids(tokenizer)
     return model, tokenizer
 

@@ -137,7 +137,11 @@ class ScoreOutput:
         for p in self._parts():
             if p != self.path and (p == self.mine or self.processes == 1 or self.rank == 0):
                 _drop_torn_tail(p)
-            keys |= set(read_scores(p))
+            try:
+                keys |= set(read_scores(p))
+            except DataError as e:  # not the user's data: skipping rows is no fix, starting over is
+                raise DataError(p, None, f"line {e.line}: {e.problem}; this file cannot be resumed",
+                                f"delete {p.name} (and {self.sidecar.name}) to score from scratch") from None
         return keys
 
     def append(self, scores: dict[tuple[str, str], float]) -> None:

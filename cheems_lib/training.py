@@ -688,12 +688,13 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
         stage = _sibling(out, "final")
         _rmtree(stage)
         stage.mkdir(parents=True)
-        acc.unwrap_model(model).save_pretrained(stage, safe_serialization=True)
-        tok.save_pretrained(stage)
-        if log.exists():
-            shutil.copy2(log, stage / "train_log.jsonl")
-        summary["final"] = _last_log(log)
-        _write_json(stage / "cheems_train.json", summary)  # the mark of a finished run
+        with _writing(stage):
+            acc.unwrap_model(model).save_pretrained(stage, safe_serialization=True)
+            tok.save_pretrained(stage)
+            if log.exists():
+                shutil.copy2(log, stage / "train_log.jsonl")
+            summary["final"] = _last_log(log)
+            _write_json(stage / "cheems_train.json", summary)  # the mark of a finished run
         with _sigint_deferred():  # a Ctrl-C here would leave the old folder beside the new one
             _swap_in(stage, out)
             if work != out:
@@ -752,11 +753,13 @@ def _save_checkpoint(acc, model, tok, root: Path, step: int, identity: dict) -> 
         for stale in root.glob(".step-*.tmp"):  # left by a kill during an earlier save
             shutil.rmtree(stale, ignore_errors=True)
     acc.wait_for_everyone()
-    acc.save_state(str(tmp))
+    with _writing(tmp):
+        acc.save_state(str(tmp))
+        if acc.is_main_process:
+            acc.unwrap_model(model).config.save_pretrained(tmp)  # with the tokenizer: loadable by from_pretrained
+            tok.save_pretrained(tmp)
+            _write_json(tmp / "cheems_state.json", {"global_step": step, **identity})
     if acc.is_main_process:
-        acc.unwrap_model(model).config.save_pretrained(tmp)  # with the tokenizer: loadable by from_pretrained
-        tok.save_pretrained(tmp)
-        _write_json(tmp / "cheems_state.json", {"global_step": step, **identity})
         os.replace(tmp, root / name)
         latest_tmp = root / "latest.tmp"
         latest_tmp.write_text(name)
@@ -765,6 +768,23 @@ def _save_checkpoint(acc, model, tok, root: Path, step: int, identity: dict) -> 
             if old.name != name:
                 shutil.rmtree(old, ignore_errors=True)
     acc.wait_for_everyone()
+
+
+@contextlib.contextmanager
+def _writing(folder: Path):
+    """Remove ``folder`` if writing it fails, and report any write failure as an OSError naming it.
+
+    safetensors raises its own error type on a full disk; as an OSError it becomes the
+    command line's one-line runtime failure, and the last complete checkpoint stays.
+    """
+    try:
+        yield
+    except BaseException as e:
+        _rmtree(folder)
+        if type(e).__name__ != "SafetensorError" and "os error" not in str(e):
+            raise
+        raise OSError(getattr(e, "errno", None) or 5, f"could not write ({' '.join(str(e).split())[:200]})",
+                      str(folder)) from None
 
 
 def _last_log(path: Path) -> dict:

@@ -452,3 +452,38 @@ def test_preference_interrupted_leaves_no_partial_output(tmp_path, sig_name):
         _kill_at([*cmd, str(out)], rng.uniform(0.3, 2.5), getattr(signal, sig_name))
         assert not out.exists() or out.read_bytes() == ref
         assert not list(tmp_path.glob(f".o{k}.jsonl.tmp-*")) or sig_name == "SIGKILL"
+
+
+def test_judge_refuses_a_checkpoint_without_a_language_model_head(scored_world, tmp_path):
+    """A reward model passed to --judge would judge with a random LM head: refused with one line."""
+    res = run("score", "--judge", "--model", scored_world / "rm", "--data", scored_world / "w/cheems_bench/open.jsonl",
+              "-o", tmp_path / "j.jsonl")
+    assert res.returncode == 2 and "no language-model head" in res.stderr.splitlines()[-1]
+    assert not (tmp_path / "j.jsonl").exists()
+
+
+def test_a_corrupt_partial_file_says_to_delete_it(scored_world, tmp_path):
+    """Garbage in OUT.partial is not the user's data: the message says to delete it, not to skip rows."""
+    data = scored_world / "w/cheems_bench/open.jsonl"
+    out = tmp_path / "s.jsonl"
+    assert run("score", "--model", "baseline:longest", "--data", data, "-o", out).returncode == 0
+    out.rename(tmp_path / "s.jsonl.partial")
+    with open(tmp_path / "s.jsonl.partial", "a") as fh:
+        fh.write("garbage\n")
+    res = run("score", "--model", "baseline:longest", "--data", data, "-o", out)
+    assert res.returncode == 2 and "delete s.jsonl.partial" in res.stderr and "--skip-invalid" not in res.stderr
+
+
+def test_evaluate_skip_invalid_ignores_and_counts_scores_of_skipped_records(tmp_path):
+    """Scores of a record skipped as invalid are counted and ignored, not an error."""
+    good = make_record("p", "ab", [("a", "b", "1")], rank={"a": 0, "b": 1})
+    write_records([good], tmp_path / "d.jsonl")
+    with open(tmp_path / "d.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"id": "q", "input": "x", "responses": [{"id": "a", "content": "y"}], "rank": {"zz": 0}}\n')
+    write_scores([("p", "a", 1.0), ("p", "b", 0.0), ("q", "a", 0.5)], tmp_path / "s.jsonl")
+    res = run("evaluate", "--data", tmp_path / "d.jsonl", "--scores", tmp_path / "s.jsonl", "--bootstrap", "0",
+              "--skip-invalid")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["skipped_invalid"] == 2 and out["d"]["accuracy"] == 1.0
+    assert f"{tmp_path / 's.jsonl'}:3: score for prompt/response 'q'/'a'" in res.stderr

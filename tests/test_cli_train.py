@@ -277,3 +277,21 @@ def test_train_skip_invalid_keeps_the_valid_records(tmp_path):
     assert res.returncode == 0, res.stderr[-1000:]
     assert f"skipped {data}:13: 'rank' names unknown response id 'zz'" in res.stderr
     assert json.loads(res.stdout)["data"]["prompts"] == 12
+
+
+def test_a_full_disk_while_saving_is_one_line_and_leaves_no_half_checkpoint(tmp_path):
+    """A file-size limit (EFBIG, like a full disk) during the checkpoint save: exit 1, one line, no temp folder."""
+    import resource
+
+    from cheems_lib.records import write_records
+    from cheems_lib.simulation import WorldConfig, build_world
+
+    data = tmp_path / "d.jsonl"
+    write_records(build_world(WorldConfig(size="smoke", seed=0)).files["cheems_preference/human.jsonl"][:12], data)
+    limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (150_000, 150_000))  # the weights are larger
+    res = subprocess.run([sys.executable, "-m", "cheems_lib.cli", "train", "--data", str(data), "--model", "tiny-xs",
+                          "--epochs", "1", "--max-length", "64", "--output", str(tmp_path / "rm")],
+                         capture_output=True, text=True, preexec_fn=limit)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert res.stderr.strip().splitlines()[-1].startswith("cheems: ") and "fix:" in res.stderr
+    assert not list((tmp_path / "rm").rglob(".step-*.tmp")) and not (tmp_path / "rm/cheems_train.json").exists()
