@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -471,12 +472,24 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from .outputs import LockedError, exit_on_sigterm
-    from .records import DataError
-    from .reward_model import ModelError  # both modules import torch lazily, so this stays cheap
-    from .training import TrainError
+    if argv is not None:  # called from Python (tests, notebooks): leave the caller's signal handlers alone
+        return _run(args)
+    from .outputs import exit_on_sigterm
 
     exit_on_sigterm()
+    try:
+        return _run(args)
+    finally:  # the work is done (or cleaned up): a late signal must not print a traceback at interpreter exit
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _run(args) -> int:
+    from .outputs import LockedError
+    from .records import DataError
+    from .reward_model import ModelError
+    from .training import TrainError
+
     try:
         args.func(args)
     except DataError as e:
