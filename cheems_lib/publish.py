@@ -120,6 +120,20 @@ def table(styler_or_frame, label: str, *, root: str | Path = ".", index: bool | 
     return styler.set_caption(f"{caption} ({link}, <code>{label}</code>)" if caption else f"{link} <code>{label}</code>")
 
 
+def world_source(directory: str | Path) -> str:
+    """Provenance of numbers computed from a world folder: ``simulated world (size S, seed N, simulator V)``
+    when it holds a simulator's ``summary.json``, else ``data: DIR (file sha256 PREFIX, ...)``."""
+    import json
+
+    directory = Path(directory)
+    summary = directory / "summary.json"
+    if summary.exists():
+        s = json.loads(summary.read_text(encoding="utf-8"))
+        return f"simulated world (size {s.get('size')}, seed {s.get('seed')}, simulator {s.get('simulator_version')})"
+    files = sorted(p for p in directory.rglob("*.jsonl") if p.is_file())
+    return f"data: {directory} (" + ", ".join(f"{p.relative_to(directory)} sha256 {sha256(p)[:12]}" for p in files) + ")"
+
+
 def sha256(path: str | Path, chunk: int = 1 << 20) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:

@@ -1,0 +1,371 @@
+"""The claims ledger: one rule for testing every claim of the paper.
+
+A claim compares a statistic with a reference value or with another model's statistic.
+Every statistic is an :class:`Estimate`: a point value per training seed and bootstrap
+replicates per seed. The replicates come from a bootstrap over prompts, stratified by
+category like :mod:`cheems_lib.metrics`, and a comparison subtracts replicates drawn from the
+*same* resamples (paired): :func:`cheems_lib.metrics.evaluate_subset` and
+:func:`ratio_estimate` draw their resamples from ``seed`` and the prompts' categories only,
+never from the scores, so two models evaluated with the same ``seed`` on the same records
+share them. With several training seeds the interval is hierarchical: each replicate draws
+the seeds with replacement, then uses that replicate's prompt resample within each seed.
+
+The verdict of a claim (:func:`decide`) is one of :data:`VERDICTS`:
+
+- direction ``greater`` (``less``): *supported* when the whole interval of the difference
+  lies above (below) zero, *contradicted* when it lies wholly on the other side, else
+  *inconclusive*;
+- direction ``equal`` (no effect, e.g. "humans show no position preference"): *supported*
+  when the interval lies inside ``±margin``, *contradicted* when it lies wholly outside it,
+  else *inconclusive*.
+
+Its kind is one of :data:`KINDS`: ``calibrated`` (the simulator was fitted to this number,
+so agreement is not evidence), ``finding`` (it emerges from the simulated mechanisms),
+``structural`` (true by construction; the reason says why), ``untestable`` (cannot be tested
+on simulated data; the reason says why). Every kind but ``finding`` needs its reason.
+
+A chapter collects its claims in a :class:`Ledger`, glues one sentence per claim (generated
+from the verdict, never typed) and saves them to ``book/_extra/claims/<chapter>.json``; the
+Claims page reads them all (:func:`load_all`) and exports ``tables/claims.csv``.
+
+For tests, ``CHEEMS_FORCE_VERDICT="claim-id=contradicted,..."`` forces verdicts; a forced claim
+is marked ``forced`` everywhere it is shown.
+
+>>> d = Estimate.single(0.04, np.array([0.01, 0.02, 0.05, 0.07]))
+>>> decide(d, "greater")
+'supported'
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["KINDS", "VERDICTS", "CI", "N_BOOT", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
+           "TABLE1_TOLERANCE", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "CLAIM_COLUMNS",
+           "Estimate", "ratio_estimate", "subset_estimate", "decide", "best_of", "Claim", "Ledger", "load_all",
+           "to_frame", "forced_verdicts", "claims_dir"]
+
+KINDS = ("calibrated", "finding", "structural", "untestable")
+VERDICTS = ("supported", "contradicted", "inconclusive")
+
+# Every threshold a claim uses, in one place.
+CI = 0.95
+"""Coverage of every interval."""
+N_BOOT = 1000
+"""Bootstrap replicates unless a chapter's ``n_boot`` says otherwise."""
+POSITION_EQUIVALENCE = 0.03
+"""'No position preference' means the share for the second-shown response is within 0.5 ± this
+(also the calibration tolerance of the human annotator's position share)."""
+GPT_POSITION_TARGET = 0.55
+"""Calibration target: the simulated GPT-4o's share for the second-shown response is at least this."""
+CONFLICT_TOLERANCE = 0.03
+"""Calibration tolerance of the simulated conflict ratios around Table 5."""
+TABLE1_TOLERANCE = 0.05
+"""Relative tolerance for 'ours reaches the paper's Table 1 statistic' (±5%)."""
+MODERATE_LENGTH_DIFFERENCE = 150
+"""A length difference below this many characters (real length) is moderate (Fig. 15)."""
+LARGE_LENGTH_DIFFERENCE = 250
+"""A length difference of at least this many characters (real length) is large (Fig. 15)."""
+
+CLAIM_COLUMNS = ["id", "paper_ref", "claim", "kind", "verdict", "estimate", "ci_low", "ci_high", "seeds", "chapter"]
+"""Columns of ``tables/claims.csv`` (plus ``source``, which every download carries)."""
+_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A statistic per training seed (``point``, shape ``(seeds,)``) with bootstrap replicates
+    over prompts (``boot``, shape ``(seeds, n_boot)``; row ``s`` uses the same prompt resamples
+    as every other row and every estimate it is compared with)."""
+
+    point: np.ndarray
+    boot: np.ndarray
+
+    def __post_init__(self):
+        point, boot = np.atleast_1d(np.asarray(self.point, float)), np.asarray(self.boot, float)
+        boot = boot.reshape(point.size, -1) if boot.size else np.empty((point.size, 0))
+        object.__setattr__(self, "point", point)
+        object.__setattr__(self, "boot", boot)
+
+    @classmethod
+    def single(cls, point: float, boot: np.ndarray | Sequence[float] = ()) -> "Estimate":
+        """One seed (or a statistic that involves no training)."""
+        return cls(np.array([point], float), np.asarray(boot, float).reshape(1, -1))
+
+    @classmethod
+    def stack(cls, per_seed: Sequence["Estimate"]) -> "Estimate":
+        """Estimates of the same statistic from several training seeds, one seed each."""
+        if not per_seed:
+            raise ValueError("no estimates to stack")
+        return cls(np.concatenate([e.point for e in per_seed]), np.concatenate([e.boot for e in per_seed]))
+
+    @property
+    def seeds(self) -> int:
+        return int(self.point.size)
+
+    @property
+    def value(self) -> float:
+        """The estimate: mean over seeds."""
+        return float(self.point.mean())
+
+    def __sub__(self, other: "Estimate | float") -> "Estimate":
+        if isinstance(other, Estimate):
+            if other.point.shape != self.point.shape or other.boot.shape != self.boot.shape:
+                raise ValueError(f"cannot pair estimates of shapes {self.boot.shape} and {other.boot.shape} "
+                                 "(fix: evaluate both on the same seeds with the same n_boot)")
+            return Estimate(self.point - other.point, self.boot - other.boot)
+        return Estimate(self.point - other, self.boot - other)
+
+    def __add__(self, other: "Estimate | float") -> "Estimate":
+        return self - (other * -1 if not isinstance(other, Estimate) else Estimate(-other.point, -other.boot))
+
+    def replicates(self, *, seed: int = 0) -> np.ndarray:
+        """Bootstrap distribution of the seed mean: hierarchical over seeds when there are several."""
+        k, b = self.boot.shape
+        if b == 0:
+            return np.empty(0)
+        if k == 1:
+            return self.boot[0]
+        pick = np.random.default_rng(seed).integers(k, size=(b, k))
+        return self.boot[pick, np.arange(b)[:, None]].mean(axis=1)
+
+    def interval(self, *, ci: float = CI, seed: int = 0) -> tuple[float, float]:
+        """Percentile interval of :meth:`replicates` (NaNs when there are no replicates)."""
+        reps = self.replicates(seed=seed)
+        reps = reps[np.isfinite(reps)]
+        if reps.size == 0:
+            return math.nan, math.nan
+        lo, hi = np.quantile(reps, [(1 - ci) / 2, (1 + ci) / 2])
+        return float(lo), float(hi)
+
+
+def _draws(strata: np.ndarray, n_boot: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per stratum (sorted), its members and ``(n_boot, members)`` resample indices: the scheme of
+    :func:`cheems_lib.metrics.evaluate_subset`, so the same seed gives the same resamples."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for s in sorted(set(strata.tolist())):
+        idx = np.flatnonzero(strata == s)
+        out.append((idx, rng.integers(0, idx.size, size=(n_boot, idx.size))))
+    return out
+
+
+def ratio_estimate(numerator: Sequence[float], denominator: Sequence[float] | None = None, *,
+                   strata: Sequence | None = None, n_boot: int = N_BOOT, seed: int = 0) -> Estimate:
+    """``sum(numerator) / sum(denominator)`` over prompts, with a bootstrap over prompts.
+
+    One entry per prompt (e.g. decisions won by the second-shown response, and decisions), so
+    decisions within a prompt are resampled together. ``denominator`` defaults to ones (a mean
+    over prompts). ``strata`` (e.g. categories) keeps each stratum's size in every replicate.
+
+    >>> ratio_estimate([1, 2], [2, 2], n_boot=0).value
+    0.75
+    """
+    num = np.asarray(numerator, float)
+    den = np.ones_like(num) if denominator is None else np.asarray(denominator, float)
+    point = num.sum() / den.sum() if den.sum() else math.nan
+    if not n_boot or num.size == 0:
+        return Estimate.single(point)
+    strata_arr = np.zeros(num.size, int) if strata is None else np.asarray(strata, dtype=object)
+    top, bottom = np.zeros(n_boot), np.zeros(n_boot)
+    for idx, draw in _draws(strata_arr, n_boot, seed):
+        top += num[idx][draw].sum(axis=1)
+        bottom += den[idx][draw].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return Estimate.single(point, top / bottom)
+
+
+def subset_estimate(per_seed: Sequence[Mapping[str, object]], metric: str = "overall",
+                    subsets: Sequence[str] | None = None) -> Estimate:
+    """A benchmark metric over seeds from :class:`cheems_lib.metrics.SubsetResult` objects.
+
+    ``per_seed[s]`` maps subset name to that seed's result (all evaluated with the same
+    bootstrap ``seed``). ``metric``: ``overall`` (the paper's Overall), ``accuracy`` or
+    ``exact_match`` (means over the subsets), each over ``subsets`` (default: all).
+    """
+    def one(results: Mapping[str, object]) -> Estimate:
+        chosen = [results[s] for s in (subsets or list(results))]
+        if metric == "overall":
+            point = np.mean([(r.accuracy + r.exact_match) / 2 for r in chosen])
+            boot = np.mean([(r.boot_accuracy + r.boot_exact_match) / 2 for r in chosen], axis=0)
+        elif metric in ("accuracy", "exact_match"):
+            point = np.mean([getattr(r, metric) for r in chosen])
+            boot = np.mean([getattr(r, f"boot_{metric}") for r in chosen], axis=0)
+        else:
+            raise ValueError(f"unknown metric {metric!r}; use overall, accuracy or exact_match")
+        return Estimate.single(float(point), boot)
+
+    return Estimate.stack([one(r) for r in per_seed])
+
+
+def decide(diff: Estimate, direction: str, *, margin: float = 0.0, ci: float = CI, seed: int = 0) -> str:
+    """The verdict for a difference (statistic minus reference) claimed ``greater``, ``less`` or ``equal``."""
+    lo, hi = diff.interval(ci=ci, seed=seed)
+    if math.isnan(lo):
+        return "inconclusive"
+    if direction == "greater":
+        return "supported" if lo > margin else "contradicted" if hi < -margin else "inconclusive"
+    if direction == "less":
+        return "supported" if hi < -margin else "contradicted" if lo > margin else "inconclusive"
+    if direction == "equal":
+        return "supported" if -margin < lo and hi < margin else "contradicted" if lo > margin or hi < -margin else "inconclusive"
+    raise ValueError(f"direction {direction!r}: use greater, less or equal")
+
+
+def best_of(estimates: Mapping[str, Estimate], expected: str, *, ci: float = CI, seed: int = 0) -> tuple[str, Estimate]:
+    """Is ``expected`` the best? Verdict and the paired difference to the strongest rival.
+
+    *supported* when ``expected`` beats every other entry (each paired difference's interval
+    above zero), *contradicted* when some other entry beats it, else *inconclusive*: "best" is
+    decided by paired intervals, never by point estimates alone.
+    """
+    rivals = {n: estimates[expected] - e for n, e in estimates.items() if n != expected}
+    if not rivals:
+        raise ValueError("best_of needs at least one rival")
+    verdicts = {n: decide(d, "greater", ci=ci, seed=seed) for n, d in rivals.items()}
+    closest = min(rivals, key=lambda n: rivals[n].value)
+    if all(v == "supported" for v in verdicts.values()):
+        return "supported", rivals[closest]
+    if any(v == "contradicted" for v in verdicts.values()):
+        return "contradicted", rivals[closest]
+    return "inconclusive", rivals[closest]
+
+
+def forced_verdicts() -> dict[str, str]:
+    """``CHEEMS_FORCE_VERDICT`` as ``{claim id: verdict}`` (for tests of the generated prose)."""
+    out = {}
+    for item in filter(None, (s.strip() for s in os.environ.get("CHEEMS_FORCE_VERDICT", "").split(","))):
+        cid, _, verdict = item.partition("=")
+        if verdict not in VERDICTS:
+            raise ValueError(f"CHEEMS_FORCE_VERDICT: {item!r} is not id=verdict with a verdict in {VERDICTS}")
+        out[cid] = verdict
+    return out
+
+
+@dataclass
+class Claim:
+    """One paper claim, tested. ``says`` maps a verdict to the sentence the chapter shows (a
+    format string with ``{estimate}``, ``{lo}``, ``{hi}``, ``{seeds}``); :attr:`sentence` is the one
+    for the computed verdict."""
+
+    id: str
+    paper_ref: str
+    claim: str
+    kind: str
+    verdict: str
+    estimate: float = math.nan
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    seeds: int = 0
+    chapter: str = ""
+    statistic: str = ""
+    paper: str = ""
+    reason: str = ""
+    link: str = ""
+    forced: bool = False
+    says: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        if not _ID.match(self.id):
+            raise ValueError(f"claim id {self.id!r} must be lower-case words joined by hyphens")
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind {self.kind!r} is not one of {KINDS}")
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"claim {self.id}: verdict {self.verdict!r} is not one of {VERDICTS}")
+        if self.kind != "finding" and not self.reason:
+            raise ValueError(f"claim {self.id}: a {self.kind} claim needs its reason")
+        forced = forced_verdicts().get(self.id)
+        if forced and forced != self.verdict:
+            self.verdict, self.forced = forced, True
+
+    @classmethod
+    def test(cls, id: str, diff: Estimate, direction: str, *, margin: float = 0.0, seed: int = 0,
+             **fields) -> "Claim":
+        """A claim decided by :func:`decide` on ``diff``; ``fields`` are the other attributes."""
+        lo, hi = diff.interval(seed=seed)
+        return cls(id=id, verdict=decide(diff, direction, margin=margin, seed=seed), estimate=diff.value,
+                   ci_low=lo, ci_high=hi, seeds=diff.seeds, **fields)
+
+    @property
+    def sentence(self) -> str:
+        template = self.says.get(self.verdict) or "{statistic}: {estimate:.3f} [{lo:.3f}, {hi:.3f}]"
+        text = template.format(estimate=self.estimate, lo=self.ci_low, hi=self.ci_high, seeds=self.seeds,
+                               statistic=self.statistic, verdict=self.verdict)
+        return text + (" (verdict forced for a test)" if self.forced else "")
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out.pop("says")
+        out["sentence"] = self.sentence
+        return out
+
+
+def claims_dir(root: str | Path = ".") -> Path:
+    """Where chapters save their claims: ``book/_extra/claims`` (published beside tables/)."""
+    return Path(root) / "book" / "_extra" / "claims"
+
+
+class Ledger:
+    """The claims one chapter tests: add them, glue their sentences, save them for the Claims page."""
+
+    def __init__(self, chapter: str, source: str):
+        self.chapter, self.source, self.claims = chapter, source, {}
+
+    def add(self, claim: Claim, *, glue: bool = True) -> Claim:
+        """Record ``claim`` (its chapter set to this ledger's) and glue ``claim-<id>`` (its sentence)
+        and ``verdict-<id>``."""
+        if claim.id in self.claims:
+            raise ValueError(f"claim {claim.id!r} added twice in chapter {self.chapter!r}")
+        claim.chapter = self.chapter
+        self.claims[claim.id] = claim
+        if glue:
+            from myst_nb import glue as myst_glue
+
+            myst_glue(f"claim-{claim.id}", claim.sentence, display=False)
+            myst_glue(f"verdict-{claim.id}", claim.verdict, display=False)
+        return claim
+
+    def frame(self):
+        return to_frame(list(self.claims.values()))
+
+    def save(self, root: str | Path = ".") -> Path:
+        """Write ``book/_extra/claims/<chapter>.json`` atomically."""
+        from .outputs import atomic_open
+
+        out = claims_dir(root) / f"{self.chapter}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        body = {"chapter": self.chapter, "source": self.source, "claims": [c.to_json() for c in self.claims.values()]}
+        with atomic_open(out, "w", encoding="utf-8") as fh:
+            json.dump(body, fh, ensure_ascii=False, indent=1, allow_nan=True)
+        return out
+
+
+def load_all(root: str | Path = ".", chapters: Sequence[str] | None = None) -> list[dict]:
+    """Every saved claim, in chapter order (``chapters``, default: the book's), each with its ``source``."""
+    from .chapters import CHAPTERS
+
+    out = []
+    for name in chapters or [c.name for c in CHAPTERS]:
+        path = claims_dir(root) / f"{name}.json"
+        if path.exists():
+            body = json.loads(path.read_text(encoding="utf-8"))
+            out += [{**c, "source": body["source"]} for c in body["claims"]]
+    return out
+
+
+def to_frame(claims: Sequence[Claim | dict]):
+    """The ledger as a DataFrame: :data:`CLAIM_COLUMNS` first, then the other fields."""
+    import pandas as pd
+
+    rows = [c.to_json() if isinstance(c, Claim) else dict(c) for c in claims]
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(columns=CLAIM_COLUMNS)
+    return frame[CLAIM_COLUMNS + [c for c in frame.columns if c not in CLAIM_COLUMNS]]

@@ -1,0 +1,275 @@
+"""The experiments the chapters run: the world, the training sets, the model families.
+
+Every chapter starts with :func:`open_world` (the files, the length scale, the source label
+and the device) and builds its training sets with the named builders here, so a model that
+two chapters need is built from the same records with the same config and the zoo
+(:mod:`cheems_lib.zoo`) trains it once:
+
+- :func:`table4_sets`: the CheemsPreference ablation (Table 4); its last set is CheemsPreference;
+- :func:`table3_sets`: the analogues of Table 3's open datasets (:mod:`cheems_lib.transfer`);
+- :func:`data_ladder`: nested subsets of CheemsPreference (Fig. 6), one chain per training seed;
+- :func:`model_sizes`: one training set, several model sizes (Fig. 7);
+- :func:`population`: the union of all of them (Fig. 5).
+
+A :class:`Family` is a set of named training sets, each trained with every training seed
+(``train_seeds``), on a fixed world: the world's ``seed`` never changes with training.
+:func:`evaluate` scores a family on the benchmark and returns, per model, one
+:class:`cheems_lib.metrics.SubsetResult` per subset and seed, all bootstrapped with the world
+seed, so every comparison between models is paired (see :mod:`cheems_lib.claims`).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .records import Record
+
+__all__ = ["World", "open_world", "ModelSpec", "Family", "table4_sets", "table3_sets", "data_ladder",
+           "ladder_family", "model_sizes", "population", "train", "evaluate", "estimate", "board",
+           "seeds_text"]
+
+SUBSET_NAMES = {"open": "Open Prompt", "human": "Human Instruction"}
+
+
+@dataclass
+class World:
+    """A world in the spec §6 layout, opened: its files and how to describe and run on them."""
+
+    directory: Path
+    files: dict[str, list[Record]]
+    length_scale: float
+    """Simulated lengths are this fraction of real length (1.0 for real files)."""
+    simulated: bool
+    size: str
+    seed: int
+    summary: dict | None = None
+    device: str | None = None
+    """``cuda`` when a GPU is available, else None (the CPU)."""
+    dtype: Any = None
+    """bfloat16 on a GPU, else None (float32)."""
+
+    @property
+    def label(self) -> str:
+        """How prose names the data: "the simulated world (size default, seed 0)" or "the files in DIR"."""
+        return f"the simulated world (size {self.size}, seed {self.seed})" if self.simulated else f"the files in {self.directory}"
+
+    @property
+    def source(self) -> str:
+        """Provenance of every number computed from this world (see :func:`cheems_lib.publish.world_source`)."""
+        from .publish import world_source
+
+        return world_source(self.directory)
+
+    @property
+    def bench(self) -> dict[str, list[Record]]:
+        """The two human-annotated CheemsBench subsets."""
+        return {"open": self.files["cheems_bench/open.jsonl"], "human": self.files["cheems_bench/human.jsonl"]}
+
+    @property
+    def bench_records(self) -> list[Record]:
+        return [r for s in self.bench.values() for r in s]
+
+    @property
+    def human(self) -> list[Record]:
+        """The golden human-annotated preference subset."""
+        return self.files["cheems_preference/human.jsonl"]
+
+    def gpt(self, prompts: int = 0) -> list[Record]:
+        """The first ``prompts`` of the GPT-annotated preference subset (0: all)."""
+        gpt = self.files["cheems_preference/gpt.jsonl"]
+        return gpt[:prompts] if prompts else list(gpt)
+
+
+def open_world(world_dir: str = "", size: str = "default", seed: int = 0) -> World:
+    """The real files in ``world_dir``, or the simulated world (size, seed), simulated on first use."""
+    from . import simulation
+
+    directory = Path(world_dir) if world_dir else simulation.ensure_world(size, seed)
+    summary_path = directory / "summary.json"
+    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else None
+    device, dtype = _device()
+    return World(directory=directory, files=simulation.load_world(directory),
+                 length_scale=summary["length_scale"] if summary else 1.0, simulated=not world_dir,
+                 size=size, seed=seed, summary=summary, device=device, dtype=dtype)
+
+
+def _device():
+    import torch
+
+    return ("cuda", torch.bfloat16) if torch.cuda.is_available() else (None, None)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model to train: its training records and config (the config's seed is the training seed)."""
+
+    name: str
+    records: list[Record] = field(repr=False)
+    config: Any
+    group: str = ""
+
+
+@dataclass
+class Family:
+    """Named training sets, each trained with every seed in ``seeds`` (models differ only in what
+    the name says). ``models`` maps a model size or hub name per set (default: ``tiny``)."""
+
+    sets: dict[str, list[Record]]
+    seeds: tuple[int, ...] = (0, 1, 2)
+    epochs: int = 2
+    models: dict[str, str] = field(default_factory=dict)
+    group: str = ""
+
+    def config(self, name: str, seed: int):
+        """Tiny models: the tiny preset with ``epochs``; real models: Table 9 (``TrainConfig.for_model``)."""
+        from .reward_model import is_tiny
+        from .training import TrainConfig
+
+        model = self.models.get(name, "tiny")
+        return TrainConfig.for_model(model, seed=seed, **({"epochs": self.epochs} if is_tiny(model) else {}))
+
+    def specs(self) -> list[ModelSpec]:
+        return [ModelSpec(name, recs, self.config(name, s), self.group) for name, recs in self.sets.items()
+                for s in self.seeds]
+
+
+def seeds_text(seeds: Sequence[int]) -> str:
+    """``0-2`` for a run of seeds, else ``0, 3, 5``."""
+    seeds = list(seeds)
+    if len(seeds) > 1 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(map(str, seeds))
+
+
+def table4_sets(world: World, *, gpt_prompts: int = 2000, margin: float = 0.0, seed: int = 0,
+                epochs: int = 2) -> tuple[dict[str, list[Record]], dict, dict]:
+    """Table 4's training sets (keys ``distant_supervision.ABLATION``), the step reports and the
+    golden-subset model's scores on the GPT subset.
+
+    The data is built once per world: the golden-subset reward model that filters GPT's
+    comparisons is trained with seed ``seed`` (the construction seed), whatever the training
+    seeds of the models compared afterwards.
+    """
+    from . import distant_supervision as ds
+    from . import zoo
+    from .training import TrainConfig
+
+    gpt = world.gpt(gpt_prompts)
+    rm_human = zoo.train_or_load(world.human, TrainConfig(epochs=epochs, seed=seed))
+    scores = zoo.score_or_load(rm_human, gpt, device=world.device, dtype=world.dtype)
+    sets, reports = ds.ablation(world.human, gpt, scores, margin=margin, seed=seed)
+    return sets, reports, scores
+
+
+def table3_sets(world: World, *, prompts: int = 2000, seed: int = 0) -> dict[str, dict]:
+    """The analogues of Table 3's open datasets: ``{name: {"records", "annotation", "mimics"}}``."""
+    from .transfer import analogues
+
+    return analogues(world.files, prompts=prompts, seed=seed)
+
+
+def data_ladder(records: Sequence[Record], *, points: int = 6, chain_seed: int = 0) -> dict[int, list[Record]]:
+    """Fig. 6's nested subsets of ``records`` (sizes halving from the full set), one seeded chain."""
+    from . import scaling
+
+    return scaling.nested_subsets(list(records), scaling.ladder(len(records), points=points), seed=chain_seed)
+
+
+def ladder_family(records: Sequence[Record], *, points: int, seeds: Sequence[int], epochs: int) -> list[ModelSpec]:
+    """The data-scaling models: for each training seed its own chain of subsets, trained with that seed."""
+    out = []
+    for s in seeds:
+        fam = Family({f"CheemsPreference {n} prompts": recs for n, recs in
+                      data_ladder(records, points=points, chain_seed=s).items()},
+                     seeds=(s,), epochs=epochs, group="data scaling")
+        out += fam.specs()
+    return out
+
+
+def model_sizes(records: Sequence[Record], sizes: Sequence[str], *, seeds: Sequence[int], epochs: int) -> Family:
+    """Fig. 7's family: the same records, one model per size (tiny names or hub names)."""
+    return Family({f"{s} · human subset": list(records) for s in sizes}, seeds=tuple(seeds), epochs=epochs,
+                  models={f"{s} · human subset": s for s in sizes}, group="model size")
+
+
+def population(world: World, *, seeds: Sequence[int], epochs: int = 2, gpt_prompts: int = 2000,
+               transfer_prompts: int = 2000, ladder_points: int = 6, sizes: Sequence[str] = (),
+               margin: float = 0.0) -> list[ModelSpec]:
+    """Every model the other chapters train (Table 4, Table 3, data ladder, model sizes), each once.
+
+    A spec whose records and config equal an earlier one's is dropped (the first name wins),
+    so the zoo's checkpoints are shared with the chapters that train them.
+    """
+    from . import zoo
+    from .distant_supervision import ABLATION
+
+    t4, _, _ = table4_sets(world, gpt_prompts=gpt_prompts, margin=margin, epochs=epochs)
+    specs = ladder_family(t4[ABLATION[-1]], points=ladder_points, seeds=seeds, epochs=epochs)
+    specs += model_sizes(world.human, sizes, seeds=seeds, epochs=epochs).specs()
+    specs += Family(t4, seeds=tuple(seeds), epochs=epochs, group="Table 4").specs()
+    t3 = {n: d["records"] for n, d in table3_sets(world, prompts=transfer_prompts).items()}
+    specs += Family(t3, seeds=tuple(seeds), epochs=epochs, group="Table 3").specs()
+    out, seen = [], set()
+    for spec in specs:
+        key = zoo.zoo_key(spec.records, spec.config)
+        if key not in seen:
+            seen.add(key)
+            out.append(spec)
+    return out
+
+
+def train(specs: Sequence[ModelSpec], *, progress: bool = True) -> list[Path]:
+    """The zoo folder of every spec, training the ones not trained yet (with a progress bar)."""
+    from tqdm.auto import tqdm
+
+    from . import zoo
+
+    return [zoo.train_or_load(s.records, s.config) for s in tqdm(specs, desc="models", disable=not progress)]
+
+
+def evaluate(family: Family, world: World, *, n_boot: int = 1000, seed: int = 0, records: Mapping | None = None,
+             progress: bool = True) -> dict[str, list[dict]]:
+    """Train (or load) and score every model of ``family``; ``{name: [{subset: SubsetResult} per seed]}``.
+
+    ``records`` (default: the world's two CheemsBench subsets) maps subset names to records.
+    Every result is bootstrapped with ``seed``, so results are paired across models and seeds.
+    """
+    from . import zoo
+    from .metrics import evaluate_subset
+
+    subsets = dict(records or world.bench)
+    all_records = [r for recs in subsets.values() for r in recs]
+    specs = family.specs()
+    out: dict[str, list[dict]] = {name: [] for name in family.sets}
+    for spec, path in zip(specs, train(specs, progress=progress)):
+        scores = zoo.score_or_load(path, all_records, device=world.device, dtype=world.dtype)
+        out[spec.name].append({sub: evaluate_subset(recs, scores, n_boot=n_boot, seed=seed)
+                               for sub, recs in subsets.items()})
+    return out
+
+
+def estimate(results: Mapping[str, list[dict]], name: str, metric: str = "overall", subsets: Sequence[str] | None = None):
+    """:func:`cheems_lib.claims.subset_estimate` of one model of an :func:`evaluate` result."""
+    from .claims import subset_estimate
+
+    return subset_estimate(results[name], metric, subsets)
+
+
+def board(results: Mapping[str, list[dict]], *, seed: int = 0):
+    """One row per model: mean over seeds of each subset's accuracy and exact match and of Overall,
+    with hierarchical 95% intervals (``_lo``/``_hi``) and the number of seeds; sorted by Overall."""
+    import pandas as pd
+
+    rows = []
+    for name, per_seed in results.items():
+        row: dict[str, Any] = {"model": name, "seeds": len(per_seed)}
+        subsets = list(per_seed[0])
+        columns = [(f"{s}_acc", "accuracy", [s]) for s in subsets] + [(f"{s}_exact", "exact_match", [s]) for s in subsets]
+        for col, metric, subs in columns + [("overall", "overall", subsets)]:
+            est = estimate(results, name, metric, subs)
+            row[col] = est.value
+            row[f"{col}_lo"], row[f"{col}_hi"] = est.interval(seed=seed)
+        rows.append(row)
+    return pd.DataFrame(rows).sort_values("overall", ascending=False, ignore_index=True)

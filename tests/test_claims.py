@@ -1,0 +1,144 @@
+"""cheems_lib.claims: the one rule every claim is tested with."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from cheems_lib import claims
+from cheems_lib.claims import Claim, Estimate, Ledger, best_of, decide, ratio_estimate, subset_estimate
+from cheems_lib.metrics import evaluate_subset
+from conftest import make_record
+
+
+def _est(values, seeds=1):
+    values = np.asarray(values, float).reshape(seeds, -1)
+    return Estimate(values.mean(axis=1), values)
+
+
+class TestDecide:
+    def test_greater(self):
+        """An interval wholly above zero supports 'greater', wholly below contradicts it, else inconclusive."""
+        assert decide(_est(np.linspace(0.01, 0.05, 200)), "greater") == "supported"
+        assert decide(_est(np.linspace(-0.05, -0.01, 200)), "greater") == "contradicted"
+        assert decide(_est(np.linspace(-0.05, 0.05, 200)), "greater") == "inconclusive"
+
+    def test_less_mirrors_greater(self):
+        """'less' is 'greater' of the negated difference."""
+        for vals in (np.linspace(0.01, 0.05, 200), np.linspace(-0.05, -0.01, 200), np.linspace(-0.05, 0.05, 200)):
+            assert decide(_est(vals), "less") == decide(_est(-vals), "greater")
+
+    def test_equal_uses_the_margin(self):
+        """'equal' is supported inside ±margin, contradicted wholly outside, inconclusive across the edge."""
+        assert decide(_est(np.linspace(-0.01, 0.01, 200)), "equal", margin=0.02) == "supported"
+        assert decide(_est(np.linspace(0.03, 0.05, 200)), "equal", margin=0.02) == "contradicted"
+        assert decide(_est(np.linspace(0.01, 0.03, 200)), "equal", margin=0.02) == "inconclusive"
+
+    def test_no_replicates_is_inconclusive(self):
+        """A point estimate without replicates can never support or contradict."""
+        assert decide(Estimate.single(0.5), "greater") == "inconclusive"
+
+
+class TestEstimate:
+    def test_paired_difference_of_identical_statistics_is_zero(self):
+        """Two statistics bootstrapped with the same seed on the same prompts share resamples."""
+        num, den = np.arange(1, 41) % 7, np.full(40, 6)
+        strata = np.repeat(["a", "b"], 20)
+        a = ratio_estimate(num, den, strata=strata, n_boot=300, seed=3)
+        b = ratio_estimate(num, den, strata=strata, n_boot=300, seed=3)
+        assert np.all((a - b).boot == 0)
+        c = ratio_estimate(num, den, strata=strata, n_boot=300, seed=4)
+        assert np.any((a - c).boot != 0)
+
+    def test_ratio_estimate_resamples_prompts_not_decisions(self):
+        """Clustered decisions: the bootstrap keeps a prompt's decisions together, so the interval is wider
+        than a binomial one when prompts differ."""
+        num = np.array([10, 0] * 50)  # each prompt all-or-nothing
+        den = np.full(100, 10)
+        est = ratio_estimate(num, den, n_boot=2000, seed=0)
+        lo, hi = est.interval()
+        binomial = 1.96 * math.sqrt(0.25 / 1000)
+        assert est.value == 0.5
+        assert (hi - lo) / 2 > 2 * binomial
+
+    def test_metrics_and_claims_use_the_same_resamples(self):
+        """subset_estimate of two score sets evaluated with the same seed is paired: identical scores, zero difference."""
+        recs = [make_record(f"p{i}", "abc", rank={"a": 0, "b": 1, "c": 2}, category=(cat,))
+                for i, cat in enumerate(["理解", "数学"] * 10)]
+        rng = np.random.default_rng(0)
+        scores = {(r.id, x): float(rng.normal()) for r in recs for x in "abc"}
+        res = [{"s": evaluate_subset(recs, scores, n_boot=200, seed=5)}]
+        diff = subset_estimate(res, "accuracy") - subset_estimate(res, "accuracy")
+        assert np.all(diff.boot == 0) and diff.value == 0
+
+    def test_hierarchical_interval_covers_seed_spread(self):
+        """With seeds that disagree, the seed-pooled interval is wider than any one seed's."""
+        rng = np.random.default_rng(0)
+        per_seed = np.stack([m + rng.normal(0, 0.005, 1000) for m in (0.40, 0.50, 0.60)])
+        est = Estimate(per_seed.mean(axis=1), per_seed)
+        lo, hi = est.interval()
+        assert est.seeds == 3 and math.isclose(est.value, per_seed.mean(), rel_tol=1e-12)
+        assert hi - lo > 0.1 > max(np.quantile(r, 0.975) - np.quantile(r, 0.025) for r in per_seed)
+
+    def test_mismatched_shapes_refuse_to_pair(self):
+        """Estimates from different seeds or replicate counts cannot be subtracted."""
+        with pytest.raises(ValueError, match="cannot pair"):
+            _est(np.zeros(10)) - _est(np.zeros(20))
+
+
+class TestBestOf:
+    def test_best_needs_every_paired_interval(self):
+        """'best' is supported only when the expected entry beats every rival by paired intervals."""
+        base = np.linspace(0, 1, 500)
+        ests = {"a": _est(base + 0.1), "b": _est(base), "c": _est(base + 0.05)}
+        assert best_of(ests, "a")[0] == "supported"
+        assert best_of(ests, "b")[0] == "contradicted"
+        close = {"a": _est(base), "b": _est(base[::-1])}
+        assert best_of(close, "a")[0] == "inconclusive"
+
+
+class TestClaim:
+    def test_kinds_other_than_finding_need_a_reason(self):
+        """A structural, calibrated or untestable claim without its reason is refused."""
+        with pytest.raises(ValueError, match="needs its reason"):
+            Claim("x-y", "§1", "c", "structural", "supported")
+        Claim("x-y", "§1", "c", "finding", "supported")
+
+    def test_ids_are_lower_case_and_hyphenated(self):
+        """Stable ids: lower-case words joined by hyphens."""
+        with pytest.raises(ValueError, match="lower-case"):
+            Claim("Tab4_best", "§1", "c", "finding", "supported")
+
+    def test_sentence_follows_the_verdict(self):
+        """The glued sentence is the template of the computed verdict, filled with the estimate."""
+        diff = _est(np.linspace(0.01, 0.05, 200))
+        c = Claim.test("a-b", diff, "greater", paper_ref="§1", claim="c", kind="finding",
+                       says={"supported": "up by {estimate:.2f}", "contradicted": "down", "inconclusive": "unclear"})
+        assert c.sentence == "up by 0.03"
+
+    def test_forced_verdict_changes_sentence_and_is_marked(self, monkeypatch):
+        """CHEEMS_FORCE_VERDICT flips the verdict (for prose tests) and the claim says it was forced."""
+        monkeypatch.setenv("CHEEMS_FORCE_VERDICT", "a-b=contradicted")
+        c = Claim.test("a-b", _est(np.linspace(0.01, 0.05, 200)), "greater", paper_ref="§1", claim="c",
+                       kind="finding", says={"supported": "up", "contradicted": "down"})
+        assert c.verdict == "contradicted" and c.forced and c.sentence.startswith("down")
+        monkeypatch.setenv("CHEEMS_FORCE_VERDICT", "a-b=maybe")
+        with pytest.raises(ValueError, match="CHEEMS_FORCE_VERDICT"):
+            claims.forced_verdicts()
+
+
+def test_ledger_round_trip(tmp_path):
+    """A chapter's saved ledger is read back by the Claims page with the ledger's source, columns first."""
+    ledger = Ledger("preference", "simulated world (size smoke, seed 0)")
+    ledger.add(Claim.test("tab4-x", _est(np.linspace(0.01, 0.05, 100)), "greater", paper_ref="Table 4",
+                          claim="x helps", kind="finding"), glue=False)
+    ledger.add(Claim("fig7-y", "§6.4", "y", "untestable", "inconclusive", reason="no pretrained tiny models"), glue=False)
+    ledger.save(tmp_path)
+    rows = claims.load_all(tmp_path, ["preference"])
+    assert [r["id"] for r in rows] == ["tab4-x", "fig7-y"]
+    assert all(r["source"].startswith("simulated") and r["chapter"] == "preference" for r in rows)
+    frame = claims.to_frame(rows)
+    assert list(frame.columns[:len(claims.CLAIM_COLUMNS)]) == claims.CLAIM_COLUMNS
+    with pytest.raises(ValueError, match="twice"):
+        ledger.add(Claim("fig7-y", "§6.4", "y", "finding", "supported"), glue=False)
