@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .outputs import pid_alive
-from .chapters import CHAPTERS, PROFILES
+from .chapters import CHAPTERS, PROFILES, chapter
 
 __all__ = ["BookError", "BookInputError", "ChapterFailed", "ChaptersFailed", "parameters_of", "coerce", "cache_key", "data_files", "execute_chapter", "default_jobs", "build",
            "find_root"]
@@ -129,6 +129,7 @@ def cache_key(source: Path, params: dict[str, Any], root: Path) -> str:
     h.update(source.read_bytes())
     h.update(json.dumps(params, sort_keys=True, default=str).encode())
     h.update(_library_fingerprint().encode())
+    h.update(os.environ.get("CHEEMS_FORCE_VERDICT", "").encode())  # forced verdicts (tests) change the prose
     for v in params.values():
         if isinstance(v, str) and v and (root / v).exists():
             for f in sorted((root / v).rglob("*")) if (root / v).is_dir() else [root / v]:
@@ -347,6 +348,8 @@ def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: in
             return f"notebooks/{name}.md: chapter {name!r} failed: {type(e).__name__}: {e}"
         return None
 
+    last = [p for p in plans if chapter(p[0]).after_all]  # they read what the others saved
+    plans = [p for p in plans if not chapter(p[0]).after_all]
     try:
         if jobs <= 1:
             results = [run(name, params) for name, params in plans]
@@ -363,6 +366,7 @@ def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: in
                 raise
             finally:
                 pool.shutdown(wait=True)
+        results += [run(name, params) for name, params in last]
     finally:
         for k, v in saved.items():
             if v is None:
@@ -402,7 +406,8 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
             raise BookInputError(f"--chapter {n}: no such chapter (fix: use one of {', '.join(names)})")
     root = root or find_root()
     # each chapter once, in reading order (two threads must never execute the same chapter)
-    selected = [c for c in CHAPTERS if c.name in set(chapters)] if chapters else list(CHAPTERS)
+    # pages that gather the other chapters' results (the Claims page) follow any selection
+    selected = [c for c in CHAPTERS if c.name in set(chapters) or c.after_all] if chapters else list(CHAPTERS)
     overrides = overrides or {}
     used: set[str] = set()
     plans = []

@@ -26,6 +26,7 @@ class Chapter:
     title: str
     labels: tuple[str, ...]  # the stable ids of the paper artefacts it reproduces (spec §7)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)  # profile -> overrides
+    after_all: bool = False  # executed after every other selected chapter (it reads what they saved)
 
     def parameters(self, profile: str) -> dict[str, Any]:
         if profile not in PROFILES:
@@ -82,6 +83,7 @@ CHAPTERS: list[Chapter] = [
                 "paper": {"size": "paper", "gpt_prompts": 0, "transfer_prompts": 0, "bon_prompts": 87}},
     ),
     Chapter("reproduce", "Reproduce with real models", ()),
+    Chapter("claims", "Claims", ("claims",), after_all=True),
 ]
 
 

@@ -168,3 +168,47 @@ def test_killed_build_keeps_the_last_good_notebook(conflicts_done, tmp_path):
         assert _sha(root / "book/conflicts.ipynb") == good or (
             nb.metadata["cheems"]["cache_key"] and "Reproducibility" in nb.cells[-1].source), sig  # complete new run
         assert b"Traceback" not in err, err
+
+
+def test_forced_verdict_changes_the_generated_sentence(smoke_book, tmp_path, monkeypatch):
+    """Forcing a claim's verdict the other way changes the sentence its chapter shows: the prose is generated
+    from the verdict, never typed."""
+    root, _, _ = smoke_book
+    copy = tmp_path / "book"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("_build"))
+    claim_id, name = "tab4-human-beats-gpt", "preference"
+    assert f"claim-{claim_id}" in (ROOT / "notebooks" / f"{name}.md").read_text(encoding="utf-8")
+    saved = copy / "book" / "_extra" / "claims" / f"{name}.json"
+    before = next(c for c in json.loads(saved.read_text(encoding="utf-8"))["claims"] if c["id"] == claim_id)
+    flipped = "contradicted" if before["verdict"] != "contradicted" else "supported"
+    monkeypatch.setenv("CHEEMS_FORCE_VERDICT", f"{claim_id}={flipped}")
+    build("smoke", [name], root=copy, html=False, log=lambda s: None)
+    after = next(c for c in json.loads(saved.read_text(encoding="utf-8"))["claims"] if c["id"] == claim_id)
+    assert after["verdict"] == flipped and after["forced"] and after["sentence"] != before["sentence"]
+    nb = json.loads((copy / "book" / f"{name}.ipynb").read_text(encoding="utf-8"))
+    glued = [o["data"]["text/plain"] for c in nb["cells"] for o in c.get("outputs", [])
+             if o.get("metadata", {}).get("scrapbook", {}).get("name") == f"claim-{claim_id}"]
+    assert glued and after["sentence"] in glued[0]
+    ledger = (copy / "book" / "_extra" / "tables" / "claims.csv").read_text(encoding="utf-8")
+    assert f"{claim_id}," in ledger and flipped in ledger.split(f"{claim_id},")[1].splitlines()[0]
+
+
+def test_claims_ledger_is_complete(smoke_book):
+    """tables/claims.csv: the documented columns, at least 20 claims with unique stable ids, valid kinds and
+    verdicts, a numeric interval for every finding, and every chapter that tests claims present."""
+    import math
+
+    import pandas as pd
+
+    from cheems_lib import claims
+
+    root, html, _ = smoke_book
+    ledger = pd.read_csv(html / "tables" / "claims.csv")
+    assert list(ledger.columns) == claims.CLAIM_COLUMNS + ["source"]
+    assert len(ledger) >= 20 and ledger["id"].is_unique
+    assert ledger["kind"].isin(claims.KINDS).all() and ledger["verdict"].isin(claims.VERDICTS).all()
+    findings = ledger[ledger["kind"] == "finding"]
+    assert all(math.isfinite(v) for v in findings[["estimate", "ci_low", "ci_high"]].to_numpy().ravel())
+    assert ledger["source"].str.match(r"^(paper|simulated|data)").all()
+    assert {"data", "conflicts", "biases", "evaluation", "transfer", "preference", "scaling", "downstream"} <= set(
+        ledger["chapter"])
