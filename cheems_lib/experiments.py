@@ -221,12 +221,27 @@ def population(world: World, *, seeds: Sequence[int], epochs: int = 2, gpt_promp
 
 
 def train(specs: Sequence[ModelSpec], *, progress: bool = True) -> list[Path]:
-    """The zoo folder of every spec, training the ones not trained yet (with a progress bar)."""
+    """The zoo folder of every spec, training the ones not trained yet (with a progress bar).
+
+    Chapters run in parallel processes and share models: a model another process is training
+    is skipped at first and waited for only after everything else is done, so no core idles
+    on a lock while there is other work.
+    """
     from tqdm.auto import tqdm
 
     from . import zoo
 
-    return [zoo.train_or_load(s.records, s.config) for s in tqdm(specs, desc="models", disable=not progress)]
+    paths: dict[int, Path] = {}
+    with tqdm(total=len(specs), desc="models", disable=not progress) as bar:
+        for wait in (False, True):
+            for i, s in enumerate(specs):
+                if i not in paths:
+                    try:
+                        paths[i] = zoo.train_or_load(s.records, s.config, wait=wait)
+                        bar.update()
+                    except zoo.Busy:
+                        continue
+    return [paths[i] for i in range(len(specs))]
 
 
 def evaluate(family: Family, world: World, *, n_boot: int = 1000, seed: int = 0, records: Mapping | None = None,

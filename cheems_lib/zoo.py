@@ -24,7 +24,7 @@ import orjson
 from .records import Record
 from .training import TrainConfig, train
 
-__all__ = ["data_fingerprint", "zoo_key", "train_or_load", "judge_or_load", "score_or_load"]
+__all__ = ["Busy", "data_fingerprint", "zoo_key", "train_or_load", "judge_or_load", "score_or_load"]
 
 
 def data_fingerprint(records: Sequence[Record]) -> str:
@@ -43,12 +43,20 @@ def _code_fingerprint() -> str:
     return h.hexdigest()
 
 
+class Busy(RuntimeError):
+    """Another process holds the entry's lock (raised only when not waiting)."""
+
+
 @contextlib.contextmanager
-def _locked(path: Path):
-    """Exclusive lock on ``path``.lock for the duration (other processes wait)."""
+def _locked(path: Path, *, wait: bool = True):
+    """Exclusive lock on ``path``.lock for the duration: other processes wait, or with ``wait=False``
+    :class:`Busy` is raised at once."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".lock"), "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise Busy(str(path)) from None
         try:
             yield
         finally:
@@ -62,12 +70,16 @@ def zoo_key(records: Sequence[Record], config: TrainConfig) -> str:
 
 
 def train_or_load(records: Sequence[Record], config: TrainConfig, *, cache_dir: str | Path = "build/zoo",
-                  name: str = "rm", progress: bool = False) -> Path:
-    """Folder of a trained checkpoint for (records, config), training it if needed."""
+                  name: str = "rm", progress: bool = False, wait: bool = True) -> Path:
+    """Folder of a trained checkpoint for (records, config), training it if needed.
+
+    When another process is training the same entry, this waits for it; with ``wait=False`` it
+    raises :class:`Busy` instead, so the caller can train something else meanwhile.
+    """
     out = Path(cache_dir) / f"{name}-{zoo_key(records, config)}"
     if (out / "cheems_train.json").exists():
         return out
-    with _locked(out):
+    with _locked(out, wait=wait):
         if not (out / "cheems_train.json").exists():
             train(records, config, out, resume=(out / "checkpoints" / "latest").exists(), progress=progress,
                   data_fingerprint=data_fingerprint(records))
