@@ -24,7 +24,7 @@ from itertools import combinations
 import numpy as np
 
 __all__ = ["HumanAnnotator", "GPTAnnotator", "triplewise_rounds", "annotate_rounds", "annotate_complete",
-           "annotate_all_pairs", "length_preference", "position_share", "length_bias_curve"]
+           "annotate_all_pairs", "length_preference", "position_share", "length_bias_curve", "decisions_per_prompt"]
 
 
 @dataclass(frozen=True)
@@ -189,3 +189,21 @@ def length_bias_curve(records, bins) -> list[dict]:
         out.append({"bin_low": float(lo), "bin_high": float(hi), "center": (lo + hi) / 2, "n": int(m.sum()),
                     "share_first": float(first[m].mean()) if m.any() else float("nan")})
     return out
+
+
+def decisions_per_prompt(records, low: float = -np.inf, high: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
+    """Per record: strict decisions won by the first-shown response A, and strict decisions, counting
+    only pairs with ``low <= len(A) - len(B) < high`` (characters).
+
+    One entry per prompt, for a bootstrap that resamples a prompt's decisions together
+    (:func:`cheems_lib.claims.ratio_estimate`): ``first.sum() / decisions.sum()`` is the share for A
+    (Fig. 15 a, c), and one minus it the share for the second-shown response (Fig. 15 b, d).
+    """
+    first, decisions = np.zeros(len(records)), np.zeros(len(records))
+    for k, r in enumerate(records):
+        size = {x.id: len(x.content) for x in r.responses}
+        for a, b, p in r.annotations:
+            if p != "0" and low <= size[a] - size[b] < high:
+                decisions[k] += 1
+                first[k] += p == "1"
+    return first, decisions

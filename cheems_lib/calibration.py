@@ -4,7 +4,10 @@ The functions take the files of the spec §6 layout (``{layout path: records}``,
 :func:`cheems_lib.simulation.load_world` returns them), so the same code describes the
 real CheemsBench files when a user has them. :func:`checks` lists every calibration
 target of the simulator with its value and whether it is met; the tests and the book
-both use it.
+both use it. A quantity that is both a calibration target and a claim is checked with the
+claim's threshold from :mod:`cheems_lib.claims`, so it has one threshold.
+:data:`CALIBRATED_CLAIMS` names the claims whose numbers the simulator was fitted to (their
+kind is ``calibrated``) and what was fitted.
 """
 from __future__ import annotations
 
@@ -12,11 +15,13 @@ import numpy as np
 
 from .annotators import position_share
 from .baselines import length_scores
+from .claims import CONFLICT_TOLERANCE, GPT_POSITION_TARGET, POSITION_EQUIVALENCE
 from .metrics import evaluate_subset
 from .paper import table
 from .simulation import length_stats
 
-__all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "table1", "paper_table1", "table5", "checks"]
+__all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "CALIBRATED_CLAIMS", "claim_kind", "table1", "table1_per_prompt",
+           "paper_table1", "table5", "table5_per_prompt", "checks"]
 
 # paper column -> layout path
 TABLE1_COLUMNS = {
@@ -32,6 +37,40 @@ TABLE5_FILES = {
     ("open_prompt", "gpt"): "cheems_bench_gpt/open.jsonl",
     ("human_instruction", "gpt"): "cheems_bench_gpt/human.jsonl",
 }
+
+# claim id -> what the simulator was fitted to (the reason its claim is ``calibrated``)
+_NOISE = ("the annotators' noise (HumanAnnotator.noise, GPTAnnotator.noise) and the Human Instruction "
+          "difficulty multipliers (SubsetSpec.human_difficulty, gpt_difficulty) are fitted to Table 5's four "
+          "conflict ratios (calibration check: each within ± CONFLICT_TOLERANCE)")
+_LENGTH = ("the annotators' length preference (annotators.length_preference: HumanAnnotator.length_bias, "
+           "length_peak; GPTAnnotator.length_bias, length_peak) is shaped after Fig. 15 a and c; an input of "
+           "the simulator, with no numeric check")
+CALIBRATED_CLAIMS = {
+    "tab1-comparisons": ("Table 1 describes the data set: the simulator sets each subset's response-count "
+                         "distribution (SubsetSpec.responses) to Table 1's responses per prompt, and comparisons "
+                         "per prompt are a target it is meant to reach (not fitted yet); agreement or not is "
+                         "about the simulator's fidelity, never evidence for the paper's claims"),
+    "tab5-gpt-more-conflicts": _NOISE,
+    "tab5-human-instruction-more-conflicts": _NOISE,
+    "fig15-gpt-position": ("GPTAnnotator.position_bias is fitted to Fig. 15d (calibration check: GPT's share "
+                           "for the second-shown response at least GPT_POSITION_TARGET)"),
+    "fig15-human-no-position": ("the simulated human annotator has no position bias by design (Fig. 15b; "
+                                "calibration check: share within 0.5 ± POSITION_EQUIVALENCE)"),
+    "fig15-length": _LENGTH,
+    "fig15-gpt-length": _LENGTH,
+    "fig15-human-shorter-at-large": _LENGTH,
+}
+
+
+def claim_kind(claim_id: str, simulated: bool) -> dict[str, str]:
+    """``kind`` and ``reason`` of a claim whose statistic is a calibration target: ``calibrated`` (with
+    what was fitted) on a world the simulator wrote (``simulated``: it has a ``summary.json``, also when
+    read from a folder), ``finding`` on real files, where nothing was fitted."""
+    if claim_id not in CALIBRATED_CLAIMS:
+        raise KeyError(f"{claim_id!r} is not in calibration.CALIBRATED_CLAIMS (fix: add what was fitted there)")
+    if not simulated:
+        return {"kind": "finding", "reason": ""}
+    return {"kind": "calibrated", "reason": CALIBRATED_CLAIMS[claim_id]}
 
 
 def table1(files: dict, *, length_scale: float = 1.0):
@@ -57,6 +96,28 @@ def table1(files: dict, *, length_scale: float = 1.0):
             "avg_chars_rejected": st["avg_chars_rejected"] / length_scale,
         }
     return pd.DataFrame(cols)
+
+
+def table1_per_prompt(records) -> dict[str, np.ndarray]:
+    """Per record, for a bootstrap over prompts: ``comparisons`` (pairs in different rank layers, i.e.
+    excluding ties) and the summed characters of their ``chosen`` and ``rejected`` responses, and
+    ``all_pairs`` (C(n, 2), the comparisons if every pair were ordered).
+
+    ``chosen.sum() / comparisons.sum()`` is :func:`table1`'s ``avg_chars_chosen`` (before length
+    scaling), so ``chosen.sum() / rejected.sum()`` is the ratio of mean chosen to mean rejected length.
+    """
+    out = {k: np.zeros(len(records)) for k in ("comparisons", "chosen", "rejected", "all_pairs")}
+    for k, r in enumerate(records):
+        size = {x.id: len(x.content) for x in r.responses}
+        n = len(r.responses)
+        out["all_pairs"][k] = n * (n - 1) / 2
+        for a, ra in (r.rank or {}).items():
+            for b, rb in r.rank.items():
+                if ra < rb:
+                    out["comparisons"][k] += 1
+                    out["chosen"][k] += size[a]
+                    out["rejected"][k] += size[b]
+    return out
 
 
 def paper_table1():
@@ -85,6 +146,27 @@ def table5(files: dict):
     return out
 
 
+def table5_per_prompt(files: dict, annotator: str, subsets=("open_prompt", "human_instruction")) -> dict:
+    """Per prompt of Table 5's ``subsets``, in the order of the human-annotated files: ``annotated``,
+    ``conflicted`` (see :func:`cheems_lib.conflicts.prompt_conflicts`) and ``strata`` (subset and
+    category), so the human and the GPT annotations of a prompt share its bootstrap draws
+    (:func:`cheems_lib.claims.ratio_estimate` with one seed)."""
+    from .conflicts import prompt_conflicts
+
+    recs, strata = [], []
+    for sub in subsets:
+        human = files[TABLE5_FILES[(sub, "human")]]
+        path = TABLE5_FILES[(sub, annotator)]
+        by_id = {r.id: r for r in files[path]}
+        missing = [r.id for r in human if r.id not in by_id]
+        if missing:
+            raise ValueError(f"{path}: prompt {missing[0]} of {TABLE5_FILES[(sub, 'human')]} is missing "
+                             "(fix: annotate the same prompts in both files)")
+        recs += [by_id[r.id] for r in human]
+        strata += [f"{sub}/{r.top_category}" for r in human]
+    return {**prompt_conflicts(recs), "strata": np.array(strata, dtype=object)}
+
+
 def checks(files: dict, *, length_scale: float = 1.0, truth: dict | None = None, sizes: dict | None = None) -> list[dict]:
     """Every calibration target: ``{"check", "target", "value", "ok"}`` per row.
 
@@ -97,16 +179,18 @@ def checks(files: dict, *, length_scale: float = 1.0, truth: dict | None = None,
         out.append({"check": name, "target": target, "value": float(value), "ok": bool(ok)})
 
     for _, r in table5(files).iterrows():
-        add(f"conflict ratio, {r['subset']} / {r['annotator']}", f"{r['paper']:.4f} ± 0.03", r["ours"],
-            abs(r["ours"] - r["paper"]) <= 0.03)
+        add(f"conflict ratio, {r['subset']} / {r['annotator']}", f"{r['paper']:.4f} ± {CONFLICT_TOLERANCE:g}",
+            r["ours"], abs(r["ours"] - r["paper"]) <= CONFLICT_TOLERANCE)
     human = [rec for p in ("cheems_bench/open.jsonl", "cheems_bench/human.jsonl") if p in files for rec in files[p]]
     gpt = [rec for p in ("cheems_bench_gpt/open.jsonl", "cheems_bench_gpt/human.jsonl") if p in files for rec in files[p]]
     if human:
         v = position_share(human)
-        add("human: share of decisions for the second-shown response", "0.50 ± 0.03", v, abs(v - 0.5) <= 0.03)
+        add("human: share of decisions for the second-shown response", f"0.50 ± {POSITION_EQUIVALENCE:g}", v,
+            abs(v - 0.5) <= POSITION_EQUIVALENCE)
     if gpt:
         v = position_share(gpt)
-        add("GPT: share of decisions for the second-shown response", "≥ 0.55", v, v >= 0.55)
+        add("GPT: share of decisions for the second-shown response", f"≥ {GPT_POSITION_TARGET:g}", v,
+            v >= GPT_POSITION_TARGET)
     ours = table1(files, length_scale=length_scale)
     paper = paper_table1()
     for col in ours.columns:

@@ -48,9 +48,9 @@ from typing import Mapping, Sequence
 import numpy as np
 
 __all__ = ["KINDS", "VERDICTS", "CI", "N_BOOT", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
-           "TABLE1_TOLERANCE", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "CLAIM_COLUMNS",
-           "Estimate", "ratio_estimate", "subset_estimate", "decide", "best_of", "Claim", "Ledger", "load_all",
-           "to_frame", "forced_verdicts", "claims_dir"]
+           "TABLE1_TOLERANCE", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "NEAR_TIE_UTILITY",
+           "CLAIM_COLUMNS", "Estimate", "ratio_estimate", "subset_estimate", "decide", "best_of", "all_of", "Claim",
+           "Ledger", "load_all", "to_frame", "forced_verdicts", "claims_dir"]
 
 KINDS = ("calibrated", "finding", "structural", "untestable")
 VERDICTS = ("supported", "contradicted", "inconclusive")
@@ -73,6 +73,10 @@ MODERATE_LENGTH_DIFFERENCE = 150
 """A length difference below this many characters (real length) is moderate (Fig. 15)."""
 LARGE_LENGTH_DIFFERENCE = 250
 """A length difference of at least this many characters (real length) is large (Fig. 15)."""
+NEAR_TIE_UTILITY = 0.5
+"""Two responses are a near-tie when their hidden utilities (0-5 scale, simulated worlds only)
+differ by less than this: the simulated human annotator's tie margin
+(:attr:`cheems_lib.annotators.HumanAnnotator.tie_margin`), the gap below which it calls a tie."""
 
 CLAIM_COLUMNS = ["id", "paper_ref", "claim", "kind", "verdict", "estimate", "ci_low", "ci_high", "seeds", "chapter"]
 """Columns of ``tables/claims.csv`` (plus ``source``, which every download carries)."""
@@ -125,6 +129,19 @@ class Estimate:
 
     def __add__(self, other: "Estimate | float") -> "Estimate":
         return self - (other * -1 if not isinstance(other, Estimate) else Estimate(-other.point, -other.boot))
+
+    def __truediv__(self, other: "Estimate | float") -> "Estimate":
+        """A ratio: of two estimates drawn from the same resamples (paired, like ``-``), or by a number
+        (e.g. ours / the paper's value)."""
+        if isinstance(other, Estimate):
+            if other.point.shape != self.point.shape or other.boot.shape != self.boot.shape:
+                raise ValueError(f"cannot pair estimates of shapes {self.boot.shape} and {other.boot.shape} "
+                                 "(fix: draw both with the same seed, strata and n_boot)")
+            other_point, other_boot = other.point, other.boot
+        else:
+            other_point = other_boot = float(other)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return Estimate(self.point / other_point, self.boot / other_boot)
 
     def replicates(self, *, seed: int = 0) -> np.ndarray:
         """Bootstrap distribution of the seed mean: hierarchical over seeds when there are several."""
@@ -236,6 +253,24 @@ def best_of(estimates: Mapping[str, Estimate], expected: str, *, ci: float = CI,
     if any(v == "contradicted" for v in verdicts.values()):
         return "contradicted", rivals[closest]
     return "inconclusive", rivals[closest]
+
+
+def all_of(estimates: Mapping[str, Estimate], direction: str, *, margin: float = 0.0, ci: float = CI,
+           seed: int = 0) -> tuple[str, str, Estimate]:
+    """Does every entry hold (e.g. each Table 1 column within tolerance)? Verdict, the deciding entry's name
+    and its estimate.
+
+    *supported* when every entry's :func:`decide` verdict is, *contradicted* when some entry's is,
+    else *inconclusive*. The deciding entry is the one with the worst verdict (contradicted, then
+    inconclusive), and among those the farthest from holding.
+    """
+    if not estimates:
+        raise ValueError("all_of needs at least one estimate")
+    verdicts = {n: decide(e, direction, margin=margin, ci=ci, seed=seed) for n, e in estimates.items()}
+    badness = {"contradicted": 2, "inconclusive": 1, "supported": 0}
+    far = {"greater": lambda e: -e.value, "less": lambda e: e.value, "equal": lambda e: abs(e.value)}[direction]
+    worst = max(estimates, key=lambda n: (badness[verdicts[n]], far(estimates[n])))
+    return verdicts[worst], worst, estimates[worst]
 
 
 def forced_verdicts() -> dict[str, str]:

@@ -30,7 +30,7 @@ from .records import FIRST, SECOND, TIE, Record
 
 __all__ = [
     "preference_graph", "resolve", "resolve_literal", "resolve_records", "reproduced",
-    "conflict_stats", "ordered_pairs", "reachability",
+    "conflict_stats", "prompt_conflicts", "near_tie_counts", "ordered_pairs", "reachability",
 ]
 
 Annotation = tuple[str, str, str]
@@ -217,6 +217,38 @@ def conflict_stats(records: Iterable[Record]) -> dict[str, int | float]:
         "unreproduced_annotations": n_bad,
         "pair_conflict_ratio": n_bad / n_ann if n_ann else 0.0,
     }
+
+
+def prompt_conflicts(records: Sequence[Record]) -> dict[str, np.ndarray]:
+    """Per record, for a bootstrap over prompts: ``annotated`` and ``conflicted`` (0/1), ``annotations``
+    and ``unreproduced`` (counts).
+
+    ``conflicted.sum() / annotated.sum()`` is :func:`conflict_stats`' ``conflict_ratio`` and
+    ``unreproduced.sum() / annotations.sum()`` its ``pair_conflict_ratio``.
+    """
+    rows = []
+    for rec in records:
+        if rec.annotations and rec.rank is None:
+            raise ValueError(f"record {rec.id} has annotations but no rank: resolve it first")
+        ok = reproduced(rec.annotations, rec.rank) if rec.annotations else []
+        bad = len(ok) - sum(ok)
+        rows.append((bool(ok), bad > 0, len(ok), bad))
+    cols = np.array(rows, dtype=float).reshape(-1, 4)
+    return dict(zip(("annotated", "conflicted", "annotations", "unreproduced"), cols.T))
+
+
+def near_tie_counts(records: Sequence[Record], utility: dict[tuple[str, str], float], threshold: float
+                    ) -> dict[str, np.ndarray]:
+    """Per record: annotations (``all``) and annotations the ranking does not reproduce (``unreproduced``),
+    and of each how many compare a near-tie (``near_all``, ``near_unreproduced``): two responses whose
+    hidden ``utility[(prompt id, response id)]`` differ by less than ``threshold``."""
+    rows = []
+    for rec in records:
+        ok = reproduced(rec.annotations, rec.rank) if rec.annotations else []
+        near = [abs(utility[(rec.id, a)] - utility[(rec.id, b)]) < threshold for a, b, _ in rec.annotations]
+        rows.append((len(ok), sum(near), len(ok) - sum(ok), sum(n and not k for n, k in zip(near, ok))))
+    cols = np.array(rows, dtype=float).reshape(-1, 4)
+    return dict(zip(("all", "near_all", "unreproduced", "near_unreproduced"), cols.T))
 
 
 def ordered_pairs(record: Record, *, view: str = "layers") -> list[tuple[str, str]]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -75,6 +76,16 @@ class World:
     def human(self) -> list[Record]:
         """The golden human-annotated preference subset."""
         return self.files["cheems_preference/human.jsonl"]
+
+    @cached_property
+    def truth(self) -> dict[tuple[str, str], float] | None:
+        """The simulator's hidden utility ``{(prompt id, response id): utility}`` from ``truth.jsonl``;
+        None for real files (they have no hidden truth)."""
+        path = self.directory / "truth.jsonl"
+        if not path.exists():
+            return None
+        with open(path, encoding="utf-8") as fh:
+            return {(t["prompt_id"], t["response_id"]): t["utility"] for t in map(json.loads, fh)}
 
     def gpt(self, prompts: int = 0) -> list[Record]:
         """The first ``prompts`` of the GPT-annotated preference subset (0: all)."""

@@ -4,8 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from cheems_lib.annotators import (GPTAnnotator, HumanAnnotator, annotate_all_pairs, annotate_complete,
-                                   annotate_rounds, length_preference, triplewise_rounds)
+                                   annotate_rounds, decisions_per_prompt, length_bias_curve, length_preference,
+                                   position_share, triplewise_rounds)
 from cheems_lib.conflicts import resolve
+from cheems_lib.records import Record, Response
 
 
 def test_triplewise_rounds_cover_every_pair_of_five():
@@ -56,3 +58,18 @@ def test_gpt_prefers_second_position():
     rng = np.random.default_rng(2)
     anns = [a for _ in range(300) for a in annotate_all_pairs(np.zeros(5), np.full(5, 100), rng, GPTAnnotator())]
     assert np.mean([p == "2" for *_, p in anns]) > 0.6
+
+
+def test_decisions_per_prompt_agree_with_the_pooled_shares():
+    """Per-prompt counts: ties left out, the length window applied to len(A) - len(B), and their sums give
+    position_share and the length curve's share for A."""
+    recs = [Record(prompt="p", id=str(k), responses=[Response("a", "x" * 10), Response("b", "x" * 4), Response("c", "x")],
+                   annotations=anns)
+            for k, anns in enumerate([[("a", "b", "1"), ("b", "a", "2"), ("a", "c", "0")],
+                                      [("c", "b", "2"), ("b", "c", "1"), ("a", "c", "2")]])]
+    first, n = decisions_per_prompt(recs)
+    assert first.tolist() == [1, 1] and n.tolist() == [2, 3]
+    assert 1 - first.sum() / n.sum() == position_share(recs)
+    first, n = decisions_per_prompt(recs, 1, 7)
+    assert first.tolist() == [1, 1] and n.tolist() == [1, 1]
+    assert first.sum() / n.sum() == length_bias_curve(recs, np.array([1, 7]))[0]["share_first"]

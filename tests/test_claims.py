@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cheems_lib import claims
-from cheems_lib.claims import Claim, Estimate, Ledger, best_of, decide, ratio_estimate, subset_estimate
+from cheems_lib.claims import Claim, Estimate, Ledger, all_of, best_of, decide, ratio_estimate, subset_estimate
 from cheems_lib.metrics import evaluate_subset
 from conftest import make_record
 
@@ -85,6 +85,32 @@ class TestEstimate:
         """Estimates from different seeds or replicate counts cannot be subtracted."""
         with pytest.raises(ValueError, match="cannot pair"):
             _est(np.zeros(10)) - _est(np.zeros(20))
+
+
+    def test_ratio_of_estimates_is_paired(self):
+        """A ratio of two estimates from the same resamples divides replicate by replicate (chosen / rejected
+        lengths drawn with one seed), and dividing by a number scales point and replicates."""
+        num = ratio_estimate([3, 5, 8, 2], n_boot=200, seed=4)
+        den = ratio_estimate([1, 5, 4, 2], n_boot=200, seed=4)
+        both = ratio_estimate([3, 5, 8, 2], [1, 5, 4, 2], n_boot=200, seed=4)
+        assert (num / den).value == pytest.approx(both.value)
+        np.testing.assert_allclose((num / den).boot, both.boot)
+        np.testing.assert_allclose((num / 2.0).boot, num.boot / 2)
+        with pytest.raises(ValueError, match="cannot pair"):
+            num / _est(np.zeros(10))
+
+
+class TestAllOf:
+    def test_every_entry_must_hold(self):
+        """'every column within tolerance' is supported only if each is; one contradicted entry decides, and
+        the deciding entry is the worst one."""
+        base = np.linspace(-0.01, 0.01, 400)
+        ok = {"a": _est(base), "b": _est(base + 0.005)}
+        assert all_of(ok, "equal", margin=0.05)[:2] == ("supported", "b")
+        mixed = {**ok, "c": _est(base + 0.2), "d": _est(base + 0.1)}
+        assert all_of(mixed, "equal", margin=0.05)[:2] == ("contradicted", "c")
+        unsure = {**ok, "e": _est(np.linspace(0, 0.1, 400))}
+        assert all_of(unsure, "equal", margin=0.05)[:2] == ("inconclusive", "e")
 
 
 class TestBestOf:

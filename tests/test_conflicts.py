@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cheems_lib.conflicts import (conflict_stats, ordered_pairs, preference_graph, reproduced, resolve,
-                                  resolve_literal, resolve_records)
+from cheems_lib.conflicts import (conflict_stats, near_tie_counts, ordered_pairs, preference_graph, prompt_conflicts,
+                                  reproduced, resolve, resolve_literal, resolve_records)
 from conftest import make_record
 
 
@@ -107,6 +107,31 @@ class TestConflictStats:
     def test_needs_rank(self):
         with pytest.raises(ValueError, match="resolve it first"):
             conflict_stats([make_record("p", "ab", [("a", "b", "1")])])
+
+
+class TestPromptConflicts:
+    def _records(self):
+        p1 = make_record("1", "abcd", [("a", "b", "1"), ("b", "c", "1"), ("c", "a", "1"), ("c", "d", "1")])
+        p2 = make_record("2", "de", [("d", "e", "0")])
+        p3 = make_record("3", "ab")
+        resolve_records([p1, p2, p3])
+        return [p1, p2, p3]
+
+    def test_sums_give_conflict_stats(self):
+        """Per-prompt counts add up to conflict_stats' ratios, unannotated prompts outside both denominators."""
+        recs = self._records()
+        per, stats = prompt_conflicts(recs), conflict_stats(recs)
+        assert per["annotated"].tolist() == [1, 1, 0] and per["conflicted"].tolist() == [1, 0, 0]
+        assert per["conflicted"].sum() / per["annotated"].sum() == pytest.approx(stats["conflict_ratio"])
+        assert per["unreproduced"].sum() / per["annotations"].sum() == pytest.approx(stats["pair_conflict_ratio"])
+
+    def test_near_ties_hand_count(self):
+        """The cycle a>b>c>a is not reproduced; with utilities a=1, b=1.2, c=3, d=0 only a-b is a near-tie."""
+        recs = self._records()
+        utility = {("1", "a"): 1.0, ("1", "b"): 1.2, ("1", "c"): 3.0, ("1", "d"): 0.0, ("2", "d"): 2.0, ("2", "e"): 2.1}
+        counts = near_tie_counts(recs, utility, 0.5)
+        assert counts["all"].tolist() == [4, 1, 0] and counts["near_all"].tolist() == [1, 1, 0]
+        assert counts["unreproduced"].tolist() == [3, 0, 0] and counts["near_unreproduced"].tolist() == [1, 0, 0]
 
 
 class TestOrderedPairs:

@@ -1,11 +1,14 @@
 """cheems_lib.experiments: the world, the named training sets and families over training seeds."""
 from __future__ import annotations
 
+import shutil
 import threading
 
 import pytest
 
 from cheems_lib import experiments, zoo
+from cheems_lib.experiments import open_world
+from cheems_lib.simulation import WorldConfig, build_world, write_world
 from conftest import make_record
 
 
@@ -54,3 +57,16 @@ def test_zoo_lock_can_be_tried(tmp_path):
     with zoo._locked(entry, wait=False):
         done.set()
     assert done.is_set()
+
+
+class TestWorldTruth:
+    def test_truth_is_the_simulators_and_absent_for_real_files(self, tmp_path):
+        """World.truth maps (prompt id, response id) to the hidden utility written by the simulator, and is
+        None for a folder without truth.jsonl (real files)."""
+        built = build_world(WorldConfig(size="smoke", seed=3))
+        write_world(built, tmp_path / "sim")
+        truth = open_world(str(tmp_path / "sim")).truth
+        assert truth == {(t["prompt_id"], t["response_id"]): t["utility"] for t in built.truth}
+        shutil.copytree(tmp_path / "sim", tmp_path / "real")
+        (tmp_path / "real" / "truth.jsonl").unlink()
+        assert open_world(str(tmp_path / "real")).truth is None

@@ -1,0 +1,88 @@
+"""cheems_lib.calibration: per-prompt Table 1 counts, one threshold per quantity, the calibrated claims."""
+from __future__ import annotations
+
+import pytest
+
+from cheems_lib import calibration, claims
+from cheems_lib.calibration import CALIBRATED_CLAIMS, checks, table1, table1_per_prompt
+from cheems_lib.conflicts import resolve_records
+from cheems_lib.records import Record, Response
+
+
+def _record(pid, lengths, annotations):
+    return Record(prompt="p" * 5, id=pid, responses=[Response(i, "x" * n) for i, n in zip("abcd", lengths)],
+                  annotations=annotations, category=["理解"])
+
+
+@pytest.fixture
+def files():
+    recs = [_record("1", [10, 4, 1], [("a", "b", "1"), ("b", "c", "1")]),
+            _record("2", [3, 6, 9, 2], [("a", "b", "0"), ("c", "d", "1"), ("b", "c", "2")])]
+    resolve_records(recs)
+    return {"cheems_preference/gpt.jsonl": recs}
+
+
+class TestTable1PerPrompt:
+    def test_sums_give_table1(self, files):
+        """Per-prompt comparisons and chosen/rejected characters add up to Table 1's columns."""
+        per = table1_per_prompt(files["cheems_preference/gpt.jsonl"])
+        t1 = table1(files)["cheemspreference_gpt"]
+        assert per["comparisons"].sum() == t1["comparisons_excluding_ties"]
+        assert per["chosen"].sum() / per["comparisons"].sum() == pytest.approx(t1["avg_chars_chosen"])
+        assert per["rejected"].sum() / per["comparisons"].sum() == pytest.approx(t1["avg_chars_rejected"])
+        assert per["all_pairs"].tolist() == [3, 6]
+
+    def test_hand_count(self, files):
+        """a > b > c orders all three pairs; in the second prompt c leads a ~ b and d, which are one layer, so
+        only c's three pairs count (ties and same-layer pairs excluded)."""
+        per = table1_per_prompt(files["cheems_preference/gpt.jsonl"])
+        assert per["comparisons"].tolist() == [3, 3]
+        assert per["chosen"].tolist() == [10 + 10 + 4, 9 * 3] and per["rejected"].tolist() == [4 + 1 + 1, 3 + 6 + 2]
+
+
+class TestThresholds:
+    def test_shared_quantities_use_the_claims_thresholds(self, files, monkeypatch):
+        """Position shares and conflict ratios are checked with claims.py's constants, not a copy of them."""
+        assert calibration.POSITION_EQUIVALENCE is claims.POSITION_EQUIVALENCE
+        assert calibration.GPT_POSITION_TARGET is claims.GPT_POSITION_TARGET
+        assert calibration.CONFLICT_TOLERANCE is claims.CONFLICT_TOLERANCE
+        gpt = {"cheems_bench_gpt/open.jsonl": files["cheems_preference/gpt.jsonl"]}
+        row = next(c for c in checks(gpt) if c["check"].startswith("GPT: share"))
+        assert row["target"] == f"≥ {claims.GPT_POSITION_TARGET:g}"
+        assert not row["ok"]  # a share of 0.25
+        monkeypatch.setattr(calibration, "GPT_POSITION_TARGET", row["value"] - 0.01)
+        assert next(c for c in checks(gpt) if c["check"].startswith("GPT: share"))["ok"]
+
+
+def test_calibrated_claims_have_stable_ids_and_reasons():
+    """Every calibrated claim id is a valid claim id with a reason (the reason a chapter's Claim carries)."""
+    for cid, reason in CALIBRATED_CLAIMS.items():
+        claims.Claim(id=cid, paper_ref="x", claim="x", kind="calibrated", verdict="supported", reason=reason)
+    assert {"tab5-gpt-more-conflicts", "fig15-gpt-position", "fig15-human-no-position"} <= set(CALIBRATED_CLAIMS)
+
+
+class TestTable5PerPrompt:
+    def test_gpt_prompts_follow_the_human_order(self):
+        """GPT annotations are aligned to the human file's prompt order (paired draws), with subset/category
+        strata; a GPT file missing a prompt is refused with the fix."""
+        cycle = [("a", "b", "1"), ("b", "c", "1"), ("c", "a", "1")]
+        human = [_record("1", [1, 2], [("a", "b", "1")]), _record("2", [1, 2, 3], cycle)]
+        gpt = [_record("2", [1, 2, 3], [("a", "b", "1")]), _record("1", [1, 2], [("a", "b", "1"), ("b", "a", "1")])]
+        resolve_records(human + gpt)
+        files = {"cheems_bench/open.jsonl": human, "cheems_bench_gpt/open.jsonl": gpt}
+        h = calibration.table5_per_prompt(files, "human", subsets=("open_prompt",))
+        g = calibration.table5_per_prompt(files, "gpt", subsets=("open_prompt",))
+        assert h["conflicted"].tolist() == [0, 1] and g["conflicted"].tolist() == [1, 0]
+        assert h["strata"].tolist() == g["strata"].tolist() == ["open_prompt/理解"] * 2
+        files["cheems_bench_gpt/open.jsonl"] = gpt[:1]
+        with pytest.raises(ValueError, match="prompt 1 .* missing"):
+            calibration.table5_per_prompt(files, "gpt", subsets=("open_prompt",))
+
+
+def test_claim_kind_is_calibrated_only_on_a_simulated_world():
+    """A calibration target's claim is 'calibrated' with its reason on simulated data, a 'finding' on real files."""
+    assert calibration.claim_kind("fig15-gpt-position", True) == {"kind": "calibrated",
+                                                                   "reason": CALIBRATED_CLAIMS["fig15-gpt-position"]}
+    assert calibration.claim_kind("fig15-gpt-position", False)["kind"] == "finding"
+    with pytest.raises(KeyError, match="CALIBRATED_CLAIMS"):
+        calibration.claim_kind("no-such-claim", True)
