@@ -49,8 +49,9 @@ import numpy as np
 
 __all__ = ["KINDS", "VERDICTS", "CI", "N_BOOT", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
            "TABLE1_TOLERANCE", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "NEAR_TIE_UTILITY",
-           "CLAIM_COLUMNS", "Estimate", "ratio_estimate", "subset_estimate", "decide", "best_of", "all_of", "Claim",
-           "Ledger", "load_all", "to_frame", "forced_verdicts", "claims_dir"]
+           "CLAIM_COLUMNS", "Estimate", "ratio_estimate", "subset_estimate", "category_estimate", "mean_of", "decide",
+           "comparison_says", "best_of", "all_of", "Claim", "Ledger", "load_all", "to_frame", "forced_verdicts",
+           "claims_dir"]
 
 KINDS = ("calibrated", "finding", "structural", "untestable")
 VERDICTS = ("supported", "contradicted", "inconclusive")
@@ -109,6 +110,13 @@ class Estimate:
         if not per_seed:
             raise ValueError("no estimates to stack")
         return cls(np.concatenate([e.point for e in per_seed]), np.concatenate([e.boot for e in per_seed]))
+
+    def broadcast(self, seeds: int) -> "Estimate":
+        """This one-seed estimate repeated for ``seeds`` training seeds, to pair it with a trained
+        model's estimate (e.g. a baseline, which involves no training)."""
+        if self.seeds != 1:
+            raise ValueError(f"only a one-seed estimate can be broadcast (this one has {self.seeds} seeds)")
+        return Estimate(np.repeat(self.point, seeds), np.repeat(self.boot, seeds, axis=0))
 
     @property
     def seeds(self) -> int:
@@ -222,6 +230,42 @@ def subset_estimate(per_seed: Sequence[Mapping[str, object]], metric: str = "ove
     return Estimate.stack([one(r) for r in per_seed])
 
 
+def category_estimate(per_seed: Sequence[Mapping[str, object]], categories: Sequence[str],
+                      subsets: Sequence[str] | None = None) -> Estimate:
+    """Accuracy on a group of top-level ``categories``, over seeds, from :class:`SubsetResult` objects.
+
+    Within a subset: the mean accuracy of the group's categories present there (macro, like the
+    subset metric); then the mean over the ``subsets`` (default: all) that hold any of them. The
+    replicates are the metric's own resamples (``boot_category_accuracy``), so two groups of the
+    same results subtract paired.
+    """
+    def one(results: Mapping[str, object]) -> Estimate:
+        points, boots = [], []
+        for name in subsets or list(results):
+            r = results[name]
+            cats = [c for c in categories if c in r.by_category]
+            if cats:
+                points.append(np.mean([r.by_category[c]["accuracy"] for c in cats]))
+                if r.boot_category_accuracy:
+                    boots.append(np.mean([r.boot_category_accuracy[c] for c in cats], axis=0))
+        if not points:
+            raise ValueError(f"no prompts of categories {list(categories)} in subsets {list(subsets or results)} "
+                             "(fix: choose categories the benchmark holds)")
+        return Estimate.single(float(np.mean(points)), np.mean(boots, axis=0) if boots else ())
+
+    return Estimate.stack([one(r) for r in per_seed])
+
+
+def mean_of(estimates: Sequence[Estimate]) -> Estimate:
+    """The mean of several statistics (e.g. one per model), paired seed by seed and replicate by replicate."""
+    if not estimates:
+        raise ValueError("no estimates to average")
+    total = estimates[0]
+    for e in estimates[1:]:
+        total = total + e
+    return Estimate(total.point / len(estimates), total.boot / len(estimates))
+
+
 def decide(diff: Estimate, direction: str, *, margin: float = 0.0, ci: float = CI, seed: int = 0) -> str:
     """The verdict for a difference (statistic minus reference) claimed ``greater``, ``less`` or ``equal``."""
     lo, hi = diff.interval(ci=ci, seed=seed)
@@ -271,6 +315,18 @@ def all_of(estimates: Mapping[str, Estimate], direction: str, *, margin: float =
     far = {"greater": lambda e: -e.value, "less": lambda e: e.value, "equal": lambda e: abs(e.value)}[direction]
     worst = max(estimates, key=lambda n: (badness[verdicts[n]], far(estimates[n])))
     return verdicts[worst], worst, estimates[worst]
+
+
+def comparison_says(a: str, b: str, *, what: str = "Overall") -> dict[str, str]:
+    """Sentence templates for "``a`` scores higher ``what`` than ``b``", one per verdict (see :attr:`Claim.sentence`).
+
+    >>> comparison_says("A", "B")["contradicted"].split(":")[0]
+    'A scores lower Overall than B'
+    """
+    interval = "{estimate:.3f} [{lo:.3f}, {hi:.3f}] (95% interval; training seeds: {seeds})"
+    return {"supported": f"{a} scores higher {what} than {b}: the paired difference is {interval}.",
+            "contradicted": f"{a} scores lower {what} than {b}: the paired difference is {interval}.",
+            "inconclusive": f"The paired {what} difference between {a} and {b}, {interval}, does not separate them."}
 
 
 def forced_verdicts() -> dict[str, str]:

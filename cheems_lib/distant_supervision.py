@@ -25,7 +25,7 @@ import numpy as np
 from .conflicts import resolve_records
 from .records import FIRST, SECOND, DataError, Record
 
-__all__ = ["strict_comparisons", "filter_by_reward", "length_debias", "build_preference", "count_cycles", "ABLATION",
+__all__ = ["strict_comparisons", "filter_by_reward", "chosen_length_counts", "length_debias", "build_preference", "count_cycles", "ABLATION",
            "ablation"]
 
 
@@ -78,6 +78,24 @@ def filter_by_reward(records: Sequence[Record], scores: Mapping[tuple[str, str],
               "prompts_without_comparisons_after": sum(1 for r in out if not r.annotations),
               "conflict_ratio_after": stats["conflict_ratio"]}
     return out, report
+
+
+def chosen_length_counts(records: Sequence[Record]) -> tuple[np.ndarray, np.ndarray]:
+    """Per prompt, its strict comparisons whose chosen response is longer, and shorter, than the
+    rejected one (equal lengths count in neither): the two groups :func:`length_debias` balances.
+
+    >>> from cheems_lib.records import Response
+    >>> rec = Record(prompt="p", responses=[Response("a", "xx"), Response("b", "x")], annotations=[("a", "b", "1")])
+    >>> chosen_length_counts([rec])
+    (array([1]), array([0]))
+    """
+    longer, shorter = np.zeros(len(records), int), np.zeros(len(records), int)
+    for p, rec in enumerate(records):
+        size = {x.id: len(x.content) for x in rec.responses}
+        for w, l in strict_comparisons(rec):
+            longer[p] += size[w] > size[l]
+            shorter[p] += size[w] < size[l]
+    return longer, shorter
 
 
 def length_debias(records: Sequence[Record], *, seed: int | np.random.Generator = 0) -> tuple[list[Record], dict]:

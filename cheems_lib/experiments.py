@@ -9,6 +9,8 @@ two chapters need is built from the same records with the same config and the zo
 - :func:`table3_sets`: the analogues of Table 3's open datasets (:mod:`cheems_lib.transfer`);
 - :func:`data_ladder`: nested subsets of CheemsPreference (Fig. 6), one chain per training seed;
 - :func:`model_sizes`: one training set, several model sizes (Fig. 7);
+- :func:`leaderboard_family`: the tiny reward models of the Table 2 leaderboard (the same
+  records and configs as Table 4's human and GPT rows and Fig. 7's ``tiny-xs``);
 - :func:`population`: the union of all of them (Fig. 5).
 
 A :class:`Family` is a set of named training sets, each trained with every training seed
@@ -28,8 +30,8 @@ from typing import Any, Mapping, Sequence
 from .records import Record
 
 __all__ = ["World", "open_world", "ModelSpec", "Family", "table4_sets", "table3_sets", "data_ladder",
-           "ladder_family", "model_sizes", "population", "train", "evaluate", "estimate", "board",
-           "seeds_text"]
+           "ladder_family", "model_sizes", "leaderboard_family", "population", "train", "score_family",
+           "evaluate", "evaluate_scores", "estimate", "board", "seeds_text"]
 
 SUBSET_NAMES = {"open": "Open Prompt", "human": "Human Instruction"}
 
@@ -205,6 +207,15 @@ def model_sizes(records: Sequence[Record], sizes: Sequence[str], *, seeds: Seque
                   models={f"{s} · human subset": s for s in sizes}, group="model size")
 
 
+def leaderboard_family(world: World, *, seeds: Sequence[int], epochs: int, gpt_prompts: int = 2000) -> Family:
+    """The evaluation chapter's zoo: tiny on the human subset and on the first ``gpt_prompts`` GPT prompts,
+    tiny-xs on the human subset. Each equals a model of Table 4 or Fig. 7, so the zoo trains it once."""
+    sets = {"tiny · human subset": world.human, "tiny · GPT subset": world.gpt(gpt_prompts),
+            "tiny-xs · human subset": world.human}
+    return Family(sets, seeds=tuple(seeds), epochs=epochs, models={"tiny-xs · human subset": "tiny-xs"},
+                  group="leaderboard")
+
+
 def population(world: World, *, seeds: Sequence[int], epochs: int = 2, gpt_prompts: int = 2000,
                transfer_prompts: int = 2000, ladder_points: int = 6, sizes: Sequence[str] = (),
                margin: float = 0.0) -> list[ModelSpec]:
@@ -255,6 +266,20 @@ def train(specs: Sequence[ModelSpec], *, progress: bool = True) -> list[Path]:
     return [paths[i] for i in range(len(specs))]
 
 
+def score_family(family: Family, world: World, *, records: Mapping | None = None,
+                 progress: bool = True) -> dict[str, list[dict]]:
+    """Train (or load) every model of ``family`` and score ``records`` (default: the world's two
+    CheemsBench subsets, a mapping of subset names to records); ``{name: [scores per seed]}``."""
+    from . import zoo
+
+    all_records = [r for recs in dict(records or world.bench).values() for r in recs]
+    specs = family.specs()
+    out: dict[str, list[dict]] = {name: [] for name in family.sets}
+    for spec, path in zip(specs, train(specs, progress=progress)):
+        out[spec.name].append(zoo.score_or_load(path, all_records, device=world.device, dtype=world.dtype))
+    return out
+
+
 def evaluate(family: Family, world: World, *, n_boot: int = 1000, seed: int = 0, records: Mapping | None = None,
              progress: bool = True) -> dict[str, list[dict]]:
     """Train (or load) and score every model of ``family``; ``{name: [{subset: SubsetResult} per seed]}``.
@@ -262,17 +287,23 @@ def evaluate(family: Family, world: World, *, n_boot: int = 1000, seed: int = 0,
     ``records`` (default: the world's two CheemsBench subsets) maps subset names to records.
     Every result is bootstrapped with ``seed``, so results are paired across models and seeds.
     """
-    from . import zoo
+    subsets = dict(records or world.bench)
+    return evaluate_scores(score_family(family, world, records=subsets, progress=progress), subsets,
+                           n_boot=n_boot, seed=seed)
+
+
+def evaluate_scores(scores_by_model: Mapping[str, Mapping | Sequence[Mapping]], subsets: Mapping[str, Sequence[Record]], *,
+                    n_boot: int = 1000, seed: int = 0) -> dict[str, list[dict]]:
+    """Results shaped like :func:`evaluate`'s from scores: per model one scores mapping (a baseline,
+    a judge, a real model: one seed) or a list of them (one per training seed, as
+    :func:`score_family` gives). Bootstrapped with ``seed``, so paired with :func:`evaluate`'s."""
     from .metrics import evaluate_subset
 
-    subsets = dict(records or world.bench)
-    all_records = [r for recs in subsets.values() for r in recs]
-    specs = family.specs()
-    out: dict[str, list[dict]] = {name: [] for name in family.sets}
-    for spec, path in zip(specs, train(specs, progress=progress)):
-        scores = zoo.score_or_load(path, all_records, device=world.device, dtype=world.dtype)
-        out[spec.name].append({sub: evaluate_subset(recs, scores, n_boot=n_boot, seed=seed)
-                               for sub, recs in subsets.items()})
+    out = {}
+    for name, scores in scores_by_model.items():
+        per_seed = [scores] if isinstance(scores, Mapping) else list(scores)
+        out[name] = [{sub: evaluate_subset(recs, sc, n_boot=n_boot, seed=seed) for sub, recs in subsets.items()}
+                     for sc in per_seed]
     return out
 
 

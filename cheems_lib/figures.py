@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-__all__ = ["draw_preference_graph", "SIMULATED_NOTE"]
+__all__ = ["draw_preference_graph", "seed_dots", "SIMULATED_NOTE"]
 
 SIMULATED_NOTE = "simulated data, not the paper's"
 
@@ -38,4 +38,26 @@ def draw_preference_graph(graph, *, ax, rank: Mapping[str, int] | None = None, t
                            connectionstyle="arc3,rad=0.12", edge_color="#555555")
     ax.set_title(title)
     ax.set_axis_off()
+    return ax
+
+
+def seed_dots(estimates: Mapping[str, object], *, ax, seed: int = 0, xlabel: str = "", color: str = "#4e79a7"):
+    """One row per entry of ``estimates`` (:class:`cheems_lib.claims.Estimate`, top to bottom in order):
+    a dot per training seed, the mean over seeds (black diamond) and its hierarchical 95% interval."""
+    import numpy as np
+
+    names = list(estimates)
+    for row, name in enumerate(names):
+        est = estimates[name]
+        y = len(names) - 1 - row
+        jitter = np.linspace(-0.15, 0.15, est.seeds) if est.seeds > 1 else np.zeros(1)
+        ax.scatter(est.point, y + jitter, s=18, color=color, alpha=0.7, zorder=2,
+                   label="one training seed" if row == 0 else None)
+        lo, hi = est.interval(seed=seed)
+        if np.isfinite(lo):
+            ax.plot([lo, hi], [y, y], color="black", lw=1.5, zorder=3, label="95% interval" if row == 0 else None)
+        ax.scatter([est.value], [y], marker="D", s=30, color="black", zorder=4, label="mean" if row == 0 else None)
+    ax.set_yticks(range(len(names)), names[::-1])
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="x", alpha=0.3)
     return ax

@@ -80,6 +80,8 @@ class SubsetResult:
     prompts_without_comparisons: int
     boot_accuracy: np.ndarray = field(repr=False, default_factory=lambda: np.empty(0))
     boot_exact_match: np.ndarray = field(repr=False, default_factory=lambda: np.empty(0))
+    boot_category_accuracy: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
+    """Per top-level category, its accuracy in each replicate (the resamples behind ``boot_accuracy``)."""
 
     @property
     def score(self) -> float:
@@ -137,7 +139,7 @@ def evaluate_subset(records: Sequence[Record], scores: Mapping[tuple[str, str], 
     cats = np.array([rec.top_category for rec in records], dtype=object)
     has = total > 0
     rng = np.random.default_rng(seed)
-    by_category, boot_acc, boot_em = {}, [], []
+    by_category, boot_acc, boot_em, boot_cat = {}, [], [], {}
     for cat in sorted(set(cats[has])):
         idx = np.flatnonzero(has & (cats == cat))
         c, t = correct[idx], total[idx]
@@ -146,14 +148,16 @@ def evaluate_subset(records: Sequence[Record], scores: Mapping[tuple[str, str], 
                             "prompts": int(idx.size), "comparisons": int(t.sum())}
         if n_boot:
             draw = rng.integers(0, idx.size, size=(n_boot, idx.size))
-            boot_acc.append(c[draw].sum(1) / t[draw].sum(1))
+            boot_cat[cat] = c[draw].sum(1) / t[draw].sum(1)
+            boot_acc.append(boot_cat[cat])
             boot_em.append(exact[draw].mean(1))
     acc = float(np.mean([v["accuracy"] for v in by_category.values()])) if by_category else float("nan")
     em = float(np.mean([v["exact_match"] for v in by_category.values()])) if by_category else float("nan")
     return SubsetResult(acc, em, by_category, prompts=len(records),
                         prompts_without_comparisons=int((~has).sum()),
                         boot_accuracy=np.mean(boot_acc, axis=0) if boot_acc else np.empty(0),
-                        boot_exact_match=np.mean(boot_em, axis=0) if boot_em else np.empty(0))
+                        boot_exact_match=np.mean(boot_em, axis=0) if boot_em else np.empty(0),
+                        boot_category_accuracy=boot_cat)
 
 
 def overall(results: Sequence[SubsetResult]) -> float:

@@ -113,6 +113,62 @@ class TestAllOf:
         assert all_of(unsure, "equal", margin=0.05)[:2] == ("inconclusive", "e")
 
 
+class TestCategoryEstimate:
+    def _results(self, seeds=2):
+        recs = [make_record(f"p{i}", "abc", rank={"a": 0, "b": 1, "c": 2}, category=(cat,))
+                for i, cat in enumerate(["数学", "代码", "理解", "安全"] * 8)]
+        out = []
+        for s in range(seeds):
+            rng = np.random.default_rng(s)
+            scores = {(r.id, x): float(rng.normal()) for r in recs for x in "abc"}
+            out.append({"s": evaluate_subset(recs, scores, n_boot=100, seed=7)})
+        return out
+
+    def test_point_is_the_macro_mean_of_the_group(self):
+        """A group's point estimate is the mean of its categories' accuracies, per seed."""
+        res = self._results()
+        est = claims.category_estimate(res, ["数学", "代码"])
+        want = [np.mean([r["s"].by_category[c]["accuracy"] for c in ("数学", "代码")]) for r in res]
+        assert est.seeds == 2 and np.allclose(est.point, want)
+
+    def test_groups_of_the_same_results_are_paired(self):
+        """All categories as one group equal the subset accuracy, replicate by replicate (same resamples)."""
+        res = self._results()
+        every = claims.category_estimate(res, ["数学", "代码", "理解", "安全", "不存在"])
+        assert np.allclose((every - subset_estimate(res, "accuracy")).boot, 0)
+
+    def test_a_group_with_no_prompts_is_an_error(self):
+        """Asking for categories the benchmark lacks names the fix."""
+        with pytest.raises(ValueError, match="fix: choose categories"):
+            claims.category_estimate(self._results(), ["创意写作"])
+
+
+class TestCombining:
+    def test_mean_of_pairs_seed_by_seed(self):
+        """mean_of averages points and replicates elementwise, keeping the seeds apart."""
+        a, b = _est(np.arange(20.0), seeds=2), _est(np.arange(20.0) * 3, seeds=2)
+        m = claims.mean_of([a, b])
+        assert np.allclose(m.boot, (a.boot + b.boot) / 2) and np.allclose(m.point, (a.point + b.point) / 2)
+        with pytest.raises(ValueError):
+            claims.mean_of([])
+
+    def test_broadcast_repeats_a_one_seed_estimate(self):
+        """A baseline (one run) is repeated per training seed so it pairs with a trained model."""
+        base = Estimate.single(0.5, np.linspace(0.4, 0.6, 50))
+        wide = base.broadcast(3)
+        assert wide.seeds == 3 and np.allclose(wide.boot, base.boot[0]) and wide.value == 0.5
+        assert ((_est(np.linspace(0.6, 0.8, 150), seeds=3) - wide).seeds == 3)
+        with pytest.raises(ValueError, match="one-seed"):
+            wide.broadcast(2)
+
+    def test_comparison_says_one_sentence_per_verdict(self):
+        """The templates cover every verdict and fill in the estimate."""
+        says = claims.comparison_says("A", "B")
+        assert set(says) == set(claims.VERDICTS)
+        c = Claim("a-b", "§1", "c", "finding", "contradicted", estimate=-0.1, ci_low=-0.2, ci_high=-0.05, seeds=3, says=says)
+        assert c.sentence.startswith("A scores lower Overall than B") and "-0.100 [-0.200, -0.050]" in c.sentence
+
+
 class TestBestOf:
     def test_best_needs_every_paired_interval(self):
         """'best' is supported only when the expected entry beats every rival by paired intervals."""

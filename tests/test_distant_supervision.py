@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cheems_lib.conflicts import preference_graph
-from cheems_lib.distant_supervision import build_preference, filter_by_reward, length_debias, strict_comparisons
+from cheems_lib.distant_supervision import (build_preference, chosen_length_counts, filter_by_reward, length_debias,
+                                            strict_comparisons)
 from cheems_lib.records import DataError
 from cheems_lib.simulation import WorldConfig, build_world
 from conftest import make_record
@@ -66,6 +67,14 @@ class TestLengthDebias:
         assert longer == shorter == rep["chosen_longer_after"]
         again, _ = length_debias(gpt, seed=1)
         assert [r.annotations for r in again] == [r.annotations for r in out]
+
+    def test_length_counts_are_the_groups_debiasing_balances(self, world):
+        """chosen_length_counts per prompt sums to the report's longer/shorter counts before debiasing."""
+        gpt = world.files["cheems_preference/gpt.jsonl"]
+        longer, shorter = chosen_length_counts(gpt)
+        _, rep = length_debias(gpt, seed=1)
+        assert longer.shape == shorter.shape == (len(gpt),)
+        assert (int(longer.sum()), int(shorter.sum())) == (rep["chosen_longer_before"], rep["chosen_shorter_before"])
 
 
 def test_build_preference_and_cli(world, tmp_path):

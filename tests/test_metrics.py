@@ -82,6 +82,17 @@ class TestEvaluateSubset:
         assert a.to_json() == b.to_json() and lo < a.accuracy < hi
         assert overall_ci([a, b])[0] < overall([a, b]) < overall_ci([a, b])[1]
 
+    def test_category_replicates_are_the_subset_replicates(self):
+        """boot_category_accuracy holds each category's share of the same resamples: their mean is boot_accuracy."""
+        rng = random.Random(2)
+        recs = [make_record(str(i), "abc", rank={c: rng.randint(0, 2) for c in "abc"}, category=[rng.choice("xy")])
+                for i in range(60)]
+        scores = {(r.id, c): rng.random() for r in recs for c in "abc"}
+        res = evaluate_subset(recs, scores, n_boot=50, seed=3)
+        assert sorted(res.boot_category_accuracy) == sorted(res.by_category)
+        assert np.allclose(np.mean(list(res.boot_category_accuracy.values()), axis=0), res.boot_accuracy)
+        assert evaluate_subset(recs, scores, n_boot=0).boot_category_accuracy == {}
+
 
 class TestInvariances:
     """Registry of invariances every metric must have."""

@@ -18,3 +18,23 @@ def test_variants(tmp_path):
     assert 0.25 < flipped / total < 0.35 and all(r.rank is not None for r in noisy)
     sets = analogues(w.files, prompts=100)
     assert len(sets) == 5 and all(d["records"] and d["mimics"] for d in sets.values())
+
+
+def test_analogues_state_what_they_isolate_and_mimic():
+    """Every analogue names the one property it changes; the pairwise one says the real pairwise sets are human-annotated."""
+    w = build_world(WorldConfig(size="smoke", seed=6))
+    sets = analogues(w.files, prompts=100)
+    assert all(d["isolates"] for d in sets.values())
+    assert "Skywork" not in sets["multi-response, machine"]["mimics"]
+    assert "human-annotated" in sets["pairwise only, machine"]["mimics"]
+
+
+def test_paper_groups_are_rows_of_table3():
+    """The format/annotation groups name datasets of data/paper/table3_datasets.csv, with their mean accuracy."""
+    from cheems_lib.transfer import TABLE3_GROUPS, paper_accuracy
+
+    t3 = paper_accuracy()
+    for members in TABLE3_GROUPS.values():
+        assert set(members) <= set(t3.index)
+    row = t3.loc["HH-RLHF"]
+    assert row["mean_acc"] == (row["open_acc"] + row["human_acc"]) / 2
