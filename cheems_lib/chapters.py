@@ -34,20 +34,20 @@ class Chapter:
         return dict(self.params.get(profile, {}))
 
 
-_WORLD = {"smoke": {"size": "smoke"}, "default": {"size": "default"}, "paper": {"size": "paper"}}
+_WORLD = {"smoke": {"size": "smoke", "n_boot": 100}, "default": {"size": "default"}, "paper": {"size": "paper"}}
 
 CHAPTERS: list[Chapter] = [
     Chapter("data", "The data", ("paper-table1",), params=_WORLD),
     Chapter(
         "conflicts", "Resolving conflicting annotations", ("paper-alg1", "paper-table5"),
-        params={"smoke": {"n_random_graphs": 50, "size": "smoke"}, "default": {"n_random_graphs": 2000, "size": "default"},
+        params={"smoke": {"n_random_graphs": 50, "size": "smoke", "n_boot": 100}, "default": {"n_random_graphs": 2000, "size": "default"},
                 "paper": {"n_random_graphs": 2000, "size": "paper"}},
     ),
     Chapter("biases", "Annotator biases", ("paper-fig15",), params=_WORLD),
     Chapter(
         "evaluation", "Evaluating reward models on CheemsBench", ("paper-table2", "paper-fig4"),
         params={"smoke": {"size": "smoke", "train_epochs": 1, "judge_pairs": 40, "judge_prompts": 10, "n_boot": 100,
-                          "gpt_prompts": 0},
+                          "gpt_prompts": 0, "train_seeds": 2},
                 "default": {"size": "default"},
                 # real models for GPU users (pass -p world_dir with the real CheemsBench files)
                 "paper": {"size": "paper", "judge_prompts": 1346, "batch_size": 8, "gpt_prompts": 0,
@@ -56,13 +56,13 @@ CHAPTERS: list[Chapter] = [
     ),
     Chapter(
         "transfer", "Which preference data transfers?", ("paper-table3",),
-        params={"smoke": {"size": "smoke", "prompts": 0, "train_epochs": 1, "n_boot": 100},
+        params={"smoke": {"size": "smoke", "prompts": 0, "train_epochs": 1, "n_boot": 100, "train_seeds": 2},
                 "default": {"size": "default"},
                 "paper": {"size": "paper", "prompts": 0}},
     ),
     Chapter(
         "preference", "Building CheemsPreference", ("paper-table4",),
-        params={"smoke": {"size": "smoke", "gpt_prompts": 0, "train_epochs": 1, "n_boot": 100},
+        params={"smoke": {"size": "smoke", "gpt_prompts": 0, "train_epochs": 1, "n_boot": 100, "train_seeds": 2},
                 "default": {"size": "default"},
                 "paper": {"size": "paper", "gpt_prompts": 0}},
     ),
