@@ -218,20 +218,22 @@ def leaderboard_family(world: World, *, seeds: Sequence[int], epochs: int, gpt_p
 
 def population(world: World, *, seeds: Sequence[int], epochs: int = 2, gpt_prompts: int = 2000,
                transfer_prompts: int = 2000, ladder_points: int = 6, sizes: Sequence[str] = (),
-               margin: float = 0.0) -> list[ModelSpec]:
+               margin: float = 0.0, seed: int = 0) -> list[ModelSpec]:
     """Every model the other chapters train (Table 4, Table 3, data ladder, model sizes), each once.
 
+    ``seeds`` are the training seeds (each seed of a set is a model of its own); ``seed`` is the
+    construction seed of the Table 4 and Table 3 sets (the chapters pass the world seed).
     A spec whose records and config equal an earlier one's is dropped (the first name wins),
     so the zoo's checkpoints are shared with the chapters that train them.
     """
     from . import zoo
     from .distant_supervision import ABLATION
 
-    t4, _, _ = table4_sets(world, gpt_prompts=gpt_prompts, margin=margin, epochs=epochs)
+    t4, _, _ = table4_sets(world, gpt_prompts=gpt_prompts, margin=margin, seed=seed, epochs=epochs)
     specs = ladder_family(t4[ABLATION[-1]], points=ladder_points, seeds=seeds, epochs=epochs)
     specs += model_sizes(world.human, sizes, seeds=seeds, epochs=epochs).specs()
     specs += Family(t4, seeds=tuple(seeds), epochs=epochs, group="Table 4").specs()
-    t3 = {n: d["records"] for n, d in table3_sets(world, prompts=transfer_prompts).items()}
+    t3 = {n: d["records"] for n, d in table3_sets(world, prompts=transfer_prompts, seed=seed).items()}
     specs += Family(t3, seeds=tuple(seeds), epochs=epochs, group="Table 3").specs()
     out, seen = [], set()
     for spec in specs:
@@ -266,24 +268,27 @@ def train(specs: Sequence[ModelSpec], *, progress: bool = True) -> list[Path]:
     return [paths[i] for i in range(len(specs))]
 
 
-def score_family(family: Family, world: World, *, records: Mapping | None = None,
+def score_family(family: Family | Sequence[ModelSpec], world: World, *, records: Mapping | None = None,
                  progress: bool = True) -> dict[str, list[dict]]:
-    """Train (or load) every model of ``family`` and score ``records`` (default: the world's two
-    CheemsBench subsets, a mapping of subset names to records); ``{name: [scores per seed]}``."""
+    """Train (or load) every model of ``family`` (a :class:`Family` or a list of specs) and score
+    ``records`` (default: the world's two CheemsBench subsets, a mapping of subset names to
+    records); ``{name: [scores per seed]}``, specs of one name in spec order (by training seed)."""
     from . import zoo
 
     all_records = [r for recs in dict(records or world.bench).values() for r in recs]
-    specs = family.specs()
-    out: dict[str, list[dict]] = {name: [] for name in family.sets}
+    specs = family.specs() if isinstance(family, Family) else list(family)
+    out: dict[str, list[dict]] = {spec.name: [] for spec in specs}
     for spec, path in zip(specs, train(specs, progress=progress)):
         out[spec.name].append(zoo.score_or_load(path, all_records, device=world.device, dtype=world.dtype))
     return out
 
 
-def evaluate(family: Family, world: World, *, n_boot: int = 1000, seed: int = 0, records: Mapping | None = None,
-             progress: bool = True) -> dict[str, list[dict]]:
+def evaluate(family: Family | Sequence[ModelSpec], world: World, *, n_boot: int = 1000, seed: int = 0,
+             records: Mapping | None = None, progress: bool = True) -> dict[str, list[dict]]:
     """Train (or load) and score every model of ``family``; ``{name: [{subset: SubsetResult} per seed]}``.
 
+    ``family`` is a :class:`Family` or a list of specs such as :func:`ladder_family`'s (the
+    results of specs with the same name are listed in spec order, i.e. by training seed).
     ``records`` (default: the world's two CheemsBench subsets) maps subset names to records.
     Every result is bootstrapped with ``seed``, so results are paired across models and seeds.
     """

@@ -1,11 +1,13 @@
-"""Scaling trends (paper §6.4, Figs. 6-7): training-set ladders and seed-pooled intervals.
+"""Scaling trends (paper §6.4, Figs. 6-7): training-set ladders and model sizes.
 
 Fig. 6 trains reward models on growing subsets of CheemsPreference and plots accuracy
 against the number of training pairs; Fig. 7 does the same against model size.
 :func:`ladder` gives geometric subset sizes, :func:`nested_subsets` draws them so that
 each smaller subset is contained in the larger ones (one seed = one nested chain, records
-kept in their original order, so the full set is the unchanged file), and
-:func:`pooled_interval` summarises several seeds by pooling their bootstrap replicates.
+kept in their original order, so the full set is the unchanged file), :func:`count_pairs`
+and :func:`parameter_count` give the two x axes. The models are built by
+:func:`cheems_lib.experiments.ladder_family` and :func:`cheems_lib.experiments.model_sizes`;
+their intervals over training seeds come from :mod:`cheems_lib.claims`.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import numpy as np
 
 from .records import Record
 
-__all__ = ["ladder", "nested_subsets", "count_pairs", "pooled_interval", "parameter_count"]
+__all__ = ["ladder", "nested_subsets", "count_pairs", "parameter_count"]
 
 
 def ladder(total: int, *, points: int = 6, ratio: float = 2.0) -> list[int]:
@@ -48,18 +50,6 @@ def count_pairs(records: Sequence[Record]) -> int:
         ranks = np.array(list((rec.rank or {}).values()))
         total += int((ranks[:, None] < ranks[None, :]).sum()) if ranks.size else 0
     return total
-
-
-def pooled_interval(estimates: Sequence[float], replicates: Sequence[np.ndarray], ci: float = 0.95
-                    ) -> tuple[float, float, float]:
-    """Mean of a metric over seeds (one estimate per seed) and an interval from their bootstrap replicates.
-
-    The replicates of every seed are pooled, so the interval covers both the prompt
-    sampling of the benchmark and the seed-to-seed spread of training.
-    """
-    pooled = np.concatenate([np.asarray(r, dtype=float) for r in replicates])
-    lo, hi = np.quantile(pooled, [(1 - ci) / 2, (1 + ci) / 2])
-    return float(np.mean(estimates)), float(lo), float(hi)
 
 
 def parameter_count(name_or_path) -> int:

@@ -1,4 +1,4 @@
-"""Downstream correlation: the RewardBench-style benchmark, the tables, correlations, the population."""
+"""Downstream correlation: the RewardBench-style benchmark, the tables, correlations with paired bootstraps."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,13 +6,12 @@ import pandas as pd
 import pytest
 
 from cheems_lib import downstream, metrics
-from cheems_lib.simulation import WorldConfig, build_world
-from cheems_lib.training import TrainConfig
 
 from conftest import make_record
 
 
 def test_pairwise_benchmark_one_pair_per_prompt():
+    """One pair of different rank per prompt, in the human order, seeded; tie-only prompts are left out."""
     recs = [make_record("p", "abc", rank={"a": 0, "b": 1, "c": 2}), make_record("q", "ab", rank={"a": 0, "b": 0}),
             make_record("r", "ab", rank={"b": 0, "a": 1})]
     out = downstream.pairwise_benchmark(recs, seed=0)
@@ -26,6 +25,7 @@ def test_pairwise_benchmark_one_pair_per_prompt():
 
 
 def test_benchmark_table_matches_metrics():
+    """The table's accuracy and exact match are cheems_lib.metrics' on the same scores."""
     recs = [make_record("p", "abc", rank={"a": 0, "b": 1, "c": 2})]
     scores = {"m": {("p", "a"): 3.0, ("p", "b"): 1.0, ("p", "c"): 2.0}}
     t = downstream.benchmark_table({"B": recs}, scores)
@@ -34,6 +34,7 @@ def test_benchmark_table_matches_metrics():
 
 
 def test_correlate_known_relations():
+    """Monotone relations give Spearman ±1, a noise column falls below the reference, fewer than 3 models refuse."""
     models = [f"m{i}" for i in range(12)]
     x = np.arange(12.0)
     bench = pd.DataFrame({"up": x, "down": -x ** 3, "noise": np.random.default_rng(0).normal(size=12)}, index=models)
@@ -49,16 +50,63 @@ def test_correlate_known_relations():
         downstream.correlate(bench.iloc[:2], down.iloc[:2])
 
 
-def test_population_is_distinct_and_grouped(tmp_path):
-    files = build_world(WorldConfig(size="smoke", seed=0)).files
-    pop = downstream.population(files, epochs=1, gpt_prompts=0, transfer_prompts=0, ladder_points=3, ladder_seeds=2,
-                                sizes=("tiny-xs", "tiny"), cache_dir=str(tmp_path))
-    from cheems_lib.zoo import zoo_key
-    keys = [zoo_key(p["records"], p["config"]) for p in pop.values()]
-    assert len(set(keys)) == len(keys)
-    groups = pd.Series({k: p["group"] for k, p in pop.items()}).value_counts()
-    assert groups["data scaling"] == 6 and groups["model size"] == 2
-    assert "Human subset" not in pop  # same data and config as "tiny · human subset": kept once
-    assert "CheemsPreference (human + processed GPT)" not in pop  # the ladder's top at the first seed
-    assert all(isinstance(p["config"], TrainConfig) for p in pop.values())
-    assert len(pop) >= 15
+def _spearman(x, y):
+    """Reference: Pearson r of pandas' average ranks."""
+    return np.corrcoef(pd.Series(x).rank().to_numpy(), pd.Series(y).rank().to_numpy())[0, 1]
+
+
+class TestCorrelation:
+    def test_replicates_equal_spearman_of_the_resampled_models(self):
+        """Each replicate is the Spearman r of the models drawn (with repeats and ties), as in a literal bootstrap."""
+        rng = np.random.default_rng(1)
+        x, y = rng.integers(0, 5, 15).astype(float), rng.normal(size=15)  # ties in x
+        est = downstream.correlation(x, y, n_boot=50, seed=7)
+        draw = np.random.default_rng(7).integers(15, size=(50, 15))
+        expected = [_spearman(x[d], y[d]) for d in draw]
+        assert est.value == pytest.approx(_spearman(x, y))
+        np.testing.assert_allclose(est.boot[0], expected, rtol=1e-9, atol=1e-12)
+
+    def test_pearson_point_and_constant_replicates(self):
+        """Pearson matches numpy; a replicate that draws one model only is NaN, not a number."""
+        x, y = np.arange(5.0), np.array([0.0, 2.0, 1.0, 5.0, 3.0])
+        est = downstream.correlation(x, y, method="pearson", n_boot=4000, seed=0)
+        assert est.value == pytest.approx(np.corrcoef(x, y)[0, 1])
+        assert np.isnan(est.boot).any() and np.isfinite(est.boot).mean() > 0.99
+        with pytest.raises(ValueError, match="unknown method"):
+            downstream.correlation(x, y, method="kendall")
+
+    def test_clusters_of_identical_copies_equal_the_unclustered_bootstrap(self):
+        """Two identical seeds per training set, resampled as one cluster, give the single copies' replicates."""
+        rng = np.random.default_rng(2)
+        x, y = rng.normal(size=10), rng.normal(size=10)
+        single = downstream.correlation(x, y, n_boot=200, seed=3)
+        doubled = downstream.correlation(np.repeat(x, 2), np.repeat(y, 2), n_boot=200, seed=3,
+                                         clusters=np.repeat(np.arange(10), 2))
+        np.testing.assert_allclose(doubled.boot, single.boot, atol=1e-12)
+        unclustered = downstream.correlation(np.repeat(x, 2), np.repeat(y, 2), n_boot=200, seed=3)
+        lo, hi = unclustered.interval()
+        assert hi - lo < np.subtract(*single.interval()[::-1])  # ignoring the clusters understates the spread
+
+    def test_same_models_same_seed_are_paired(self):
+        """A correlation minus itself is zero in every replicate; correlate's diff is that paired difference."""
+        models = [f"m{i}" for i in range(9)]
+        rng = np.random.default_rng(4)
+        bench = pd.DataFrame({"a": rng.normal(size=9), "b": rng.normal(size=9)}, index=models)
+        down = pd.DataFrame({"t1": rng.normal(size=9), "t2": rng.normal(size=9)}, index=models)
+        a = downstream.correlation(bench["a"], down["t1"], n_boot=300, seed=5)
+        assert np.all(np.nan_to_num((a - a).boot) == 0)
+        diff = a - downstream.correlation(bench["b"], down["t1"], n_boot=300, seed=5)
+        c = downstream.correlate(bench, down, n_boot=300, seed=5, reference="b").set_index(["benchmark", "task", "method"])
+        row = c.loc[("a", "t1", "spearman")]
+        assert (row["diff"], row["diff_lo"], row["diff_hi"]) == pytest.approx((diff.value, *diff.interval()))
+
+    def test_task_average_is_the_mean_over_tasks(self):
+        """task_average averages each task's correlation, point and replicates alike."""
+        models = [f"m{i}" for i in range(8)]
+        rng = np.random.default_rng(6)
+        bench = pd.DataFrame({"a": rng.normal(size=8)}, index=models)
+        down = pd.DataFrame({"t1": rng.normal(size=8), "t2": rng.normal(size=8)}, index=models[::-1])
+        avg = downstream.task_average(bench, down, "a", n_boot=100, seed=1)
+        per = [downstream.correlation(bench["a"], down.loc[models, t], n_boot=100, seed=1) for t in ("t1", "t2")]
+        assert avg.value == pytest.approx((per[0].value + per[1].value) / 2)
+        np.testing.assert_allclose(avg.boot, (per[0].boot + per[1].boot) / 2)
