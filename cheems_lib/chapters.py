@@ -69,7 +69,7 @@ CHAPTERS: list[Chapter] = [
     Chapter(
         "scaling", "Scaling trends", ("paper-fig6", "paper-fig7"),
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "train_epochs": 1, "n_boot": 100,
-                          "sizes": ["tiny-xs", "tiny", "tiny-xl"], "points": 4},
+                          "sizes": ["tiny-xs", "tiny", "tiny-xl"], "points": 4, "train_seeds": 2},
                 "default": {"size": "default"},
                 # real Qwen2.5 bases with the paper's Table 9 settings, for GPU users
                 "paper": {"size": "paper", "gpt_prompts": 0,
@@ -78,7 +78,8 @@ CHAPTERS: list[Chapter] = [
     Chapter(
         "downstream", "Does the benchmark predict downstream quality?", ("paper-fig5",),
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "transfer_prompts": 0, "train_epochs": 1, "n_boot": 100,
-                          "points": 4, "bon_prompts": 12, "bon_n": 8, "sizes": ["tiny-xs", "tiny", "tiny-xl"]},
+                          "points": 4, "bon_prompts": 12, "bon_n": 8, "sizes": ["tiny-xs", "tiny", "tiny-xl"],
+                          "train_seeds": 2},
                 "default": {"size": "default"},
                 "paper": {"size": "paper", "gpt_prompts": 0, "transfer_prompts": 0, "bon_prompts": 87}},
     ),
