@@ -72,7 +72,8 @@ CHAPTERS: list[Chapter] = [
                           "sizes": ["tiny-xs", "tiny", "tiny-xl"], "points": 4, "train_seeds": 2},
                 "default": {"size": "default"},
                 # real Qwen2.5 bases with the paper's Table 9 settings, for GPU users
-                "paper": {"size": "paper", "gpt_prompts": 0,
+                # one training seed per size: seven Qwen2.5 sizes up to 72B, as the paper (a single run each)
+                "paper": {"size": "paper", "gpt_prompts": 0, "train_seeds": 1,
                           "sizes": [f"Qwen/Qwen2.5-{b}-Instruct" for b in ("0.5B", "1.5B", "3B", "7B", "14B", "32B", "72B")]}},
     ),
     Chapter(
