@@ -394,6 +394,8 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
     per-model locks make a chapter wait for a model another chapter is training.
     Bad arguments raise :class:`BookInputError` before anything runs. A failing chapter does
     not stop the others or the rendering; :class:`ChaptersFailed` is raised at the end.
+    Before rendering, the downloads' sidecars are merged into ``tables/index.csv`` and
+    ``figures/index.csv`` (:func:`cheems_lib.provenance.write_index`).
     """
     if profile not in PROFILES:
         raise BookInputError(f"--profile {profile}: no such profile (fix: use one of {', '.join(PROFILES)})")
@@ -435,6 +437,13 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
     _remove_stale_temporaries(root / "book", extra / "figures", extra / "tables")
     jobs = min(jobs or default_jobs(profile), len(plans))  # one chapter runs in this thread: Ctrl-C stops it at once
     failures = _run_chapters(plans, root, profile=profile, force=force, log=log, jobs=jobs)
+    from .provenance import write_index
+
+    try:  # tables/index.csv and figures/index.csv from the chapters' sidecars
+        write_index(root)
+    except ValueError as e:  # a damaged sidecar: reported like a failed chapter, the book still renders
+        log(f"[cheems book] index: FAILED: {e}")
+        failures.append(str(e))
     html_dir = root / "_build" / "html"
     if html:
         missing = [c.name for c in CHAPTERS if not (root / "book" / f"{c.name}.ipynb").exists()]

@@ -65,6 +65,12 @@ class World:
 
         return world_source(self.directory)
 
+    def trained_source(self, seeds: Sequence[int]) -> str:
+        """:attr:`source` plus the training seeds of the models whose numbers it labels."""
+        from .publish import world_source
+
+        return world_source(self.directory, note=f"training seeds {seeds_text(seeds)}")
+
     @property
     def bench(self) -> dict[str, list[Record]]:
         """The two human-annotated CheemsBench subsets."""

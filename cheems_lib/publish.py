@@ -13,22 +13,36 @@ SHA-256 of the data files, wall time) of every executed chapter. Every value, pa
 help text in them is escaped (:func:`md_code`, :func:`md_text`), so a parameter such as a
 file name holding ``<img onerror=...>`` is shown as text, never rendered as HTML.
 
+Every download says where its numbers come from (:mod:`cheems_lib.provenance`): a chapter
+calls ``set_source`` once (e.g. ``publish.set_source(publish.world_source(directory))``)
+and a table of the paper's own numbers passes ``source=publish.paper_source(name)``. A
+table's CSV gets a last column ``source``; a figure gets a grey footer line with its source
+(drawn under everything else, so ``bbox_inches="tight"`` keeps it) and the same text in its
+metadata (PNG text chunk ``Description``, SVG ``Description``, PDF ``Subject`` and
+``Keywords``). Each download also gets a sidecar ``<label>.meta.json`` (label, source,
+caption) that ``write_index`` merges into ``tables/index.csv`` and ``figures/index.csv``.
+``set_source``, ``paper_source``, ``world_source``, ``file_source`` and ``write_index`` are
+those of :mod:`cheems_lib.provenance`, importable from here.
+
 Every file written here goes to a temporary name in the same folder first and is renamed
 into place (:func:`replace_atomically`): an interrupted run leaves the old file or the new
 one, never a truncated one.
 """
 from __future__ import annotations
 
-import hashlib
 import html
 import os
 import re
 import secrets
 import subprocess
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-__all__ = ["EXTRA", "LABEL", "figure", "downloads", "table", "header", "footer", "sha256", "PACKAGES",
+# re-exported so a chapter needs only `publish`; documented in cheems_lib.provenance
+from .provenance import (check_source, file_source, footer_text, paper_source, resolve_source, set_source, sha256,  # noqa: F401
+                         sidecar_json, world_source, write_index)
+
+__all__ = ["EXTRA", "LABEL", "figure", "downloads", "table", "header", "footer", "PACKAGES",
            "replace_atomically", "md_code", "md_text"]
 
 EXTRA = Path("book") / "_extra"
@@ -65,26 +79,69 @@ def _check(label: str) -> None:
                          "(fix: use paper-<artefact>, fig-<chapter>-<name> or tab-<chapter>-<name>)")
 
 
-def figure(fig, label: str, *, root: str | Path = ".") -> dict[str, Path]:
+PaperColumns = Mapping[str, str | Sequence[str]]
+"""``{paper table name: column or columns}``: the parts of a download that are the paper's numbers."""
+
+
+def _add_footer(fig, text: str):
+    """Draw ``text`` small and grey under everything else in ``fig``, wrapped to its width.
+
+    Placed just below the figure's tight bounding box, so ``bbox_inches="tight"`` keeps it; in
+    figure coordinates, which the tight crop shifts with everything else. A previous footer (a
+    second call on the same figure) is replaced.
+    """
+    import textwrap
+
+    for old in [t for t in fig.texts if t.get_gid() == "cheems-source"]:
+        old.remove()
+    box = fig.get_tightbbox()  # inches
+    w, h = fig.get_size_inches()
+    note = fig.text(box.x0 / w, (box.y0 - 0.06) / h, text, ha="left", va="top", fontsize=6.5, color="#6e6e6e",
+                    gid="cheems-source")
+    width = note.get_window_extent().width / fig.dpi
+    if width > box.width:
+        chars = max(30, int(len(text) * box.width / width))
+        note.set_text("\n".join(textwrap.wrap(text, chars, break_long_words=False)))
+    return note
+
+
+def _metadata(ext: str, label: str, source: str) -> dict:
+    """Metadata of each format: the provenance, and no dates (same figure, same bytes)."""
+    text = footer_text(source).replace(" · ", " | ")
+    return {"png": {"Software": None, "Title": label, "Description": text},
+            "svg": {"Date": None, "Title": label, "Description": text},
+            "pdf": {"CreationDate": None, "Title": label, "Subject": text, "Keywords": source}}[ext]
+
+
+def figure(fig, label: str, *, root: str | Path = ".", source: str | None = None,
+           paper_columns: PaperColumns | None = None) -> dict[str, Path]:
     """Glue ``fig`` as ``label``, save it as PNG, SVG and PDF, close it; returns the paths.
 
-    The files are byte-stable for the same figure: no dates in the metadata, and SVG ids
-    are salted with the label rather than a random value.
+    ``source`` (default: the chapter's :func:`~cheems_lib.provenance.set_source`) is drawn as a footer line and
+    written into each file's metadata and into ``figures/<label>.meta.json``;
+    ``paper_columns`` names the series that are the paper's numbers (see
+    :func:`cheems_lib.provenance.with_paper_columns`). The files are byte-stable for the
+    same figure: no dates in the metadata, and SVG ids are salted with the label rather than
+    a random value.
     """
     import matplotlib
     import matplotlib.pyplot as plt
     from myst_nb import glue
 
     _check(label)
+    source = resolve_source(label, source, paper_columns)
     out = Path(root) / EXTRA / "figures"
     out.mkdir(parents=True, exist_ok=True)
+    _add_footer(fig, footer_text(source))
     paths = {}
     with matplotlib.rc_context({"svg.hashsalt": label}):
         for ext in _FORMATS:
             paths[ext] = out / f"{label}.{ext}"
-            meta = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[ext]
+            meta = _metadata(ext, label, source)
             replace_atomically(paths[ext], lambda tmp: fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight",
                                                                    metadata=meta))
+    replace_atomically(out / f"{stem}.meta.json",
+                       lambda tmp: tmp.write_text(sidecar_json(label, source), encoding="utf-8"))
     glue(label, fig, display=False)
     plt.close(fig)
     return paths
@@ -99,47 +156,61 @@ def downloads(label: str):
     return HTML(f'<p class="cheems-downloads">Download figure <code>{label}</code>: {links}</p>')
 
 
-def table(styler_or_frame, label: str, *, root: str | Path = ".", index: bool | None = None):
+def _check_columns(label: str, data, paper_columns: PaperColumns | None) -> None:
+    """Refuse a table that has its own ``source`` column, or whose paper columns do not exist."""
+    names = [c[0] if isinstance(c, tuple) else c for c in data.columns]
+    if "source" in names or "source" in data.index.names:
+        raise ValueError(f"{label}: the table already has a column named 'source' (fix: rename it; "
+                         "publish.table adds the provenance column 'source' itself)")
+    for columns in (paper_columns or {}).values():
+        for col in [columns] if isinstance(columns, str) else columns:
+            if col not in names:
+                raise ValueError(f"{label}: paper_columns names {col!r}, which is not a column of the table "
+                                 f"(fix: use one of {names})")
+
+
+def table(styler_or_frame, label: str, *, root: str | Path = ".", index: bool | None = None,
+          source: str | None = None, paper_columns: PaperColumns | None = None,
+          row_sources: Sequence[str] | None = None, csv_name: str | None = None):
     """Save a table as ``tables/<label>.csv`` and return its Styler with a CSV link in the caption.
 
     Pass a pandas ``Styler`` (its data is saved, its formatting shown) or a DataFrame.
     ``index`` says whether to write the index (default: unless it is a plain 0..n-1 range).
+    The CSV gets a last column ``source``: ``source``, else the chapter's
+    :func:`~cheems_lib.provenance.set_source`, followed by ``paper_columns`` (``{paper table name: column(s)}``,
+    the columns that hold the paper's numbers). The caption and source also go to
+    ``tables/<label>.meta.json`` for :func:`~cheems_lib.provenance.write_index`.
+    ``row_sources`` gives each row its own source instead (a table gathered from several
+    chapters, such as the claims ledger); ``csv_name`` saves ``tables/<csv_name>.csv`` instead of
+    ``tables/<label>.csv`` (a download with a documented name, such as ``claims.csv``).
     """
     import pandas as pd
 
     _check(label)
     styler = styler_or_frame if hasattr(styler_or_frame, "data") else styler_or_frame.style
     data = styler.data
+    _check_columns(label, data, paper_columns)
+    if row_sources is not None:
+        row_sources = [check_source(x) for x in row_sources]
+        if len(row_sources) != len(data):
+            raise ValueError(f"{label}: {len(row_sources)} row sources for {len(data)} rows")
+        source = "; ".join(sorted(set(row_sources))) or resolve_source(label, source)
+    else:
+        source = resolve_source(label, source, paper_columns)
     if index is None:
         index = not (isinstance(data.index, pd.RangeIndex) and data.index.name is None)
     out = Path(root) / EXTRA / "tables"
     out.mkdir(parents=True, exist_ok=True)
-    replace_atomically(out / f"{label}.csv", lambda tmp: data.to_csv(tmp, index=index))
+    saved = data.copy()
+    column = ("source",) + ("",) * (saved.columns.nlevels - 1) if saved.columns.nlevels > 1 else "source"
+    saved[column] = list(row_sources) if row_sources is not None else source
+    stem = csv_name or label
+    replace_atomically(out / f"{stem}.csv", lambda tmp: saved.to_csv(tmp, index=index))
+    replace_atomically(out / f"{stem}.meta.json",
+                       lambda tmp: tmp.write_text(sidecar_json(label, source, styler.caption or ""), encoding="utf-8"))
     caption = html.escape(styler.caption or "")
-    link = f'<a class="cheems-csv" href="../tables/{label}.csv" download>CSV</a>'
+    link = f'<a class="cheems-csv" href="../tables/{stem}.csv" download>CSV</a>'
     return styler.set_caption(f"{caption} ({link}, <code>{label}</code>)" if caption else f"{link} <code>{label}</code>")
-
-
-def world_source(directory: str | Path) -> str:
-    """Provenance of numbers computed from a world folder: ``simulated world (size S, seed N, simulator V)``
-    when it holds a simulator's ``summary.json``, else ``data: DIR (file sha256 PREFIX, ...)``."""
-    import json
-
-    directory = Path(directory)
-    summary = directory / "summary.json"
-    if summary.exists():
-        s = json.loads(summary.read_text(encoding="utf-8"))
-        return f"simulated world (size {s.get('size')}, seed {s.get('seed')}, simulator {s.get('simulator_version')})"
-    files = sorted(p for p in directory.rglob("*.jsonl") if p.is_file())
-    return f"data: {directory} (" + ", ".join(f"{p.relative_to(directory)} sha256 {sha256(p)[:12]}" for p in files) + ")"
-
-
-def sha256(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def md_code(text: Any, *, in_table: bool = False) -> str:

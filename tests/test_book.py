@@ -55,6 +55,35 @@ def test_every_figure_and_table_can_be_downloaded(smoke_book):
     assert figures >= 11 and tables >= 15
 
 
+def test_every_download_names_its_source(smoke_book):
+    """Every table CSV has a source column of a known kind, every figure's SVG a Description, and the
+    indexes list every download with its chapter."""
+    import csv
+
+    import pandas as pd
+
+    root, html, _ = smoke_book
+    tables, figures = root / "book/_extra/tables", root / "book/_extra/figures"
+    for path in sorted(tables.glob("*.csv")):
+        frame = pd.read_csv(path)
+        assert "source" in frame.columns, path.name
+        assert frame["source"].str.match(r"(paper|simulated|data)\b").all(), (path.name, frame["source"].unique())
+    labels = {p.stem for p in tables.glob("*.csv")} - {"index"}
+    rows = list(csv.DictReader((tables / "index.csv").open(encoding="utf-8")))
+    assert {r["label"] for r in rows} == labels and all(r["chapter"] for r in rows)
+    assert next(r for r in rows if r["label"] == "tab-evaluation-published-table8")["source"].startswith("paper, Table 8")
+    assert next(r for r in rows if r["label"] == "paper-table1")["source"].startswith("simulated world (size smoke")
+    assert next(r for r in rows if r["label"] == "tab-conflicts-example")["source"].startswith(
+        "data: data/examples/annotations.jsonl sha256 ")
+    svgs = sorted(figures.glob("*.svg"))
+    assert len(svgs) >= 11
+    for svg in svgs:
+        text = svg.read_text(encoding="utf-8")
+        assert "<dc:description>Source: " in text and '<g id="cheems-source">' in text, svg.name
+    assert {r["label"] for r in csv.DictReader((figures / "index.csv").open(encoding="utf-8"))} == {p.stem for p in svgs}
+    assert (html / "tables/index.csv").exists() and (html / "figures/index.csv").exists()
+
+
 def test_failing_chapter_names_chapter_and_cell(tmp_path):
     """A chapter that raises names its cell and error; its failed run is kept aside and a placeholder page
     stands in for it (it never succeeded), so the book still renders."""

@@ -10,12 +10,23 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from cheems_lib import publish  # noqa: E402
+from cheems_lib import provenance, publish  # noqa: E402
+
+SIM = "simulated world (size smoke, seed 0, simulator 1.0)"
+
+
+@pytest.fixture(autouse=True)
+def chapter_source():
+    """Each test starts as a chapter that called set_source, and leaves no default behind."""
+    publish.set_source(SIM)
+    yield
+    publish.set_source(None)
 
 
 def _figure():
     fig, ax = plt.subplots(figsize=(2, 2))
     ax.plot([0, 1], [1, 0])
+    ax.set_xlabel("x")
     return fig
 
 
@@ -36,12 +47,14 @@ def test_table_csv_and_link(tmp_path):
     """A table is saved as CSV and its caption links it (escaped)."""
     df = pd.DataFrame({"model": ["a", "b"], "acc": [0.5, 0.75]})
     styler = publish.table(df.style.set_caption("Ours & theirs"), "tab-test-acc", root=tmp_path)
-    assert pd.read_csv(tmp_path / "book/_extra/tables/tab-test-acc.csv").equals(df)
+    saved = pd.read_csv(tmp_path / "book/_extra/tables/tab-test-acc.csv")
+    assert list(saved.columns) == ["model", "acc", "source"] and (saved["source"] == SIM).all()
+    assert saved.drop(columns="source").equals(df)
     html = styler.to_html()
     assert "Ours &amp; theirs" in html and 'href="../tables/tab-test-acc.csv"' in html
     named = pd.DataFrame({"x": [1]}, index=pd.Index(["r"], name="row"))
     publish.table(named, "paper-table9", root=tmp_path)
-    assert (tmp_path / "book/_extra/tables/paper-table9.csv").read_text().splitlines()[0] == "row,x"
+    assert (tmp_path / "book/_extra/tables/paper-table9.csv").read_text().splitlines()[0] == "row,x,source"
 
 
 def test_header_lists_every_parameter():
@@ -117,4 +130,84 @@ def test_writes_replace_atomically(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space"):
         publish.table(pd.DataFrame({"x": [2]}), "tab-test-old", root=tmp_path)
     assert csv.read_bytes() == before
-    assert sorted(p.name for p in csv.parent.iterdir()) == [csv.name]
+    assert sorted(p.name for p in csv.parent.iterdir()) == [csv.name, "tab-test-old.meta.json"]
+
+
+def test_table_source_override_and_paper_columns(tmp_path):
+    """source= overrides the chapter's default; paper_columns names the paper's columns after the source."""
+    df = pd.DataFrame({"dataset": ["a"], "open_acc": [0.7]})
+    publish.table(df, "tab-test-paper", root=tmp_path, source=publish.paper_source("table3_datasets"))
+    side = pd.DataFrame({"paper": [0.1], "ours": [0.2]})
+    publish.table(side, "tab-test-side", root=tmp_path, paper_columns={"table5_conflict_ratio": "paper"})
+    tables = tmp_path / "book/_extra/tables"
+    assert pd.read_csv(tables / "tab-test-paper.csv")["source"].tolist() == [
+        "paper, Table 3 (data/paper/table3_datasets.csv)"]
+    assert pd.read_csv(tables / "tab-test-side.csv")["source"].tolist() == [
+        f"{SIM}; column paper: paper, Table 5 (data/paper/table5_conflict_ratio.csv)"]
+    with pytest.raises(ValueError, match="'paper ours', which is not a column of the table"):
+        publish.table(side, "tab-test-side", root=tmp_path, paper_columns={"table5_conflict_ratio": "paper ours"})
+
+
+def test_table_without_source_is_refused(tmp_path):
+    """No default and no source=, a source of an unknown kind, or a frame with its own 'source' column: refused,
+    nothing written."""
+    publish.set_source(None)
+    df = pd.DataFrame({"x": [1]})
+    with pytest.raises(ValueError, match=r"tab-test-none: no source .*fix: call publish.set_source"):
+        publish.table(df, "tab-test-none", root=tmp_path)
+    with pytest.raises(ValueError, match="does not start with paper, simulated or data"):
+        publish.table(df, "tab-test-none", root=tmp_path, source="our numbers")
+    with pytest.raises(ValueError, match="no source"):
+        publish.figure(_figure(), "fig-test-none", root=tmp_path)
+    with pytest.raises(ValueError, match="already has a column named 'source'"):
+        publish.table(pd.DataFrame({"source": ["x"]}), "tab-test-none", root=tmp_path, source=SIM)
+    assert not list(tmp_path.rglob("*.csv")) and not list(tmp_path.rglob("*.svg"))
+
+
+def _pdf_info(data: bytes, key: str) -> str:
+    """A literal string of a PDF's Info dictionary (matplotlib writes it uncompressed), unescaped."""
+    import re
+
+    m = re.search(rb"/" + key.encode() + rb" \(((?:\\.|[^\\)])*)\)", data)
+    return re.sub(rb"\\(.)", rb"\1", m.group(1)).decode("latin-1")
+
+
+def test_figure_carries_its_source(tmp_path):
+    """The source is drawn under the figure (inside the tight crop) and written into PNG, SVG and PDF metadata."""
+    import io
+    import re
+
+    import numpy as np
+    from PIL import Image
+
+    text = publish.footer_text(SIM)
+    assert text == f"Source: {SIM} · Cheems companion · not the paper's numbers"
+    plain = io.BytesIO()
+    _figure().savefig(plain, format="png", dpi=150, bbox_inches="tight")
+    paths = publish.figure(_figure(), "fig-test-line", root=tmp_path)
+    png = Image.open(paths["png"])
+    assert png.text["Description"] == text.replace(" · ", " | ")
+    # the footer adds rows at the bottom, and they hold ink (a footer drawn outside the crop would leave them blank)
+    height = Image.open(plain).size[1]
+    pixels = np.asarray(png.convert("L"))
+    assert pixels.shape[0] > height + 10 and (pixels[height:] < 200).sum() > 50
+    svg = paths["svg"].read_text(encoding="utf-8")
+    assert f"<dc:description>{text.replace(' · ', ' | ')}</dc:description>" in svg
+    group = svg.split('<g id="cheems-source">', 1)[1].split("</g>\n  </g>", 1)[0]
+    assert " ".join(" ".join(re.findall(r"<!-- (.*?) -->", group)).split()) == text
+    pdf = paths["pdf"].read_bytes()
+    assert _pdf_info(pdf, "Subject") == text.replace(" · ", " | ") and _pdf_info(pdf, "Keywords") == SIM
+    meta = (tmp_path / "book/_extra/figures/fig-test-line.meta.json").read_text(encoding="utf-8")
+    assert SIM in meta
+
+
+def test_figure_footer_says_whose_numbers(tmp_path):
+    """The footer tells the paper's numbers, a mix, and ours apart; a second save replaces the footer."""
+    assert publish.footer_text("paper, Table 5 (x)").endswith("· the paper's numbers")
+    mixed = provenance.with_paper_columns(SIM, {"table5_conflict_ratio": "paper"})
+    assert publish.footer_text(mixed).endswith("only what is marked paper holds the paper's numbers")
+    fig = _figure()
+    publish._add_footer(fig, "Source: a")
+    publish._add_footer(fig, "Source: b")
+    assert [t.get_text() for t in fig.texts] == ["Source: b"]
+    plt.close(fig)
