@@ -140,7 +140,7 @@ def figure(fig, label: str, *, root: str | Path = ".", source: str | None = None
             meta = _metadata(ext, label, source)
             replace_atomically(paths[ext], lambda tmp: fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight",
                                                                    metadata=meta))
-    replace_atomically(out / f"{stem}.meta.json",
+    replace_atomically(out / f"{label}.meta.json",
                        lambda tmp: tmp.write_text(sidecar_json(label, source), encoding="utf-8"))
     glue(label, fig, display=False)
     plt.close(fig)
