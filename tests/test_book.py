@@ -215,7 +215,7 @@ def test_forced_verdict_changes_the_generated_sentence(smoke_book, tmp_path, mon
     after = next(c for c in json.loads(saved.read_text(encoding="utf-8"))["claims"] if c["id"] == claim_id)
     assert after["verdict"] == flipped and after["forced"] and after["sentence"] != before["sentence"]
     nb = json.loads((copy / "book" / f"{name}.ipynb").read_text(encoding="utf-8"))
-    glued = [o["data"]["text/plain"] for c in nb["cells"] for o in c.get("outputs", [])
+    glued = [o["data"]["application/papermill.record/text/plain"] for c in nb["cells"] for o in c.get("outputs", [])
              if o.get("metadata", {}).get("scrapbook", {}).get("name") == f"claim-{claim_id}"]
     assert glued and after["sentence"] in glued[0]
     ledger = (copy / "book" / "_extra" / "tables" / "claims.csv").read_text(encoding="utf-8")
