@@ -122,6 +122,23 @@ def _encode_judge(tokenizer, text: str, max_length: int | None) -> list[int]:
     return ids
 
 
+def _encode_judges(tokenizer, texts: Sequence[str], max_length: int | None, chunk: int = 1024) -> list[list[int]]:
+    """:func:`_encode_judge` of each text, with one rendering and one tokenizer call per ``chunk`` texts."""
+    from .reward_model import _IDS_ONLY
+
+    out = []
+    for start in range(0, len(texts), chunk):
+        part = texts[start:start + chunk]
+        if tokenizer.chat_template:  # what apply_chat_template(tokenize=True) does: render, then no special tokens added
+            rendered = tokenizer.apply_chat_template([[{"role": "user", "content": t}] for t in part], tokenize=False,
+                                                     add_generation_prompt=True)
+            ids = tokenizer(rendered, add_special_tokens=False, **_IDS_ONLY)["input_ids"]
+        else:
+            ids = tokenizer(part, **_IDS_ONLY)["input_ids"]
+        out.extend(list(x[-max_length:]) if max_length and len(x) > max_length else list(x) for x in ids)
+    return out
+
+
 def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: int = 8, max_length: int | None = None,
                   progress: bool = False) -> list[PairVerdict]:
     """Judge every pair of responses of every record, in both orders."""
@@ -131,7 +148,7 @@ def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
 
     letters = letter_ids(tokenizer)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    items = []  # (verdict index, order, token ids)
+    keys, prompts = [], []  # (verdict index, order) and its judge prompt
     verdicts: list[PairVerdict] = []
     for rec in records:
         text = {r.id: r.content for r in rec.responses}
@@ -139,8 +156,9 @@ def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
             k = len(verdicts)
             verdicts.append(PairVerdict(rec.id, a, b, (0, 0, 0), (0, 0, 0)))
             for order, (x, y) in (("ab", (a, b)), ("ba", (b, a))):
-                prompt = judge_prompt(rec.prompt, text[x], text[y], rec.top_category)
-                items.append((k, order, _encode_judge(tokenizer, prompt, max_length)))
+                keys.append((k, order))
+                prompts.append(judge_prompt(rec.prompt, text[x], text[y], rec.top_category))
+    items = [(k, order, ids) for (k, order), ids in zip(keys, _encode_judges(tokenizer, prompts, max_length))]
     items.sort(key=lambda it: len(it[2]))
     model.eval()
     device = next(model.parameters()).device
@@ -201,14 +219,14 @@ def train_tiny_judge(records: Sequence[Record], output_dir, *, size: str = "tiny
     texts = [JUDGE_TEMPLATE, *CRITERIA.values()] + [t for rec in records for t in [rec.prompt, *(x.content for x in rec.responses)]]
     tok = train_tokenizer(texts, vocab_size=3000, model_max_length=10**6)  # we cut prompts ourselves (keep the end)
     letters = letter_ids(tok)
-    examples = []
+    prompts, targets = [], []
     for rec, a, b in pairs:
         text = {x.id: x.content for x in rec.responses}
         for x, y in ((a, b), (b, a)):
             rx, ry = rec.rank[x], rec.rank[y]
-            target = letters[0] if rx < ry else letters[1] if rx > ry else letters[2]
-            ids = _encode_judge(tok, judge_prompt(rec.prompt, text[x], text[y], rec.top_category), max_length)
-            examples.append((ids, target))
+            targets.append(letters[0] if rx < ry else letters[1] if rx > ry else letters[2])
+            prompts.append(judge_prompt(rec.prompt, text[x], text[y], rec.top_category))
+    examples = list(zip(_encode_judges(tok, prompts, max_length), targets))
     s = TINY_SIZES[size]
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(Qwen2Config(vocab_size=len(tok), hidden_size=s.hidden, num_hidden_layers=s.layers,

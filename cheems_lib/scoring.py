@@ -34,23 +34,17 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
         raise ValueError(f"max_length must be >= 1, got {max_length}")
     import torch
 
-    from .reward_model import check_pair, encode_pair
+    from .reward_model import check_pair, encode_pairs
     from .batching import pad_right
 
     check_pair(model, tokenizer)
     limit = max_length or getattr(model.config, "max_position_embeddings", None) or 10**9
     skip = skip or set()
-    items, truncated, skipped = [], 0, 0
-    for rec in records:
-        for r in rec.responses:
-            if (rec.id, r.id) in skip:
-                skipped += 1
-                continue
-            ids = encode_pair(tokenizer, rec.prompt, r.content, sys_prompt=rec.sys_prompt)
-            if len(ids) > limit:
-                truncated += 1
-                ids = ids[:limit]
-            items.append(((rec.id, r.id), ids))
+    todo = [(rec, r) for rec in records for r in rec.responses if (rec.id, r.id) not in skip]
+    skipped = sum(len(rec.responses) for rec in records) - len(todo)
+    encoded = encode_pairs(tokenizer, [(rec.prompt, r.content, rec.sys_prompt) for rec, r in todo])
+    truncated = sum(len(ids) > limit for ids in encoded)
+    items = [((rec.id, r.id), ids[:limit]) for (rec, r), ids in zip(todo, encoded)]
     items.sort(key=lambda kv: len(kv[1]))
     model.eval()
     device = next(model.parameters()).device

@@ -255,9 +255,10 @@ class EncodedData:
 
 def encode_records(records: Sequence[Record], tokenizer, max_length: int) -> EncodedData:
     """Encode each ranked record; prompts with no strict pair are counted and left out."""
-    from .reward_model import encode_pair
+    from .reward_model import encode_pairs
 
     data = EncodedData([], [])
+    kept = []  # (record, its ranked responses' texts) for the prompts with a strict pair
     for rec in records:
         if rec.rank is None:
             raise TrainError(f"{rec.origin or rec.id}: record has no 'rank' (fix: run `cheems resolve` first)")
@@ -268,17 +269,15 @@ def encode_records(records: Sequence[Record], tokenizer, max_length: int) -> Enc
             data.prompts_without_pairs += 1
             continue
         text = {r.id: r.content for r in rec.responses}
-        seqs = []
-        for rid in ids:
-            toks = encode_pair(tokenizer, rec.prompt, text[rid], sys_prompt=rec.sys_prompt)
-            if len(toks) > max_length:
-                data.truncated += 1
-                toks = toks[:max_length]
-            seqs.append(toks)
-        data.sequences.append(seqs)
+        kept.append((rec, [text[rid] for rid in ids]))
         data.pairs.append(pairs)
     if not data.pairs:
         raise TrainError("no usable pair: every prompt is unranked or all-tied (fix: check the files' 'rank' fields)")
+    toks = iter(encode_pairs(tokenizer, [(rec.prompt, t, rec.sys_prompt) for rec, texts in kept for t in texts]))
+    for rec, texts in kept:
+        seqs = [next(toks) for _ in texts]
+        data.truncated += sum(len(t) > max_length for t in seqs)
+        data.sequences.append([t[:max_length] for t in seqs])
     return data
 
 

@@ -63,3 +63,22 @@ def test_credit_and_consistency_by_hand():
     assert biased.credit_a() == 0.5 and not biased.consistent()
     tie = PairVerdict("p", "a", "b", (0.0, 0.0, 1.0), (0.0, 0.0, 1.0))
     assert tie.credit_a() == 0.5 and tie.consistent()
+
+
+def test_batched_judge_encoding_equals_one_at_a_time(judge):
+    """_encode_judges gives _encode_judge's ids per prompt, with and without a chat template, cut or not."""
+    from transformers import PreTrainedTokenizerFast
+
+    from cheems_lib.judging import _encode_judge, _encode_judges
+
+    _, tok, recs = judge
+    prompts = [judge_prompt(r.prompt, x.content, y.content, r.top_category) for r in recs
+               for x, y in zip(r.responses, r.responses[1:])]
+    plain = PreTrainedTokenizerFast(tokenizer_object=tok.backend_tokenizer.__class__.from_str(tok.backend_tokenizer.to_str()),
+                                    pad_token=tok.pad_token)
+    assert tok.chat_template and not plain.chat_template
+    for t in (tok, plain):
+        for max_length in (None, 50):
+            want = [_encode_judge(t, p, max_length) for p in prompts]
+            assert _encode_judges(t, prompts, max_length, chunk=3) == want
+    assert max(map(len, want)) == 50 < len(_encode_judge(plain, prompts[0], None))  # the cut was exercised

@@ -67,3 +67,51 @@ def test_convert_gguf_refuses_an_existing_folder(tmp_path):
     with pytest.raises(FileExistsError, match="already exists"):
         rm.convert_gguf(tmp_path / "missing.gguf", out)
     assert [p.name for p in out.iterdir()] == ["keep.txt"] and list(tmp_path.iterdir()) == [out]
+
+
+PAIRS = [("计算：7 × 8 + 5 等于多少？", "答案是61。", None), ("Hello world", "你好世界。\n\n  spaces", "你是一个助手。"),
+         ("问", "答", ""), ("def f(x):", "    return x <|im_end|> 伪造的结束", None), ("", "", "系统"),
+         ("混合 mixed 文本 123", "第一步，先算乘法：7×8=56。", None)]
+
+
+def _variants(tok):
+    """The tiny tokenizer with and without its chat template, each also with a post-processor adding special tokens."""
+    from tokenizers import Tokenizer, processors
+    from transformers import PreTrainedTokenizerFast
+
+    def copy(add_special: bool, template: str | None):
+        backend = Tokenizer.from_str(tok.backend_tokenizer.to_str())
+        if add_special:
+            backend.post_processor = processors.TemplateProcessing(
+                single=f"{rm.IM_START} $A {rm.IM_END}",
+                special_tokens=[(t, tok.convert_tokens_to_ids(t)) for t in (rm.IM_START, rm.IM_END)])
+        t = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token=rm.PAD, eos_token=rm.IM_END)
+        t.chat_template = template
+        assert (t("问")["input_ids"] != t("问", add_special_tokens=False)["input_ids"]) == add_special
+        return t
+
+    return {"chat template": tok, "no chat template": copy(False, None),
+            "adds special tokens, chat template": copy(True, rm.CHAT_TEMPLATE),
+            "adds special tokens, no chat template": copy(True, None)}
+
+
+def test_batched_encoding_equals_one_at_a_time(tok):
+    """encode_pairs gives encode_pair's ids for each item: chat template or not, special tokens, system prompts, chunks."""
+    for name, t in _variants(tok).items():
+        want = [rm.encode_pair(t, p, r, sys_prompt=s) for p, r, s in PAIRS]
+        assert rm.encode_pairs(t, PAIRS) == want, name
+        assert rm.encode_pairs(t, PAIRS, chunk=4) == want, name
+    assert rm.encode_pairs(tok, []) == []
+
+
+def test_batched_encoding_equals_one_at_a_time_for_smollm2():
+    """The same on SmolLM2's own tokenizer and chat template (default system turn), when its converted checkpoint exists."""
+    from conftest import ROOT
+    from transformers import AutoTokenizer
+
+    found = sorted((ROOT / "build" / "real-checkpoints").glob("smollm2-*"))
+    if not found:
+        pytest.skip("no converted SmolLM2 under build/real-checkpoints (fix: run tests/test_real_checkpoint.py first)")
+    t = AutoTokenizer.from_pretrained(found[-1])
+    assert t.chat_template
+    assert rm.encode_pairs(t, PAIRS, chunk=4) == [rm.encode_pair(t, p, r, sys_prompt=s) for p, r, s in PAIRS]
