@@ -162,7 +162,7 @@ def seeds_text(seeds: Sequence[int]) -> str:
     return ", ".join(map(str, seeds))
 
 
-def table4_sets(world: World, *, gpt_prompts: int = 1000, margin: float = 0.0, seed: int = 0,
+def table4_sets(world: World, *, gpt_prompts: int = 800, margin: float = 0.0, seed: int = 0,
                 epochs: int = 2) -> tuple[dict[str, list[Record]], dict, dict]:
     """Table 4's training sets (keys ``distant_supervision.ABLATION``), the step reports and the
     golden-subset model's scores on the GPT subset.
@@ -182,7 +182,7 @@ def table4_sets(world: World, *, gpt_prompts: int = 1000, margin: float = 0.0, s
     return sets, reports, scores
 
 
-def table3_sets(world: World, *, prompts: int = 1000, seed: int = 0) -> dict[str, dict]:
+def table3_sets(world: World, *, prompts: int = 800, seed: int = 0) -> dict[str, dict]:
     """The analogues of Table 3's open datasets: ``{name: {"records", "annotation", "mimics"}}``."""
     from .transfer import analogues
 
@@ -213,7 +213,7 @@ def model_sizes(records: Sequence[Record], sizes: Sequence[str], *, seeds: Seque
                   models={f"{s} · human subset": s for s in sizes}, group="model size")
 
 
-def leaderboard_family(world: World, *, seeds: Sequence[int], epochs: int, gpt_prompts: int = 1000) -> Family:
+def leaderboard_family(world: World, *, seeds: Sequence[int], epochs: int, gpt_prompts: int = 800) -> Family:
     """The evaluation chapter's zoo: tiny on the human subset and on the first ``gpt_prompts`` GPT prompts,
     tiny-xs on the human subset. Each equals a model of Table 4 or Fig. 7, so the zoo trains it once."""
     sets = {"tiny · human subset": world.human, "tiny · GPT subset": world.gpt(gpt_prompts),
@@ -222,8 +222,8 @@ def leaderboard_family(world: World, *, seeds: Sequence[int], epochs: int, gpt_p
                   group="leaderboard")
 
 
-def population(world: World, *, seeds: Sequence[int], epochs: int = 2, gpt_prompts: int = 1000,
-               transfer_prompts: int = 1000, ladder_points: int = 5, sizes: Sequence[str] = (),
+def population(world: World, *, seeds: Sequence[int], epochs: int = 2, gpt_prompts: int = 800,
+               transfer_prompts: int = 800, ladder_points: int = 5, sizes: Sequence[str] = (),
                margin: float = 0.0, seed: int = 0) -> list[ModelSpec]:
     """Every model the other chapters train (Table 4, Table 3, data ladder, model sizes), each once.
 

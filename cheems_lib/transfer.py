@@ -68,7 +68,7 @@ def noisy_labels(records: Sequence[Record], *, flip: float, seed: int | np.rando
     return out
 
 
-def analogues(files: dict, *, prompts: int = 1000, seed: int = 0) -> dict[str, dict]:
+def analogues(files: dict, *, prompts: int = 800, seed: int = 0) -> dict[str, dict]:
     """``{name: {"records", "annotation", "isolates", "mimics"}}`` built from the world's preference set."""
     human, gpt = files["cheems_preference/human.jsonl"], files["cheems_preference/gpt.jsonl"]
     gpt = gpt[:prompts] if prompts else gpt
