@@ -358,8 +358,9 @@ def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: in
 
             log(f"[cheems book] {len(plans)} chapters, {jobs} at a time")
             pool = ThreadPoolExecutor(jobs)
+            costliest_first = sorted(plans, key=lambda plan: -chapter(plan[0]).cost)  # stable: ties keep reading order
             try:
-                results = list(pool.map(lambda plan: run(*plan), plans))
+                results = list(pool.map(lambda plan: run(*plan), costliest_first))
             except KeyboardInterrupt:  # start no further chapter, stop the running ones, keep their last good runs
                 pool.shutdown(wait=False, cancel_futures=True)
                 _stop_kernels()

@@ -27,6 +27,7 @@ class Chapter:
     labels: tuple[str, ...]  # the stable ids of the paper artefacts it reproduces (spec §7)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)  # profile -> overrides
     after_all: bool = False  # executed after every other selected chapter (it reads what they saved)
+    cost: int = 1  # relative execution time; parallel builds start the costliest chapters first
 
     def parameters(self, profile: str) -> dict[str, Any]:
         if profile not in PROFILES:
@@ -45,7 +46,7 @@ CHAPTERS: list[Chapter] = [
     ),
     Chapter("biases", "Annotator biases", ("paper-fig15",), params=_WORLD),
     Chapter(
-        "evaluation", "Evaluating reward models on CheemsBench", ("paper-table2", "paper-fig4"),
+        "evaluation", "Evaluating reward models on CheemsBench", ("paper-table2", "paper-fig4"), cost=4,
         params={"smoke": {"size": "smoke", "train_epochs": 1, "judge_pairs": 40, "judge_prompts": 10, "n_boot": 100,
                           "gpt_prompts": 0, "train_seeds": 2},
                 "default": {"size": "default"},
@@ -55,19 +56,19 @@ CHAPTERS: list[Chapter] = [
                           "judges": ["Qwen/Qwen2.5-7B-Instruct"]}},
     ),
     Chapter(
-        "transfer", "Which preference data transfers?", ("paper-table3",),
+        "transfer", "Which preference data transfers?", ("paper-table3",), cost=3,
         params={"smoke": {"size": "smoke", "prompts": 0, "train_epochs": 1, "n_boot": 100, "train_seeds": 2},
                 "default": {"size": "default"},
                 "paper": {"size": "paper", "prompts": 0}},
     ),
     Chapter(
-        "preference", "Building CheemsPreference", ("paper-table4",),
+        "preference", "Building CheemsPreference", ("paper-table4",), cost=4,
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "train_epochs": 1, "n_boot": 100, "train_seeds": 2},
                 "default": {"size": "default"},
                 "paper": {"size": "paper", "gpt_prompts": 0}},
     ),
     Chapter(
-        "scaling", "Scaling trends", ("paper-fig6", "paper-fig7"),
+        "scaling", "Scaling trends", ("paper-fig6", "paper-fig7"), cost=3,
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "train_epochs": 1, "n_boot": 100,
                           "sizes": ["tiny-xs", "tiny", "tiny-xl"], "points": 4, "train_seeds": 2},
                 "default": {"size": "default"},
@@ -77,7 +78,9 @@ CHAPTERS: list[Chapter] = [
                           "sizes": [f"Qwen/Qwen2.5-{b}-Instruct" for b in ("0.5B", "1.5B", "3B", "7B", "14B", "32B", "72B")]}},
     ),
     Chapter(
-        "downstream", "Does the benchmark predict downstream quality?", ("paper-fig5",),
+        # it trains every other chapter's models (skipping those in training elsewhere), so starting it
+        # first keeps both workers busy to the end
+        "downstream", "Does the benchmark predict downstream quality?", ("paper-fig5",), cost=5,
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "transfer_prompts": 0, "train_epochs": 1, "n_boot": 100,
                           "points": 4, "bon_prompts": 12, "bon_n": 8, "sizes": ["tiny-xs", "tiny", "tiny-xl"],
                           "train_seeds": 2},
