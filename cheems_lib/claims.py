@@ -47,6 +47,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .metrics import stratified_draws
+
 __all__ = ["KINDS", "VERDICTS", "CI", "N_BOOT", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
            "TABLE1_TOLERANCE", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "NEAR_TIE_UTILITY",
            "CLAIM_COLUMNS", "Estimate", "ratio_estimate", "subset_estimate", "category_estimate", "mean_of", "decide",
@@ -135,8 +137,11 @@ class Estimate:
             return Estimate(self.point - other.point, self.boot - other.boot)
         return Estimate(self.point - other, self.boot - other)
 
+    def __neg__(self) -> "Estimate":
+        return Estimate(-self.point, -self.boot)
+
     def __add__(self, other: "Estimate | float") -> "Estimate":
-        return self - (other * -1 if not isinstance(other, Estimate) else Estimate(-other.point, -other.boot))
+        return self - (-other)
 
     def __truediv__(self, other: "Estimate | float") -> "Estimate":
         """A ratio: of two estimates drawn from the same resamples (paired, like ``-``), or by a number
@@ -171,17 +176,6 @@ class Estimate:
         return float(lo), float(hi)
 
 
-def _draws(strata: np.ndarray, n_boot: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per stratum (sorted), its members and ``(n_boot, members)`` resample indices: the scheme of
-    :func:`cheems_lib.metrics.evaluate_subset`, so the same seed gives the same resamples."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for s in sorted(set(strata.tolist())):
-        idx = np.flatnonzero(strata == s)
-        out.append((idx, rng.integers(0, idx.size, size=(n_boot, idx.size))))
-    return out
-
-
 def ratio_estimate(numerator: Sequence[float], denominator: Sequence[float] | None = None, *,
                    strata: Sequence | None = None, n_boot: int = N_BOOT, seed: int = 0) -> Estimate:
     """``sum(numerator) / sum(denominator)`` over prompts, with a bootstrap over prompts.
@@ -200,7 +194,7 @@ def ratio_estimate(numerator: Sequence[float], denominator: Sequence[float] | No
         return Estimate.single(point)
     strata_arr = np.zeros(num.size, int) if strata is None else np.asarray(strata, dtype=object)
     top, bottom = np.zeros(n_boot), np.zeros(n_boot)
-    for idx, draw in _draws(strata_arr, n_boot, seed):
+    for _, idx, draw in stratified_draws(strata_arr, n_boot, seed):
         top += num[idx][draw].sum(axis=1)
         bottom += den[idx][draw].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -25,7 +25,7 @@ import numpy as np
 
 from .records import DataError, Record
 
-__all__ = ["prompt_outcomes", "accuracy", "exact_match", "SubsetResult", "evaluate_subset",
+__all__ = ["prompt_outcomes", "stratified_draws", "accuracy", "exact_match", "SubsetResult", "evaluate_subset",
            "overall", "overall_ci", "lookup_scores"]
 
 
@@ -121,6 +121,24 @@ def lookup_scores(records: Sequence[Record], scores: Mapping[tuple[str, str], fl
     return out
 
 
+def stratified_draws(strata: Sequence, n_boot: int, seed: int | np.random.Generator = 0, *,
+                     mask: np.ndarray | None = None) -> list[tuple[object, np.ndarray, np.ndarray | None]]:
+    """Per stratum (sorted): its members' indices and ``(n_boot, members)`` resample indices into them.
+
+    The one resampling scheme of every interval: :func:`evaluate_subset` and
+    :func:`cheems_lib.claims.ratio_estimate` call it, so the same ``seed`` and strata give the same
+    resamples (paired comparisons). ``mask`` leaves entries out; ``n_boot=0`` gives no draws.
+    """
+    strata = np.asarray(strata, dtype=object)
+    keep = np.ones(strata.size, bool) if mask is None else np.asarray(mask, bool)
+    rng = np.random.default_rng(seed)
+    out = []
+    for s in sorted(set(strata[keep].tolist())):
+        idx = np.flatnonzero(keep & (strata == s))
+        out.append((s, idx, rng.integers(0, idx.size, size=(n_boot, idx.size)) if n_boot else None))
+    return out
+
+
 def evaluate_subset(records: Sequence[Record], scores: Mapping[tuple[str, str], float], *,
                     view: str = "layers", n_boot: int = 1000, seed: int | np.random.Generator = 0,
                     scores_path: str = "scores") -> SubsetResult:
@@ -138,16 +156,13 @@ def evaluate_subset(records: Sequence[Record], scores: Mapping[tuple[str, str], 
     correct, total = prompt_outcomes(ranks, per_prompt, pairs=pairs)
     cats = np.array([rec.top_category for rec in records], dtype=object)
     has = total > 0
-    rng = np.random.default_rng(seed)
     by_category, boot_acc, boot_em, boot_cat = {}, [], [], {}
-    for cat in sorted(set(cats[has])):
-        idx = np.flatnonzero(has & (cats == cat))
+    for cat, idx, draw in stratified_draws(cats, n_boot, seed, mask=has):
         c, t = correct[idx], total[idx]
         exact = (c == t).astype(float)
         by_category[cat] = {"accuracy": float(c.sum() / t.sum()), "exact_match": float(exact.mean()),
                             "prompts": int(idx.size), "comparisons": int(t.sum())}
         if n_boot:
-            draw = rng.integers(0, idx.size, size=(n_boot, idx.size))
             boot_cat[cat] = c[draw].sum(1) / t[draw].sum(1)
             boot_acc.append(boot_cat[cat])
             boot_em.append(exact[draw].mean(1))
