@@ -87,6 +87,12 @@ CHAPTERS: list[Chapter] = [
                 "default": {"size": "default"},
                 "paper": {"size": "paper", "gpt_prompts": 0, "transfer_prompts": 0, "bon_prompts": 87}},
     ),
+    Chapter(
+        "sensitivity", "Sensitivity to the simulator's assumptions", (), cost=2,
+        params={"smoke": {"size": "smoke", "train_epochs": 1, "n_boot": 100, "shared_noise": [0.0, 0.8], "ratios": []},
+                "default": {"size": "default"},
+                "paper": {"size": "paper"}},
+    ),
     Chapter("reproduce", "Reproduce with real models", ()),
     Chapter("claims", "Claims", ("claims",), after_all=True),
 ]

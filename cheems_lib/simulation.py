@@ -33,7 +33,7 @@ import re
 import secrets
 import shutil
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +46,7 @@ from .outputs import exchange as _exchange, pid_alive
 from .records import DataError, Record, Response, read_records, write_records
 
 __all__ = ["VERSION", "SIZES", "MODELS", "SubsetSpec", "WorldConfig", "World", "utility", "sample_traits",
-           "sample_task", "sample_response", "build_world", "write_world", "length_stats", "world_path", "ensure_world", "load_world", "fingerprint",
+           "sample_task", "sample_response", "response_count_pmf", "SUBSETS", "build_world", "write_world", "length_stats", "world_path", "ensure_world", "load_world", "fingerprint",
            "check_output"]
 
 VERSION = "1.0"
@@ -65,17 +65,65 @@ class SubsetSpec:
     """Name in the layout: bench_open, bench_human, pref_human, pref_gpt."""
     mix: dict[str, float]
     """Weight of each top-level category."""
-    responses: dict[int, float]
-    """Distribution of the number of responses per prompt."""
+    responses_mean: float
+    """Mean number of responses per prompt (Table 1)."""
     prompt_chars: float
     """Mean prompt length in characters at length_scale 1 (Table 1)."""
     response_chars: float
     """Mean response length at length_scale 1 (Table 1, mean of chosen and rejected)."""
+    responses_sd: float = 0.0
+    """Spread of the number of responses per prompt (0: every prompt has ``responses_mean``).
+    Fitted to Table 1's comparisons per prompt, which a fixed count cannot reach
+    (see :func:`response_count_pmf`)."""
     human_difficulty: float = 1.0
     """Multiplier of the human per-round noise: the paper finds Human Instruction prompts
     harder to annotate (appendix C); fitted to Table 5 with gpt_difficulty."""
     gpt_difficulty: float = 1.0
     """Multiplier of the GPT annotator's noise on this subset."""
+    human_tie: float = 1.0
+    """Multiplier of the human tie margin on this subset: how often annotators call two
+    responses equal, fitted to Table 1's comparisons (excluding ties) per prompt."""
+
+    @property
+    def responses(self) -> dict[int, float]:
+        """Distribution of the number of responses per prompt."""
+        return response_count_pmf(self.responses_mean, self.responses_sd)
+
+
+def response_count_pmf(mean: float, sd: float, low: int = 2, high: int | None = None) -> dict[int, float]:
+    """Probabilities of ``low..high`` responses (default ``high``: one per simulated model) with
+    the given mean and standard deviation: a beta-binomial, the spread family with both moments free.
+
+    ``sd == 0`` with an integer mean gives that count alone. The spread must lie between the
+    binomial's (the narrowest this family has) and the two-point distribution's on ``low``/``high``.
+
+    >>> response_count_pmf(5, 0)
+    {5: 1.0}
+    >>> round(sum(k * p for k, p in response_count_pmf(5.07, 2.5).items()), 6)
+    5.07
+    """
+    from math import exp, lgamma
+
+    high = len(MODELS) if high is None else high
+    if sd == 0 and float(mean).is_integer():
+        return {int(mean): 1.0}
+    n, p = high - low, (mean - low) / (high - low)
+    if not 0 < p < 1:
+        raise ValueError(f"mean {mean} must lie strictly between {low} and {high} responses")
+    binomial, var = n * p * (1 - p), sd * sd
+    if not binomial < var < n * binomial:
+        raise ValueError(f"sd {sd} must lie between {binomial ** .5:.3f} (binomial) and {(n * binomial) ** .5:.3f} "
+                         f"(all at {low} or {high}) for mean {mean}")
+    kappa = (n * binomial - var) / (var - binomial)  # alpha + beta of the beta-binomial
+    a, b = p * kappa, (1 - p) * kappa
+
+    def log_beta(x, y):
+        return lgamma(x) + lgamma(y) - lgamma(x + y)
+
+    pmf = {low + k: exp(lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1) + log_beta(k + a, n - k + b) - log_beta(a, b))
+           for k in range(n + 1)}
+    total = sum(pmf.values())
+    return {k: v / total for k, v in pmf.items()}
 
 
 _OPEN_MIX = {"理解": .14, "知识": .18, "创意写作": .09, "推理": .13, "数学": .15, "代码": .12, "安全": .10, "复杂指令": .09}
@@ -83,10 +131,10 @@ _HUMAN_MIX = {"理解": .17, "知识": .12, "创意写作": .19, "推理": .08, 
 _PREF_MIX = {"理解": .15, "知识": .15, "创意写作": .15, "推理": .10, "数学": .10, "代码": .10, "安全": .08, "复杂指令": .17}
 
 SUBSETS = {
-    "bench_open": SubsetSpec("bench_open", _OPEN_MIX, {5: 1.0}, 186.58, 445.8),
-    "bench_human": SubsetSpec("bench_human", _HUMAN_MIX, {5: 1.0}, 197.04, 441.7, 1.5, 1.25),
-    "pref_human": SubsetSpec("pref_human", _PREF_MIX, {4: .12, 5: .72, 6: .13, 7: .03}, 164.08, 436.5, 1.0),
-    "pref_gpt": SubsetSpec("pref_gpt", _PREF_MIX, {4: .10, 5: .56, 6: .29, 7: .05}, 175.56, 426.1, 1.0),
+    "bench_open": SubsetSpec("bench_open", _OPEN_MIX, 5, 186.58, 445.8, human_tie=1.18),
+    "bench_human": SubsetSpec("bench_human", _HUMAN_MIX, 5, 197.04, 441.7, human_tie=1.07, gpt_difficulty=1.2),
+    "pref_human": SubsetSpec("pref_human", _PREF_MIX, 5.07, 164.08, 436.5, responses_sd=3.55),
+    "pref_gpt": SubsetSpec("pref_gpt", _PREF_MIX, 5.29, 175.56, 426.1, responses_sd=3.05),
 }
 
 # prompts per subset and the length factor, per size (paper = Table 1's counts)
@@ -258,12 +306,13 @@ def build_world(config: WorldConfig | None = None, *, progress: bool = False) ->
         recs, utils, lens, rows = _gen_subset(spec, size[key], scale, gen_rng)
         for r in rows:
             r["subset"] = key
+        human = replace(config.human, tie_margin=config.human.tie_margin * spec.human_tie)
         truth += rows
         if key.startswith("bench"):
-            files[LAYOUT[key]] = _annotate(recs, utils, lens, annotate_rounds, config.human, human_rng, spec.human_difficulty, scale)
+            files[LAYOUT[key]] = _annotate(recs, utils, lens, annotate_rounds, human, human_rng, spec.human_difficulty, scale)
             files[GPT_LAYOUT[key]] = _annotate(recs, utils, lens, annotate_all_pairs, config.gpt, gpt_rng, spec.gpt_difficulty, scale)
         elif key == "pref_human":
-            files[LAYOUT[key]] = _annotate(recs, utils, lens, annotate_complete, config.human, human_rng, spec.human_difficulty, scale)
+            files[LAYOUT[key]] = _annotate(recs, utils, lens, annotate_complete, human, human_rng, spec.human_difficulty, scale)
         else:
             files[LAYOUT[key]] = _annotate(recs, utils, lens, annotate_all_pairs, config.gpt, gpt_rng, spec.gpt_difficulty, scale)
     for path, recs in files.items():

@@ -86,3 +86,21 @@ def test_claim_kind_is_calibrated_only_on_a_simulated_world():
     assert calibration.claim_kind("fig15-gpt-position", False)["kind"] == "finding"
     with pytest.raises(KeyError, match="CALIBRATED_CLAIMS"):
         calibration.claim_kind("no-such-claim", True)
+
+
+def test_parameters_cover_every_simulator_field_and_read_live_values():
+    """Every annotator and subset field is listed as fitted or assumed, with the default's current value."""
+    from dataclasses import fields, replace
+
+    from cheems_lib import annotators, calibration
+    from cheems_lib.simulation import SubsetSpec
+
+    table = calibration.parameters()
+    listed = " ".join(table["parameter"])
+    for cls in (annotators.HumanAnnotator, annotators.GPTAnnotator, SubsetSpec):
+        for f in fields(cls):
+            if f.name not in ("key",):
+                assert f"{f.name}" in listed, f"{cls.__name__}.{f.name} is not in calibration.PARAMETERS"
+    assert set(table["fixed by"].str.split(":").str[0].str.split(" ").str[0]) <= {"fitted", "assumed"}
+    row = table.set_index("parameter").loc["HumanAnnotator.shared_noise"]
+    assert row["value"] == str(annotators.HumanAnnotator().shared_noise) and row["fixed by"] == "assumed"

@@ -287,3 +287,46 @@ class TestInterrupts:
                 # the next run repairs whatever a kill left and writes the complete world
                 write_world(build_world(WorldConfig(size="smoke", seed=3)), out)
                 assert _digest(out) == new and [p for p in _hidden(tmp_path) if p.startswith(".w.")] == []
+
+
+class TestResponseCounts:
+    @pytest.mark.parametrize("mean, sd", [(5.07, 3.55), (5.29, 3.05), (4.0, 1.9)])
+    def test_pmf_has_the_requested_moments(self, mean, sd):
+        """The beta-binomial response-count distribution has exactly the mean and spread asked for."""
+        from cheems_lib.simulation import response_count_pmf
+
+        pmf = response_count_pmf(mean, sd)
+        m = sum(k * p for k, p in pmf.items())
+        var = sum(k * k * p for k, p in pmf.items()) - m * m
+        assert sum(pmf.values()) == pytest.approx(1) and m == pytest.approx(mean) and var == pytest.approx(sd * sd)
+        assert min(pmf) == 2 and max(pmf) == len(__import__("cheems_lib.simulation").simulation.MODELS)
+
+    def test_impossible_spread_is_refused(self):
+        """A spread beyond the two-point distribution on the bounds is an error naming the allowed range."""
+        from cheems_lib.simulation import response_count_pmf
+
+        with pytest.raises(ValueError, match="must lie between"):
+            response_count_pmf(5.07, 4.5)
+
+    def test_files_are_prefix_stable_in_their_prompt_count(self):
+        """Simulating fewer prompts of a file gives the first prompts of the larger file (sweeps rely on it)."""
+        full = build_world(WorldConfig(size="smoke", seed=2)).files["cheems_preference/gpt.jsonl"]
+        part = build_world(WorldConfig(size="smoke", seed=2, counts={"pref_gpt": 20})).files["cheems_preference/gpt.jsonl"]
+        assert part == full[:20]
+
+    def test_tie_margin_multiplier_lowers_comparisons(self):
+        """A wider human tie margin on a benchmark file gives fewer comparisons there and leaves the other file alone."""
+        from dataclasses import replace
+
+        from cheems_lib import simulation
+
+        base = table1(build_world(WorldConfig(size="smoke", seed=0)).files)
+        spec = simulation.SUBSETS["bench_open"]
+        try:
+            simulation.SUBSETS["bench_open"] = replace(spec, human_tie=spec.human_tie * 2)
+            wide = table1(build_world(WorldConfig(size="smoke", seed=0)).files)
+        finally:
+            simulation.SUBSETS["bench_open"] = spec
+        col = "comparisons_excluding_ties"
+        assert wide.loc[col, "cheemsbench_open_prompt"] < base.loc[col, "cheemsbench_open_prompt"]
+        assert wide.loc[col, "cheemsbench_human_instruction"] == base.loc[col, "cheemsbench_human_instruction"]

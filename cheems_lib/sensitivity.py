@@ -1,0 +1,124 @@
+"""Sensitivity: does a claim's verdict survive the simulator's unfitted assumptions?
+
+Some parameters of the simulated world are fitted to no number of the paper
+(:data:`cheems_lib.calibration.PARAMETERS`, "assumed"). Where a claim's outcome rests on one,
+the claim is re-tested across a plausible range of it, and the verdict at each value is shown,
+so a reader sees where it flips. Two sweeps, both for Table 4's first row direction (the GPT
+subset alone underperforms the human subset, claim ``tab4-human-beats-gpt``):
+
+- :func:`shared_noise_sweep`: the humans' shared perception noise
+  (:attr:`cheems_lib.annotators.HumanAnnotator.shared_noise`). It creates no conflicts, so
+  Table 5 cannot fit it, yet it sets how accurate the human labels are next to GPT's fitted
+  noise. Each value is a whole new world (the benchmark's human labels change with it too).
+- :func:`ratio_sweep`: GPT-annotated prompts per human-annotated prompt in training. The
+  paper has 8.5 : 1; the chapters train on about 1 : 1 to fit the CPU budget.
+
+At every point the two reward models (human subset, GPT subset) are trained with the same
+config and seeds and scored on the same benchmark, so their difference is paired
+(:mod:`cheems_lib.claims`). :func:`summarize` turns a sweep into one ledger verdict: does the
+verdict at the world's own value hold across the range?
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+__all__ = ["SweepConfig", "shared_noise_sweep", "ratio_sweep", "summarize"]
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """How every point of a sweep is trained and tested."""
+
+    model: str = "tiny-xs"
+    """Reward-model size trained at every point (tiny names of :mod:`cheems_lib.reward_model`)."""
+    seeds: tuple[int, ...] = (0,)
+    """Training seeds per point."""
+    epochs: int = 2
+    """Training epochs of every model."""
+    n_boot: int = 1000
+    """Bootstrap replicates over benchmark prompts."""
+    seed: int = 0
+    """World and bootstrap seed."""
+    direction: str = "greater"
+    """What the claim says about human minus GPT accuracy."""
+
+
+def _difference(world, human, gpt, bench, cfg: SweepConfig):
+    """Paired Overall accuracy, human-subset model minus GPT-subset model, on ``bench``."""
+    from . import experiments
+    from .claims import decide
+
+    fam = experiments.Family({"human": list(human), "gpt": list(gpt)}, seeds=tuple(cfg.seeds), epochs=cfg.epochs,
+                             models={"human": cfg.model, "gpt": cfg.model}, group="sensitivity")
+    res = experiments.evaluate(fam, world, records=bench, n_boot=cfg.n_boot, seed=cfg.seed, progress=False)
+    diff = experiments.estimate(res, "human") - experiments.estimate(res, "gpt")
+    lo, hi = diff.interval(seed=cfg.seed)
+    return {"estimate": diff.value, "ci_low": lo, "ci_high": hi, "seeds": diff.seeds,
+            "verdict": decide(diff, cfg.direction, seed=cfg.seed)}
+
+
+def shared_noise_sweep(world, values: Sequence[float], cfg: SweepConfig = SweepConfig(), *, gpt_prompts: int = 0):
+    """One row per value of the humans' shared noise: the claim's statistic, interval and verdict.
+
+    ``world`` is the chapter's simulated :class:`cheems_lib.experiments.World`; each value
+    re-simulates it (same size and seed) with only that parameter changed, retrains the
+    human-subset model and re-labels the benchmark. The GPT subset (first ``gpt_prompts``,
+    default as many as human prompts) does not depend on it, so its model is trained once.
+    """
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    from .annotators import HumanAnnotator
+    from .simulation import WorldConfig, build_world
+
+    from .simulation import SIZES
+
+    rows = []
+    n_gpt = gpt_prompts or SIZES[world.size]["pref_human"]
+    for v in tqdm(values, desc="shared noise"):
+        # files are prefix-stable in their prompt count, so only the GPT prompts used are simulated
+        files = build_world(WorldConfig(size=world.size, seed=world.seed, counts={"pref_gpt": n_gpt},
+                                        human=replace(HumanAnnotator(), shared_noise=float(v)))).files
+        human = files["cheems_preference/human.jsonl"]
+        gpt = files["cheems_preference/gpt.jsonl"]
+        bench = {"open": files["cheems_bench/open.jsonl"], "human": files["cheems_bench/human.jsonl"]}
+        rows.append({"value": float(v), **_difference(world, human, gpt, bench, cfg)})
+    return pd.DataFrame(rows)
+
+
+def ratio_sweep(world, ratios: Sequence[float], cfg: SweepConfig = SweepConfig()):
+    """One row per ratio of GPT-annotated to human-annotated training prompts (the world's own
+    labels): the human-subset model against a GPT-subset model on ``round(ratio * human prompts)``
+    GPT prompts. Ratios beyond what the world holds are refused."""
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    human, gpt_all = world.human, world.gpt()
+    rows = []
+    for r in tqdm(ratios, desc="GPT : human ratio"):
+        n = round(float(r) * len(human))
+        if n > len(gpt_all):
+            raise ValueError(f"ratio {r}: needs {n} GPT prompts, the world has {len(gpt_all)} (fix: a smaller ratio "
+                             "or a larger world size)")
+        rows.append({"value": float(r), "gpt_prompts": n,
+                     **_difference(world, human, gpt_all[:n], world.bench, cfg)})
+    return pd.DataFrame(rows)
+
+
+def summarize(sweep, at: float) -> tuple[str, dict]:
+    """The ledger verdict of a sweep and the row at the world's own value ``at``.
+
+    *supported*: every point has the verdict of the point at ``at`` (the claim's verdict does not
+    depend on the parameter in this range); *contradicted*: some point has the opposite definite
+    verdict (it flips); *inconclusive*: otherwise (some point cannot tell).
+    """
+    rows = sweep.to_dict("records")
+    base = min(rows, key=lambda r: abs(r["value"] - at))
+    if abs(base["value"] - at) > 1e-9:
+        raise ValueError(f"the sweep has no point at the world's own value {at} (fix: include it in the values)")
+    verdicts = {r["verdict"] for r in rows}
+    opposite = {"supported": "contradicted", "contradicted": "supported"}.get(base["verdict"])
+    if verdicts == {base["verdict"]}:
+        return "supported", base
+    return ("contradicted" if opposite in verdicts else "inconclusive"), base
