@@ -316,11 +316,14 @@ def comparison_says(a: str, b: str, *, what: str = "Overall") -> dict[str, str]:
 
     >>> comparison_says("A", "B")["contradicted"].split(":")[0]
     'A scores lower Overall than B'
+    >>> comparison_says("The x set", "y")["inconclusive"].split(",")[0]
+    'The paired Overall difference between the x set and y'
     """
     interval = "{estimate:.3f} [{lo:.3f}, {hi:.3f}] (95% interval; training seeds: {seeds})"
+    mid = a[:1].lower() + a[1:] if a.split(" ", 1)[0] in ("The", "A", "An") else a  # "The x" inside a sentence
     return {"supported": f"{a} scores higher {what} than {b}: the paired difference is {interval}.",
             "contradicted": f"{a} scores lower {what} than {b}: the paired difference is {interval}.",
-            "inconclusive": f"The paired {what} difference between {a} and {b}, {interval}, does not separate them."}
+            "inconclusive": f"The paired {what} difference between {mid} and {b}, {interval}, does not separate them."}
 
 
 def forced_verdicts() -> dict[str, str]:

@@ -183,7 +183,8 @@ def table4_sets(world: World, *, gpt_prompts: int = 800, margin: float = 0.0, se
 
 
 def table3_sets(world: World, *, prompts: int = 800, seed: int = 0) -> dict[str, dict]:
-    """The analogues of Table 3's open datasets: ``{name: {"records", "annotation", "mimics"}}``."""
+    """The analogues of Table 3's open datasets (:func:`cheems_lib.transfer.analogues`): ``{name: {"records",
+    "annotation", "format", "domain", "labels", "isolates", "stands_for"}}``."""
     from .transfer import analogues
 
     return analogues(world.files, prompts=prompts, seed=seed)

@@ -25,7 +25,28 @@ def judge():
     return model, tok, recs
 
 
-def test_prompt_is_the_papers_with_our_criteria():
+def _paper_text(name: str) -> str:
+    from cheems_lib.paper import data_dir
+
+    return (data_dir() / name).read_text(encoding="utf-8").strip()
+
+
+def test_template_is_fig11_verbatim():
+    """JUDGE_TEMPLATE is the paper's Fig. 11 text (data/paper/fig11_judge_prompt.txt) after its heading, unchanged."""
+    heading = "Judge Prompt Template "
+    text = _paper_text("fig11_judge_prompt.txt")
+    assert text.startswith(heading) and text[len(heading):] == JUDGE_TEMPLATE
+
+
+def test_criteria_are_fig13_verbatim():
+    """Each of CRITERIA is the text under its own heading in the paper's Fig. 13 (data/paper/fig13_criteria.txt)."""
+    sections = _paper_text("fig13_criteria.txt").split("Criterion: ")[1:]
+    paper = dict(section.strip().split(" ", 1) for section in sections)
+    assert paper == CRITERIA
+
+
+def test_prompt_is_the_papers_with_the_category_criterion():
+    """The filled prompt holds both answers, the category's criterion, no placeholder, and ends as Fig. 11 does."""
     p = judge_prompt("问题", "答案甲", "答案乙", "数学")
     assert "「answerA」: 答案甲" in p and "「answerB」: 答案乙" in p and CRITERIA["推理/数学"] in p
     assert p.endswith("接下来回复结果:") and "{" not in p
@@ -33,6 +54,7 @@ def test_prompt_is_the_papers_with_our_criteria():
 
 
 def test_both_orders_probabilities_and_scores(judge):
+    """Every pair is judged in both orders with probabilities summing to one; each pair hands out one unit of credit."""
     model, tok, recs = judge
     verdicts = judge_records(model, tok, recs, batch_size=4)
     assert len(verdicts) == sum(len(r.responses) * (len(r.responses) - 1) // 2 for r in recs)

@@ -1,13 +1,28 @@
-"""Dataset analogues of Table 3: each changes one property of the preference set."""
+"""Dataset analogues of Table 3: each changes one property of the preference set and stands for the rows that share it."""
 from __future__ import annotations
 
+import pytest
+
+from cheems_lib import transfer
 from cheems_lib.simulation import WorldConfig, build_world
-from cheems_lib.transfer import analogues, domain_only, noisy_labels, pairwise_only
+from cheems_lib.transfer import PROPERTIES, TABLE3_DATASETS, analogues, domain_only, noisy_labels, pairwise_only
 
 
-def test_variants(tmp_path):
-    w = build_world(WorldConfig(size="smoke", seed=6))
-    gpt = w.files["cheems_preference/gpt.jsonl"]
+@pytest.fixture(scope="module")
+def files():
+    """The smoke world's files."""
+    return build_world(WorldConfig(size="smoke", seed=6)).files
+
+
+@pytest.fixture(scope="module")
+def sets(files):
+    """The chapter's analogues on the smoke world."""
+    return analogues(files, prompts=100)
+
+
+def test_variants(files):
+    """pairwise_only keeps one seeded strict pair, domain_only one category, noisy_labels flips about the share asked."""
+    gpt = files["cheems_preference/gpt.jsonl"]
     pw = pairwise_only(gpt, seed=1)
     assert all(len(r.responses) == 2 and sorted(r.rank.values()) == [0, 1] for r in pw)
     assert [r.rank for r in pairwise_only(gpt, seed=1)] == [r.rank for r in pw]
@@ -16,25 +31,79 @@ def test_variants(tmp_path):
     flipped = sum(a[2] != b[2] for r, n in zip(gpt, noisy) for a, b in zip(r.annotations, n.annotations))
     total = sum(len(r.annotations) for r in gpt)
     assert 0.25 < flipped / total < 0.35 and all(r.rank is not None for r in noisy)
-    sets = analogues(w.files, prompts=100)
-    assert len(sets) == 5 and all(d["records"] and d["mimics"] for d in sets.values())
 
 
-def test_analogues_state_what_they_isolate_and_mimic():
-    """Every analogue names the one property it changes; the pairwise one says the real pairwise sets are human-annotated."""
-    w = build_world(WorldConfig(size="smoke", seed=6))
-    sets = analogues(w.files, prompts=100)
-    assert all(d["isolates"] for d in sets.values())
-    assert "Skywork" not in sets["multi-response, machine"]["mimics"]
-    assert "human-annotated" in sets["pairwise only, machine"]["mimics"]
+def test_every_analogue_has_records_and_says_what_it_isolates(sets):
+    """Six non-empty sets, each with its properties and the one property it changes."""
+    assert len(sets) == 6
+    for d in sets.values():
+        assert d["records"] and d["isolates"] and all(d[p] for p in (*PROPERTIES, "labels"))
+
+
+def test_properties_cover_exactly_the_rows_of_table3():
+    """TABLE3_DATASETS describes every row of data/paper/table3_datasets.csv and no other."""
+    assert set(TABLE3_DATASETS) == set(transfer.paper_accuracy().index)
+    for row in TABLE3_DATASETS.values():
+        assert set(PROPERTIES) <= set(row) and row["note"]
+
+
+def test_analogues_agree_with_the_table3_rows_they_stand_for(sets):
+    """Each analogue's annotation, format and domain equal those of every Table 3 row (of the CSV) it stands for."""
+    rows = set(transfer.paper_accuracy().index)
+    for name, d in sets.items():
+        for dataset in d["stands_for"]:
+            assert dataset in rows, f"{name} stands for {dataset}, not a row of table3_datasets.csv"
+            for prop in PROPERTIES:
+                assert TABLE3_DATASETS[dataset][prop] == d[prop], (name, dataset, prop)
+
+
+def test_analogues_stand_for_every_row_that_matches_them(sets):
+    """No Table 3 row with an analogue's three properties (and clean labels) is left out of its stands_for."""
+    for name, d in sets.items():
+        if d["labels"] != "as annotated":
+            assert not d["stands_for"]
+            continue
+        matching = {n for n, row in TABLE3_DATASETS.items() if all(row[p] == d[p] for p in PROPERTIES)}
+        assert matching == set(d["stands_for"]), name
+
+
+def test_known_properties_of_table3_datasets():
+    """The issue's corrections: HH-RLHF, Chatbot Arena, PKU-SafeRLHF, HelpSteer2 are human; Skywork is pairwise;
+    MathStackExchange is human-ranked math, unlike the machine-annotated math analogue."""
+    for name in ("HH-RLHF", "ChatbotArena", "PKU-SafeRLHF", "HelpSteer2"):
+        assert TABLE3_DATASETS[name]["annotation"] == "human"
+    assert TABLE3_DATASETS["Skywork"]["format"] == "pairwise"
+    assert TABLE3_DATASETS["MathStackExchange"]["annotation"] == "human"
+    assert TABLE3_DATASETS["MathStackExchange"]["domain"] == "math"
+
+
+def test_pairwise_annotation_comparison_is_matched(sets):
+    """The pairwise human and machine sets have one pair per prompt and as many pairs; the human one keeps the
+    multi-response human set's prompts."""
+    ph, pm = sets["pairwise, human"]["records"], sets["pairwise, machine"]["records"]
+    assert len(ph) == len(pm)
+    assert all(len(r.annotations) == 1 and len(r.responses) == 2 for r in ph + pm)
+    assert {r.id for r in ph} <= {r.id for r in sets["multi-response, human"]["records"]}
+    assert (sets["pairwise, human"]["annotation"], sets["pairwise, machine"]["annotation"]) == ("human", "machine")
+
+
+def test_nearest_names_rows_one_property_away():
+    """nearest lists the rows that differ in exactly one known property, with that property."""
+    near = transfer.nearest({"annotation": "machine", "format": "multi-response", "domain": "math"})
+    assert near["MathStackExchange"] == "annotation" and near["UltraFeedback"] == "domain"
+    assert "MathPreference" not in near  # its annotation is unknown
+    noisy = transfer.nearest({"annotation": "machine", "format": "multi-response", "domain": "general",
+                              "labels": "30% flipped"})
+    assert noisy == {"Nectar": "labels", "UltraFeedback": "labels"}
 
 
 def test_paper_groups_are_rows_of_table3():
     """The format/annotation groups name datasets of data/paper/table3_datasets.csv, with their mean accuracy."""
-    from cheems_lib.transfer import TABLE3_GROUPS, paper_accuracy
-
-    t3 = paper_accuracy()
-    for members in TABLE3_GROUPS.values():
+    t3 = transfer.paper_accuracy()
+    groups = transfer.table3_groups()
+    assert set(groups["pairwise, human-annotated"]) >= {"HH-RLHF", "HelpSteer2"}
+    assert "Skywork" in groups["pairwise, machine-annotated"]
+    for members in groups.values():
         assert set(members) <= set(t3.index)
     row = t3.loc["HH-RLHF"]
     assert row["mean_acc"] == (row["open_acc"] + row["human_acc"]) / 2
