@@ -6,11 +6,14 @@ judge rates the pick. Two tasks stand in for the paper's three:
 
 - ``human_win_rate`` (the paper's Human Win-rate): held-out prompts with the Human
   Instruction category mix, a strong policy (like Qwen2-72B-Instruct) that also writes one
-  fixed baseline response per prompt; the simulated human marks each sample +1 if it
-  clearly exceeds the baseline and -1 otherwise. The task value is the win rate.
+  fixed baseline response per prompt; a human judge marks each sample +1 if it clearly
+  exceeds the baseline and -1 otherwise. The judges are a panel of their own
+  (:func:`judge_panel`), drawn independently of CheemsBench's human annotator. The task
+  value is the win rate.
 - ``mt_bench_sim`` (standing in for MT-bench): an MT-bench-like category mix (writing,
   extraction, reasoning, math, coding, knowledge), a weaker policy (like Qwen2-7B-Instruct),
-  and the simulated GPT-4o grading each sample 1-10. The task value is the mean grade.
+  and the simulated GPT-4o grading each sample 1-10 (:func:`cheems_lib.panels.grade`) with
+  the GPT annotator's parameters. The task value is the mean grade.
 
 As in the paper, every sample is judged once, when it is drawn (:func:`sample_candidates`),
 so two reward models that pick the same response get the same verdict. A reward model's
@@ -26,7 +29,7 @@ import numpy as np
 from .annotators import GPTAnnotator, HumanAnnotator, length_preference
 from .records import DataError, Record, Response
 
-__all__ = ["DownstreamTask", "TASKS", "Candidates", "sample_candidates", "select_best", "oracle_choice",
+__all__ = ["DownstreamTask", "TASKS", "Candidates", "JUDGE_PANEL_SIZE", "judge_panel", "sample_candidates", "select_best", "oracle_choice",
            "random_choice", "evaluate"]
 
 
@@ -55,7 +58,7 @@ TASKS: dict[str, DownstreamTask] = {
         "human_win_rate",
         {"理解": .17, "知识": .12, "创意写作": .19, "推理": .08, "数学": .07, "代码": .08, "安全": .07, "复杂指令": .22},
         policy_strength=0.8, judge="human",
-        description="Human Win-rate: win rate against a fixed baseline response, judged by the simulated human"),
+        description="Human Win-rate: win rate against a fixed baseline response, judged by a panel of simulated humans"),
     "mt_bench_sim": DownstreamTask(
         "mt_bench_sim",
         {"理解": .125, "知识": .25, "创意写作": .25, "推理": .125, "数学": .125, "代码": .125, "安全": 0.0, "复杂指令": 0.0},
@@ -83,19 +86,35 @@ class Candidates:
         return self.utility.shape[1]
 
 
+JUDGE_PANEL_SIZE = 5
+"""Human judges of the win-rate task (one per prompt, drawn from :func:`judge_panel`)."""
+
+
+def judge_panel(seed: int = 0) -> list[HumanAnnotator]:
+    """The win-rate task's human judges: drawn from :data:`cheems_lib.panels.RANGES` with a stream of
+    their own, so they share no parameter value with CheemsBench's human annotator or any comparator's panel."""
+    from .panels import draw_panel
+
+    return draw_panel("human", seed=seed, size=JUDGE_PANEL_SIZE, stream="win-rate judges")
+
+
 def sample_candidates(task: DownstreamTask | str, *, prompts: int = 80, n: int = 32, seed: int = 0,
-                      length_scale: float = 1 / 3, human: HumanAnnotator | None = None,
+                      length_scale: float = 1 / 3, panel: Sequence[HumanAnnotator] | None = None,
                       gpt: GPTAnnotator | None = None) -> Candidates:
     """Draw ``prompts`` held-out prompts, ``n`` policy samples each, and judge every sample.
 
-    Deterministic in ``seed``; prompt ids (``<task>-<i>``) never collide with the world's.
+    The ``human`` judge of a prompt is one member of ``panel`` (default: :func:`judge_panel` of
+    ``seed``); the ``gpt`` judge grades with ``gpt`` (default: the GPT annotator's parameters, as the
+    paper's MT-bench is judged by GPT-4). Deterministic in ``seed``; prompt ids (``<task>-<i>``)
+    never collide with the world's.
     """
+    from .panels import grade
     from .simulation import sample_response, sample_task, utility
 
     task = TASKS[task] if isinstance(task, str) else task
     if n < 1 or prompts < 1:
         raise ValueError(f"need prompts >= 1 and n >= 1, got prompts={prompts}, n={n}")
-    human, gpt = human or HumanAnnotator(), gpt or GPTAnnotator()
+    panel, gpt = list(panel or judge_panel(seed)), gpt or GPTAnnotator()
     rng = np.random.default_rng([seed, sum(task.name.encode())])
     records, utils, outcomes, baselines = [], [], [], []
     for i in range(prompts):
@@ -106,23 +125,27 @@ def sample_candidates(task: DownstreamTask | str, *, prompts: int = 80, n: int =
         lens = np.array([len(text) for text, _ in draws], dtype=float)
         pid = f"{task.name}-{i:04d}"
         if task.judge == "human":
-            # the first draw is the fixed baseline; each sample is compared with it once
-            seen = (u + rng.normal(0.0, human.shared_noise, size=len(u))
-                    + rng.normal(0.0, human.noise, size=len(u)))
-            bonus = length_preference(lens[1:] - (lens[1:] + lens[0]) / 2, human, length_scale)
-            diff = seen[1:] + bonus - (seen[0] - bonus)  # the pair's median is its midpoint
-            out = (diff >= human.tie_margin).astype(float)  # a tie does not exceed the baseline
+            out = _versus_baseline(u, lens, panel[int(rng.integers(len(panel)))], rng, length_scale)
             baselines.append(draws[0][0])
             draws, u = draws[1:], u[1:]
         else:
-            bonus = length_preference(lens - np.median(lens), gpt, length_scale)
-            grade = 2 * (u + bonus) + rng.normal(0.0, 2 * gpt.noise / np.sqrt(2), size=len(u))
-            out = np.clip(np.round(grade), 1, 10)
+            out = grade(u, lens, gpt, rng, length_scale=length_scale)
         records.append(Record(prompt=t.prompt, responses=[Response(f"{pid}-{j:02d}", text) for j, (text, _) in enumerate(draws)],
                               id=pid, category=t.category))
         utils.append(u)
         outcomes.append(out)
     return Candidates(task, records, np.array(utils), np.array(outcomes), baselines or None)
+
+
+def _versus_baseline(u: np.ndarray, lens: np.ndarray, judge: HumanAnnotator, rng: np.random.Generator,
+                     length_scale: float) -> np.ndarray:
+    """1 where sample ``k >= 1`` clearly exceeds the baseline (draw 0) for ``judge``, else 0.
+
+    The judge perceives each response once (the baseline once per prompt); a tie does not exceed it."""
+    seen = u + rng.normal(0.0, judge.shared_noise, size=len(u)) + rng.normal(0.0, judge.noise, size=len(u))
+    bonus = length_preference(lens[1:] - (lens[1:] + lens[0]) / 2, judge, length_scale)
+    diff = seen[1:] + bonus - (seen[0] - bonus)  # the pair's median is its midpoint
+    return (diff >= judge.tie_margin).astype(float)
 
 
 def select_best(records: Sequence[Record], scores: Mapping[tuple[str, str], float]) -> np.ndarray:

@@ -48,7 +48,7 @@ CHAPTERS: list[Chapter] = [
     Chapter(
         "evaluation", "Evaluating reward models on CheemsBench", ("paper-table2", "paper-fig4"), cost=4,
         params={"smoke": {"size": "smoke", "train_epochs": 1, "judge_pairs": 40, "judge_prompts": 10, "n_boot": 100,
-                          "gpt_prompts": 0, "train_seeds": 2},
+                          "gpt_prompts": 0, "train_seeds": 2, "rewardbench_pairs": 60},
                 "default": {"size": "default"},
                 # real models for GPU users (pass -p world_dir with the real CheemsBench files)
                 "paper": {"size": "paper", "judge_prompts": 1346, "batch_size": 8, "gpt_prompts": 0,
@@ -83,7 +83,7 @@ CHAPTERS: list[Chapter] = [
         "downstream", "Does the benchmark predict downstream quality?", ("paper-fig5",), cost=5,
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "transfer_prompts": 0, "train_epochs": 1, "n_boot": 100,
                           "points": 4, "bon_prompts": 12, "bon_n": 8, "sizes": ["tiny-xs", "tiny", "tiny-xl"],
-                          "train_seeds": 2},
+                          "train_seeds": 2, "rewardbench_pairs": 60, "rmb_prompts": 25},
                 "default": {"size": "default"},
                 "paper": {"size": "paper", "gpt_prompts": 0, "transfer_prompts": 0, "bon_prompts": 87}},
     ),

@@ -3,10 +3,9 @@
 The paper scores 26 reward models on several benchmarks and on three Best-of-32 tasks,
 and correlates the two across models. The models here are the population of
 :func:`cheems_lib.experiments.population` (every model the other chapters train, each
-training seed a model of its own). This module provides the rest:
+training seed a model of its own), and the benchmarks compared with CheemsBench are built
+independently in :mod:`cheems_lib.comparators`. This module provides the rest:
 
-- :func:`pairwise_benchmark`: a RewardBench-style benchmark from the same world, one
-  chosen/rejected pair per prompt;
 - :func:`benchmark_table`: every model's accuracy and exact match on every benchmark;
 - :func:`correlation`: the Spearman or Pearson correlation of two columns across models as a
   :class:`cheems_lib.claims.Estimate`, bootstrapped over models or over clusters of models
@@ -24,27 +23,7 @@ import numpy as np
 
 from .records import Record
 
-__all__ = ["pairwise_benchmark", "benchmark_table", "correlation", "task_average", "correlate"]
-
-
-def pairwise_benchmark(records: Sequence[Record], *, seed: int = 0) -> list[Record]:
-    """One chosen/rejected pair per prompt, drawn uniformly from the pairs of different rank.
-
-    Prompts without such a pair are left out (their number is ``len(records) - len(result)``).
-    The pair keeps the response ids, so scores computed for the full benchmark apply.
-    """
-    rng = np.random.default_rng(seed)
-    out = []
-    for rec in records:
-        rank = rec.rank or {}
-        pairs = [(a, b) for a in rank for b in rank if rank[a] < rank[b]]
-        if not pairs:
-            continue
-        a, b = pairs[int(rng.integers(len(pairs)))]
-        keep = {a, b}
-        out.append(Record(prompt=rec.prompt, responses=[r for r in rec.responses if r.id in keep], id=rec.id,
-                          category=rec.category, sys_prompt=rec.sys_prompt, rank={a: 0, b: 1}))
-    return out
+__all__ = ["benchmark_table", "correlation", "task_average", "correlate"]
 
 
 def benchmark_table(benchmarks: Mapping[str, Sequence[Record]], scores_by_model: Mapping[str, Mapping], *,

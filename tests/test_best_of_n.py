@@ -55,3 +55,28 @@ def test_evaluate_rejects_bad_picks():
     with pytest.raises(ValueError, match="picks must be 3 indices"):
         bon.evaluate(c, np.array([0, 1, 4]))
     assert bon.evaluate(c, np.zeros(3, dtype=int), n_boot=0)["value"] == c.outcome[:, 0].mean()
+
+
+class TestJudgePanel:
+    def test_independent_of_the_benchmark_annotators(self):
+        """The win-rate judges share no parameter value with CheemsBench's human annotator or a comparator's panel."""
+        from cheems_lib import comparators
+        from cheems_lib.annotators import HumanAnnotator
+        from cheems_lib.panels import shared_parameters
+
+        judges = bon.judge_panel(0)
+        assert len(judges) == bon.JUDGE_PANEL_SIZE
+        assert shared_parameters(judges, [HumanAnnotator()]) == []
+        assert shared_parameters(judges, comparators.rewardbench_like(0, 5).panel) == []
+
+    def test_seed_determined(self):
+        """The same seed gives the same judges, another seed other ones."""
+        assert bon.judge_panel(2) == bon.judge_panel(2) != bon.judge_panel(3)
+
+    def test_candidates_use_the_panel(self):
+        """The human verdicts come from the panel passed in: a judge that calls everything a tie gives no wins."""
+        from cheems_lib.annotators import HumanAnnotator
+
+        blind = [HumanAnnotator(tie_margin=100.0)]
+        assert bon.sample_candidates("human_win_rate", prompts=5, n=6, seed=0, panel=blind).outcome.sum() == 0
+        assert bon.sample_candidates("human_win_rate", prompts=20, n=6, seed=0).outcome.sum() > 0
