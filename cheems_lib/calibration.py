@@ -296,6 +296,9 @@ PARAMETERS = [
     ("simulation.sample_traits, utility", lambda: "their coefficients", "assumed",
      "how strength sets each visible trait and how traits set the 0-5 utility; shaped after Tables 6-7, no "
      "numeric target"),
+    ("panels.RANGES", lambda: "per annotator kind (cheems_lib.panels)", "assumed",
+     "ranges from which the independent comparators' annotators and the win-rate judges draw their "
+     "parameters, apart from CheemsBench's annotators"),
     ("SIZES length_scale", lambda: "1/3 below paper size", "assumed", "shorter texts keep CPU training fast; "
      "lengths are divided by it before any comparison with the paper"),
     ("chapters' GPT : human training prompts", lambda: _ratio_text(), "assumed",
