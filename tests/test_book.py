@@ -239,5 +239,24 @@ def test_claims_ledger_is_complete(smoke_book):
     findings = ledger[ledger["kind"] == "finding"]
     assert all(math.isfinite(v) for v in findings[["estimate", "ci_low", "ci_high"]].to_numpy().ravel())
     assert ledger["source"].str.match(r"^(paper|simulated|data)").all()
-    assert {"data", "conflicts", "biases", "evaluation", "transfer", "preference", "scaling", "downstream"} <= set(
-        ledger["chapter"])
+    assert {"data", "conflicts", "biases", "evaluation", "transfer", "preference", "scaling", "downstream",
+            "sensitivity"} <= set(ledger["chapter"])
+    assert set(ISSUE_14_IDS) <= set(ledger["id"]), set(ISSUE_14_IDS) - set(ledger["id"])
+    kinds = ledger.set_index("id")["kind"]
+    # independent comparators and judges: these are findings now, not built in
+    assert (kinds[["s61-lower-than-rewardbench", "fig5-cheemsbench-best", "fig5-human-beats-gpt"]] == "finding").all()
+    assert (kinds[["tab3-chinese-vs-english", "fig7-pretrained-vs-instruct"]] == "untestable").all()
+    # tab3 and tab4 no longer compare the same two models
+    rows = ledger.set_index("id")
+    assert rows.loc["tab3-human-beats-machine", "estimate"] != rows.loc["tab4-human-beats-gpt", "estimate"]
+
+
+# the stable claim ids the ledger must hold (issue 14)
+ISSUE_14_IDS = (
+    "alg1-scc-equivalence", "tab1-comparisons", "tab1-gpt-length-gap", "tab5-gpt-more-conflicts",
+    "tab5-human-instruction-more-conflicts", "fig15-gpt-position", "fig15-human-no-position", "fig15-length",
+    "s61-lower-than-rewardbench", "s61-open-vs-human-instruction", "s61-deterministic-easier",
+    "tab3-multi-response-helps", "tab3-human-beats-machine", "tab4-human-beats-gpt", "tab4-length-debias-helps",
+    "tab4-distant-supervision-helps", "tab4-combined-best", "fig5-cheemsbench-best", "fig5-human-beats-gpt",
+    "fig6-data-scaling", "fig7-model-scaling", "tab3-chinese-vs-english", "fig7-pretrained-vs-instruct",
+    "tab4-human-beats-gpt-vs-shared-noise", "tab4-human-beats-gpt-vs-ratio")
