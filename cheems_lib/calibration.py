@@ -18,6 +18,7 @@ from .baselines import length_scores
 from .claims import CONFLICT_TOLERANCE, GPT_POSITION_TARGET, POSITION_EQUIVALENCE, TABLE1_TOLERANCE
 from .metrics import evaluate_subset
 from .paper import table
+from .records import strict_pairs
 from .simulation import length_stats
 
 __all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "CALIBRATED_CLAIMS", "claim_kind", "table1", "table1_per_prompt",
@@ -122,12 +123,10 @@ def table1_per_prompt(records) -> dict[str, np.ndarray]:
         size = {x.id: len(x.content) for x in r.responses}
         n = len(r.responses)
         out["all_pairs"][k] = n * (n - 1) / 2
-        for a, ra in (r.rank or {}).items():
-            for b, rb in r.rank.items():
-                if ra < rb:
-                    out["comparisons"][k] += 1
-                    out["chosen"][k] += size[a]
-                    out["rejected"][k] += size[b]
+        for a, b in strict_pairs(r.rank or {}):
+            out["comparisons"][k] += 1
+            out["chosen"][k] += size[a]
+            out["rejected"][k] += size[b]
     return out
 
 

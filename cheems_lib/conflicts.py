@@ -26,7 +26,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .records import FIRST, SECOND, TIE, Record
+from .records import FIRST, SECOND, TIE, Record, strict_pairs
 
 __all__ = [
     "preference_graph", "resolve", "resolve_literal", "resolve_records", "reproduced",
@@ -254,7 +254,8 @@ def near_tie_counts(records: Sequence[Record], utility: dict[tuple[str, str], fl
 def ordered_pairs(record: Record, *, view: str = "layers") -> list[tuple[str, str]]:
     """The (better, worse) pairs a resolved record asserts.
 
-    ``view="layers"`` (the paper's and spec §3's): every pair with different ranks.
+    ``view="layers"`` (the paper's and spec §3's): every pair with different ranks
+    (:func:`cheems_lib.records.strict_pairs`, in response order).
     ``view="implied"`` (stricter): only pairs where the better response reaches the worse
     one in the annotation graph but not back -- i.e. the transitive closure of what the
     annotators said, leaving out pairs that differ only because peeling put them in
@@ -264,8 +265,7 @@ def ordered_pairs(record: Record, *, view: str = "layers") -> list[tuple[str, st
     if view == "layers":
         if record.rank is None:
             raise ValueError(f"record {record.id} has no rank: resolve it first")
-        rank = record.rank
-        return [(a, b) for a in ids for b in ids if a in rank and b in rank and rank[a] < rank[b]]
+        return strict_pairs(record.rank, ids)
     if view == "implied":
         reach = reachability(_adjacency([record], len(ids)))[0]
         return [(ids[i], ids[j]) for i in range(len(ids)) for j in range(len(ids))

@@ -23,7 +23,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .records import DataError, Record
+from .records import DataError, Record, strict_pairs
 
 __all__ = ["prompt_outcomes", "stratified_draws", "accuracy", "exact_match", "SubsetResult", "evaluate_subset",
            "overall", "overall_ci", "lookup_scores"]
@@ -38,11 +38,7 @@ def prompt_outcomes(ranks: Sequence[Mapping[str, int]], scores: Sequence[Mapping
     correct = np.zeros(len(ranks), dtype=np.int64)
     total = np.zeros(len(ranks), dtype=np.int64)
     for p, (rank, score) in enumerate(zip(ranks, scores)):
-        if pairs is not None:
-            ps = pairs[p]
-        else:
-            ids = list(rank)
-            ps = [(a, b) for a in ids for b in ids if rank[a] < rank[b]]
+        ps = pairs[p] if pairs is not None else strict_pairs(rank)
         total[p] = len(ps)
         correct[p] = sum(score[a] > score[b] for a, b in ps)
     return correct, total

@@ -23,14 +23,14 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import orjson
 
 __all__ = [
     "DataError", "Response", "Record", "md5", "read_records", "write_records",
-    "parse_record", "from_pairwise", "read_pairwise_table", "to_pairs",
-    "ScoreTable", "read_scores", "check_scores_known", "write_scores", "score_lines", "unique_records", "preference",
+    "parse_record", "from_pairwise", "read_pairwise_table", "strict_pairs", "to_pairs",
+    "data_fingerprint", "ScoreTable", "read_scores", "check_scores_known", "write_scores", "score_lines", "unique_records", "preference",
 ]
 
 TIE, FIRST, SECOND = "0", "1", "2"
@@ -123,6 +123,25 @@ class Record:
             out["rank"] = self.rank
         out.update(self.extra)
         return out
+
+
+def strict_pairs(rank: Mapping[str, int], ids: Iterable[str] | None = None) -> list[tuple[str, str]]:
+    """The strictly ordered ``(better, worse)`` pairs of a ranking: ``rank[better] < rank[worse]``.
+
+    This is the paper's central object: the Bradley-Terry training pairs, the comparisons
+    of the accuracy metric (Eq. 1) and Table 1's "comparisons excluding ties". Ties give
+    no pair. Pairs come in a fixed order, since seeded draws and training batches depend
+    on it: ``better`` runs over ``ids``, then ``worse`` over ``ids`` again. ``ids``
+    defaults to the rank's keys in their order; pass a record's ``response_ids`` for
+    response order instead. Ids the rank lacks (unranked responses) are skipped.
+
+    >>> strict_pairs({"a": 1, "b": 0, "c": 1})
+    [('b', 'a'), ('b', 'c')]
+    >>> strict_pairs({"a": 1, "b": 0, "c": 1}, ids=["c", "x", "b", "a"])
+    [('b', 'c'), ('b', 'a')]
+    """
+    order = [i for i in ids if i in rank] if ids is not None else list(rank)
+    return [(a, b) for a in order for b in order if rank[a] < rank[b]]
 
 
 _KNOWN = {"id", "input", "prompt", "responses", "annotations", "rank", "category", "sys_prompt"}
@@ -376,17 +395,28 @@ def read_pairwise_table(path: str | Path, *, prompt: str = "prompt", response_a:
     return from_pairwise(rows, path=path, skipped=skipped)
 
 
-def to_pairs(records: Iterable[Record], *, view: str = "layers") -> Iterator[dict[str, str]]:
+def data_fingerprint(records: Iterable[Record]) -> str:
+    """sha256 of the records as written (order matters: it changes batching)."""
+    h = hashlib.sha256()
+    for r in records:
+        h.update(orjson.dumps(r.to_json()))
+    return h.hexdigest()
+
+
+def to_pairs(records: Iterable[Record], *,
+             pairs: Callable[[Record], Iterable[tuple[str, str]]] | None = None) -> Iterator[dict[str, str]]:
     """Chosen/rejected pairs for pairwise trainers (TRL, OpenRLHF): ``{"prompt", "chosen", "rejected"}``.
 
-    ``view="layers"`` takes every pair with different ranks; ``view="implied"`` only the
-    pairs the annotations imply (see :func:`cheems_lib.conflicts.ordered_pairs`). Ties give no pair.
+    By default every pair with different ranks (spec §3, :func:`strict_pairs` in response
+    order); ties give no pair. ``pairs`` replaces that choice: a function from a record to
+    its ``(better, worse)`` ids, e.g. only the pairs the annotations imply with
+    ``lambda r: conflicts.ordered_pairs(r, view="implied")``.
     """
-    from .conflicts import ordered_pairs
-
     for rec in records:
+        if pairs is None and rec.rank is None:
+            raise ValueError(f"record {rec.id} has no rank: resolve it first")
         text = {r.id: r.content for r in rec.responses}
-        for better, worse in ordered_pairs(rec, view=view):
+        for better, worse in pairs(rec) if pairs is not None else strict_pairs(rec.rank, rec.response_ids):
             yield {"prompt": rec.prompt, "chosen": text[better], "rejected": text[worse]}
 
 

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .records import Record
+from .records import Record, strict_pairs
 
 __all__ = ["ladder", "nested_subsets", "count_pairs", "parameter_count"]
 
@@ -45,11 +45,7 @@ def nested_subsets(records: Sequence[Record], sizes: Sequence[int], *, seed: int
 
 def count_pairs(records: Sequence[Record]) -> int:
     """Ordered training pairs (responses of different rank) in ``records``: Fig. 6's x axis."""
-    total = 0
-    for rec in records:
-        ranks = np.array(list((rec.rank or {}).values()))
-        total += int((ranks[:, None] < ranks[None, :]).sum()) if ranks.size else 0
-    return total
+    return sum(len(strict_pairs(rec.rank or {})) for rec in records)
 
 
 def parameter_count(name_or_path) -> int:

@@ -43,7 +43,7 @@ from .annotators import (GPTAnnotator, HumanAnnotator, annotate_all_pairs, annot
 from .conflicts import resolve_records
 from .corpus import CATEGORIES, Task, Traits, make_task, render_response
 from .outputs import exchange as _exchange, pid_alive
-from .records import DataError, Record, Response, read_records, write_records
+from .records import DataError, Record, Response, read_records, strict_pairs, write_records
 
 __all__ = ["VERSION", "SIZES", "MODELS", "SubsetSpec", "WorldConfig", "World", "utility", "sample_traits",
            "sample_task", "sample_response", "response_count_pmf", "SUBSETS", "build_world", "write_world", "length_stats", "world_path", "ensure_world", "load_world", "fingerprint",
@@ -333,12 +333,10 @@ def length_stats(records: list[Record]) -> dict:
     chosen = rejected = comps = 0
     for r in records:
         text = {x.id: len(x.content) for x in r.responses}
-        for a in r.rank:
-            for b in r.rank:
-                if r.rank[a] < r.rank[b]:
-                    comps += 1
-                    chosen += text[a]
-                    rejected += text[b]
+        for a, b in strict_pairs(r.rank):
+            comps += 1
+            chosen += text[a]
+            rejected += text[b]
     return {
         "responses_per_prompt": n_resp / len(records) if records else 0.0,
         "comparisons_excluding_ties": comps,

@@ -50,7 +50,7 @@ import numpy as np
 
 from .batching import Batch, forward_groups, pack, pad_right, padding_fraction
 from .outputs import exchange as _exchange
-from .records import Record
+from .records import Record, strict_pairs
 
 __all__ = ["TrainConfig", "EncodedData", "encode_records", "bt_loss", "train", "TrainError", "choose_preset",
            "paper_machine_settings", "check_learning_rate", "BOOKKEEPING_FIELDS", "PRETRAINED_MAX_LR", "PRESETS"]
@@ -264,7 +264,8 @@ def encode_records(records: Sequence[Record], tokenizer, max_length: int) -> Enc
             raise TrainError(f"{rec.origin or rec.id}: record has no 'rank' (fix: run `cheems resolve` first)")
         ids = [r.id for r in rec.responses if r.id in rec.rank]
         data.responses_unranked += len(rec.responses) - len(ids)
-        pairs = [(i, j) for i, a in enumerate(ids) for j, b in enumerate(ids) if rec.rank[a] < rec.rank[b]]
+        local = {rid: i for i, rid in enumerate(ids)}
+        pairs = [(local[a], local[b]) for a, b in strict_pairs(rec.rank, ids)]
         if not pairs:
             data.prompts_without_pairs += 1
             continue

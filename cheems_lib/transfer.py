@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from .conflicts import resolve_records
-from .records import FIRST, SECOND, Record
+from .records import FIRST, SECOND, Record, strict_pairs
 
 __all__ = ["pairwise_only", "domain_only", "noisy_labels", "analogues", "PROPERTIES", "TABLE3_DATASETS",
            "nearest", "table3_groups", "paper_accuracy"]
@@ -101,7 +101,7 @@ def pairwise_only(records: Sequence[Record], *, seed: int | np.random.Generator 
     rng = np.random.default_rng(seed)
     out = []
     for rec in records:
-        pairs = [(a, b) for a in rec.rank for b in rec.rank if rec.rank[a] < rec.rank[b]] if rec.rank else []
+        pairs = strict_pairs(rec.rank or {})
         if not pairs:
             continue
         w, l = pairs[int(rng.integers(len(pairs)))]

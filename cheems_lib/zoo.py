@@ -21,18 +21,10 @@ from typing import Sequence
 
 import orjson
 
-from .records import Record
+from .records import Record, data_fingerprint
 from .training import TrainConfig, train
 
 __all__ = ["Busy", "data_fingerprint", "zoo_key", "train_or_load", "judge_or_load", "score_or_load"]
-
-
-def data_fingerprint(records: Sequence[Record]) -> str:
-    """sha256 of the records as written (order matters: it changes batching)."""
-    h = hashlib.sha256()
-    for r in records:
-        h.update(orjson.dumps(r.to_json()))
-    return h.hexdigest()
 
 
 def _code_fingerprint() -> str:

@@ -5,8 +5,14 @@ import json
 
 import pytest
 
+import doctest
+from itertools import permutations
+
+import numpy as np
+
+from cheems_lib import records
 from cheems_lib.records import (DataError, md5, read_pairwise_table, read_records, read_scores,
-                                to_pairs, write_records, write_scores)
+                                strict_pairs, to_pairs, write_records, write_scores)
 from conftest import ROOT, make_record
 
 
@@ -78,6 +84,29 @@ class TestPairwiseTable:
             read_pairwise_table(tmp_path / "t.csv")
 
 
+class TestStrictPairs:
+    def test_doctests(self):
+        """The module's examples (strict_pairs' two orders among them) still print what they say."""
+        assert doctest.testmod(records).failed == 0
+
+    @pytest.mark.parametrize("seed", range(5))
+    def test_matches_brute_force(self, seed):
+        """Every pair with a lower rank first, each once, in (better over ids, worse over ids) order."""
+        rng = np.random.default_rng(seed)
+        rank = {f"r{i}": int(x) for i, x in enumerate(rng.integers(0, 3, size=6))}
+        order = list(rng.permutation(list(rank) + ["unranked"]))
+        expected = [(a, b) for a in order for b in order if a in rank and b in rank and rank[a] < rank[b]]
+        assert strict_pairs(rank, order) == expected
+        assert sorted(strict_pairs(rank)) == sorted(expected)
+        ties = sum(rank[a] == rank[b] for a, b in permutations(rank, 2)) // 2
+        assert len(expected) == len(rank) * (len(rank) - 1) // 2 - ties
+
+    def test_default_order_is_the_rank_keys(self):
+        """Without ids the rank's own key order decides (transfer's seeded draw depends on it)."""
+        assert strict_pairs({"b": 1, "a": 0, "c": 2}) == [("b", "c"), ("a", "b"), ("a", "c")]
+        assert strict_pairs({"c": 2, "a": 0, "b": 1}) == [("a", "c"), ("a", "b"), ("b", "c")]
+
+
 class TestToPairs:
     def test_pairs_follow_rank_and_skip_ties(self):
         """Chosen/rejected pairs: every pair with different ranks, none for ties."""
@@ -85,6 +114,14 @@ class TestToPairs:
         pairs = list(to_pairs([rec]))
         assert [(p["chosen"], p["rejected"]) for p in pairs] == [("response a", "response b"), ("response a", "response c")]
         assert all(p["prompt"] == "prompt p" for p in pairs)
+
+    def test_pairs_option_replaces_the_choice(self):
+        """`pairs=` exports exactly the pairs it returns (e.g. conflicts' implied view), no rank needed."""
+        rec = make_record("p", "abc")
+        pairs = list(to_pairs([rec], pairs=lambda r: [("c", "a")]))
+        assert [(p["chosen"], p["rejected"]) for p in pairs] == [("response c", "response a")]
+        with pytest.raises(ValueError, match="no rank"):
+            list(to_pairs([rec]))
 
 
 class TestScores:
