@@ -14,7 +14,8 @@ Both perceive a response's hidden utility with noise and compare two responses t
 - **GPT** (§4.2, Fig. 15 c-d): every one of the C(N, 2) pairs in random order, each an
   independent call, no ties, noisier, favours the response shown second and the longer one.
 
-Annotations are ``(i, j, p)`` with ``i`` shown first, ``p`` in ``"1"``/``"2"``/``"0"``.
+Annotations are ``(i, j, p)`` with ``i`` shown first, ``p`` in ``"1"``/``"2"``/``"0"``
+(:data:`cheems_lib.records.FIRST`/``SECOND``/``TIE``).
 """
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
+
+from .records import FIRST, SECOND, TIE
 
 __all__ = ["HumanAnnotator", "GPTAnnotator", "triplewise_rounds", "annotate_rounds", "annotate_complete",
            "annotate_all_pairs", "length_preference", "position_share", "length_bias_curve", "decisions_per_prompt"]
@@ -114,12 +117,13 @@ def _length_bonus(lengths: np.ndarray, annotator: HumanAnnotator, length_scale: 
     return length_preference(lengths - np.median(lengths), annotator, length_scale)
 
 
+def _verdict(first_group, second_group) -> str:
+    """The preference between two responses of a weak order (lower group = better)."""
+    return TIE if first_group == second_group else (FIRST if first_group < second_group else SECOND)
+
+
 def _pairs_from_groups(shown: list[int], group: np.ndarray) -> list[tuple[int, int, str]]:
-    out = []
-    for x, y in combinations(range(len(shown)), 2):
-        gx, gy = group[x], group[y]
-        out.append((shown[x], shown[y], "0" if gx == gy else ("1" if gx < gy else "2")))
-    return out
+    return [(shown[x], shown[y], _verdict(group[x], group[y])) for x, y in combinations(range(len(shown)), 2)]
 
 
 def annotate_rounds(utility: np.ndarray, lengths: np.ndarray, rng: np.random.Generator, annotator: HumanAnnotator,
@@ -142,10 +146,7 @@ def annotate_complete(utility: np.ndarray, lengths: np.ndarray, rng: np.random.G
             + rng.normal(0.0, annotator.shared_noise, size=len(utility))
             + rng.normal(0.0, annotator.noise * noise_scale, size=len(utility)))
     group = _weak_order(seen, annotator.tie_margin)
-    out = []
-    for a, b in _shuffled_pairs(len(utility), rng):
-        out.append((a, b, "0" if group[a] == group[b] else ("1" if group[a] < group[b] else "2")))
-    return out
+    return [(a, b, _verdict(group[a], group[b])) for a, b in _shuffled_pairs(len(utility), rng)]
 
 
 def _shuffled_pairs(n: int, rng: np.random.Generator) -> list[tuple[int, int]]:
@@ -165,13 +166,13 @@ def annotate_all_pairs(utility: np.ndarray, lengths: np.ndarray, rng: np.random.
     b = np.array([p[1] for p in pairs])
     d = (utility[a] - utility[b] + length_preference(lengths[a] - lengths[b], annotator, length_scale)
          - annotator.position_bias + rng.normal(0.0, annotator.noise * noise_scale, size=len(pairs)))
-    return [(int(x), int(y), "1" if v > 0 else "2") for x, y, v in zip(a, b, d)]
+    return [(int(x), int(y), FIRST if v > 0 else SECOND) for x, y, v in zip(a, b, d)]
 
 
 def position_share(records) -> float:
     """Share of strict annotations won by the response shown second (Fig. 15 b, d)."""
-    strict = [p for r in records for _, _, p in r.annotations if p != "0"]
-    return sum(p == "2" for p in strict) / len(strict) if strict else float("nan")
+    strict = [p for r in records for _, _, p in r.annotations if p != TIE]
+    return sum(p == SECOND for p in strict) / len(strict) if strict else float("nan")
 
 
 def length_bias_curve(records, bins) -> list[dict]:
@@ -181,9 +182,9 @@ def length_bias_curve(records, bins) -> list[dict]:
     for r in records:
         size = {x.id: len(x.content) for x in r.responses}
         for a, b, p in r.annotations:
-            if p != "0":
+            if p != TIE:
                 deltas.append(size[a] - size[b])
-                first.append(p == "1")
+                first.append(p == FIRST)
     deltas, first = np.array(deltas), np.array(first)
     out = []
     for lo, hi in zip(bins[:-1], bins[1:]):
@@ -205,7 +206,7 @@ def decisions_per_prompt(records, low: float = -np.inf, high: float = np.inf) ->
     for k, r in enumerate(records):
         size = {x.id: len(x.content) for x in r.responses}
         for a, b, p in r.annotations:
-            if p != "0" and low <= size[a] - size[b] < high:
+            if p != TIE and low <= size[a] - size[b] < high:
                 decisions[k] += 1
-                first[k] += p == "1"
+                first[k] += p == FIRST
     return first, decisions

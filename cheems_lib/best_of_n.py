@@ -28,6 +28,7 @@ import numpy as np
 
 from .annotators import GPTAnnotator, HumanAnnotator, length_preference
 from .records import DataError, Record, Response
+from .simulation import HUMAN_MIX
 
 __all__ = ["DownstreamTask", "TASKS", "Candidates", "JUDGE_PANEL_SIZE", "judge_panel", "sample_candidates", "select_best", "oracle_choice",
            "random_choice", "evaluate"]
@@ -56,7 +57,7 @@ class DownstreamTask:
 TASKS: dict[str, DownstreamTask] = {
     "human_win_rate": DownstreamTask(
         "human_win_rate",
-        {"理解": .17, "知识": .12, "创意写作": .19, "推理": .08, "数学": .07, "代码": .08, "安全": .07, "复杂指令": .22},
+        HUMAN_MIX,  # the Human Instruction mix of the simulated world
         policy_strength=0.8, judge="human",
         description="Human Win-rate: win rate against a fixed baseline response, judged by a panel of simulated humans"),
     "mt_bench_sim": DownstreamTask(

@@ -292,7 +292,7 @@ PARAMETERS = [
     ("simulation.MODELS", lambda: _models_text(), "assumed",
      "policies from weak to strong; verbosity is independent of strength so that length says little about "
      f"quality (checked: the longest-response baseline stays below {LENGTH_BASELINE_CEILING:.2f} accuracy)"),
-    ("simulation.sample_traits, utility", lambda: "their coefficients", "assumed",
+    ("simulation.TRAIT_LOGITS, DETAIL_P, UTILITY", lambda: _traits_text(), "assumed",
      "how strength sets each visible trait and how traits set the 0-5 utility; shaped after Tables 6-7, no "
      "numeric target"),
     ("panels.RANGES", lambda: "per annotator kind (cheems_lib.panels)", "assumed",
@@ -321,6 +321,14 @@ def _models_text() -> str:
     strength, verbosity = [m[1] for m in MODELS], [m[2] for m in MODELS]
     return (f"{len(MODELS)} models, strength {min(strength):g} to {max(strength):g}, "
             f"verbosity {min(verbosity):g} to {max(verbosity):g}")
+
+
+def _traits_text() -> str:
+    from dataclasses import fields
+
+    from .simulation import TRAIT_LOGITS, UtilityWeights
+
+    return f"{len(TRAIT_LOGITS)} trait (intercept, slope) pairs, detail level, {len(fields(UtilityWeights))} utility weights"
 
 
 def _paper_ratio() -> float:

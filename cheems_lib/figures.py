@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-__all__ = ["draw_preference_graph", "seed_dots", "SIMULATED_NOTE"]
-
-SIMULATED_NOTE = "simulated data, not the paper's"
+__all__ = ["draw_preference_graph", "seed_dots"]
 
 
 def draw_preference_graph(graph, *, ax, rank: Mapping[str, int] | None = None, title: str = "",

@@ -2,13 +2,16 @@
 
 >>> table("table5_conflict_ratio").shape
 (4, 3)
+>>> rows("table1_statistics")["prompts"]["cheemsbench_open_prompt"]
+'1146'
 """
 from __future__ import annotations
 
+import csv
 import os
 from pathlib import Path
 
-__all__ = ["data_dir", "table", "TABLES"]
+__all__ = ["data_dir", "table", "rows", "TABLES"]
 
 TABLES = {
     "table1_statistics": "Table 1: statistics of CheemsBench and CheemsPreference",
@@ -37,3 +40,15 @@ def table(name: str):
     if name not in TABLES:
         raise KeyError(f"unknown paper table {name!r}; known: {sorted(TABLES)}")
     return pd.read_csv(data_dir() / f"{name}.csv")
+
+
+def rows(name: str) -> dict[str, dict[str, str]]:
+    """One of :data:`TABLES` as ``{first column's value: row}``, cells as the CSV's strings.
+
+    Read with the csv module, not pandas, for modules the CLI imports at startup."""
+    if name not in TABLES:
+        raise KeyError(f"unknown paper table {name!r}; known: {sorted(TABLES)}")
+    with open(data_dir() / f"{name}.csv", newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        key = reader.fieldnames[0]
+        return {row[key]: row for row in reader}

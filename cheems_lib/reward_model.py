@@ -111,6 +111,15 @@ def build_tiny(size: str, tokenizer, *, seed: int = 0, max_length: int = 2048):
 
 
 def count_parameters(model) -> int:
+    """Parameters of a reward model: a loaded model, or a checkpoint (hub name or folder) counted without
+    loading its weights (Fig. 7's x axis)."""
+    if isinstance(model, (str, os.PathLike)):
+        from accelerate import init_empty_weights
+        from transformers import AutoConfig, AutoModelForSequenceClassification
+
+        config = AutoConfig.from_pretrained(str(model), num_labels=1)
+        with init_empty_weights():
+            model = AutoModelForSequenceClassification.from_config(config)
     return sum(p.numel() for p in model.parameters())
 
 

@@ -5,7 +5,7 @@ against the number of training pairs; Fig. 7 does the same against model size.
 :func:`ladder` gives geometric subset sizes, :func:`nested_subsets` draws them so that
 each smaller subset is contained in the larger ones (one seed = one nested chain, records
 kept in their original order, so the full set is the unchanged file), :func:`count_pairs`
-and :func:`parameter_count` give the two x axes. The models are built by
+and :func:`cheems_lib.reward_model.count_parameters` give the two x axes. The models are built by
 :func:`cheems_lib.experiments.ladder_family` and :func:`cheems_lib.experiments.model_sizes`;
 their intervals over training seeds come from :mod:`cheems_lib.claims`.
 """
@@ -17,7 +17,7 @@ import numpy as np
 
 from .records import Record, strict_pairs
 
-__all__ = ["ladder", "nested_subsets", "count_pairs", "parameter_count"]
+__all__ = ["ladder", "nested_subsets", "count_pairs"]
 
 
 def ladder(total: int, *, points: int = 6, ratio: float = 2.0) -> list[int]:
@@ -47,13 +47,3 @@ def count_pairs(records: Sequence[Record]) -> int:
     """Ordered training pairs (responses of different rank) in ``records``: Fig. 6's x axis."""
     return sum(len(strict_pairs(rec.rank or {})) for rec in records)
 
-
-def parameter_count(name_or_path) -> int:
-    """Parameters of a reward-model checkpoint (hub name or folder) without loading its weights: Fig. 7's x axis."""
-    from accelerate import init_empty_weights
-    from transformers import AutoConfig, AutoModelForSequenceClassification
-
-    config = AutoConfig.from_pretrained(str(name_or_path), num_labels=1)
-    with init_empty_weights():
-        model = AutoModelForSequenceClassification.from_config(config)
-    return sum(p.numel() for p in model.parameters())

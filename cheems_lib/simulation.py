@@ -34,10 +34,12 @@ import secrets
 import shutil
 import threading
 from dataclasses import asdict, dataclass, field, replace
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import numpy as np
 
+from . import paper
 from .annotators import (GPTAnnotator, HumanAnnotator, annotate_all_pairs, annotate_complete, annotate_rounds,
                          position_share)
 from .conflicts import resolve_records
@@ -45,7 +47,8 @@ from .corpus import CATEGORIES, Task, Traits, make_task, render_response
 from .outputs import exchange as _exchange, pid_alive
 from .records import DataError, Record, Response, read_records, strict_pairs, write_records
 
-__all__ = ["VERSION", "SIZES", "MODELS", "SubsetSpec", "WorldConfig", "World", "utility", "sample_traits",
+__all__ = ["VERSION", "SIZES", "MODELS", "TRAIT_LOGITS", "DETAIL_LEVELS", "DETAIL_P",
+           "DETAIL_P_RANGE", "UtilityWeights", "UTILITY", "HELPFUL_WEIGHTS", "HUMAN_MIX", "SubsetSpec", "WorldConfig", "World", "utility", "sample_traits",
            "sample_task", "sample_response", "response_count_pmf", "SUBSETS", "build_world", "write_world", "length_stats", "world_path", "ensure_world", "load_world", "fingerprint",
            "check_output"]
 
@@ -127,21 +130,50 @@ def response_count_pmf(mean: float, sd: float, low: int = 2, high: int | None = 
 
 
 _OPEN_MIX = {"理解": .14, "知识": .18, "创意写作": .09, "推理": .13, "数学": .15, "代码": .12, "安全": .10, "复杂指令": .09}
-_HUMAN_MIX = {"理解": .17, "知识": .12, "创意写作": .19, "推理": .08, "数学": .07, "代码": .08, "安全": .07, "复杂指令": .22}
+HUMAN_MIX = {"理解": .17, "知识": .12, "创意写作": .19, "推理": .08, "数学": .07, "代码": .08, "安全": .07, "复杂指令": .22}
+"""Category shares of Human Instruction prompts (assumed): also the prompts of the best-of-N win-rate task."""
 _PREF_MIX = {"理解": .15, "知识": .15, "创意写作": .15, "推理": .10, "数学": .10, "代码": .10, "安全": .08, "复杂指令": .17}
 
+# Table 1 column of each file of the world.
+_TABLE1_COLUMNS = {"bench_open": "cheemsbench_open_prompt", "bench_human": "cheemsbench_human_instruction",
+                   "pref_human": "cheemspreference_human", "pref_gpt": "cheemspreference_gpt"}
+_TABLE1 = paper.rows("table1_statistics")
+
+
+def _table1(statistic: str, key: str) -> str:
+    """One cell of Table 1 (data/paper/table1_statistics.csv) for the file ``key``, as the CSV's string."""
+    return _TABLE1[statistic][_TABLE1_COLUMNS[key]]
+
+
+def _response_chars(key: str) -> float:
+    """Table 1's mean response length of ``key``: the mean of its chosen and rejected lengths, rounded half
+    up to 0.1 character (the precision the simulator was first calibrated with; keeps worlds byte-identical)."""
+    mean = (Decimal(_table1("avg_chars_chosen", key)) + Decimal(_table1("avg_chars_rejected", key))) / 2
+    return float(mean.quantize(Decimal("0.1"), ROUND_HALF_UP))
+
+
+def _spec(key: str, mix: dict[str, float], **fitted) -> SubsetSpec:
+    """The spec of ``key``: Table 1's responses per prompt and lengths, and the ``fitted`` parameters."""
+    return SubsetSpec(key, mix, float(_table1("responses_per_prompt", key)), float(_table1("avg_chars_prompt", key)),
+                      _response_chars(key), **fitted)
+
+
 SUBSETS = {
-    "bench_open": SubsetSpec("bench_open", _OPEN_MIX, 5, 186.58, 445.8, human_tie=1.18),
-    "bench_human": SubsetSpec("bench_human", _HUMAN_MIX, 5, 197.04, 441.7, human_tie=1.07, gpt_difficulty=1.2),
-    "pref_human": SubsetSpec("pref_human", _PREF_MIX, 5.07, 164.08, 436.5, responses_sd=3.55),
-    "pref_gpt": SubsetSpec("pref_gpt", _PREF_MIX, 5.29, 175.56, 426.1, responses_sd=3.05),
+    "bench_open": _spec("bench_open", _OPEN_MIX, human_tie=1.18),
+    "bench_human": _spec("bench_human", HUMAN_MIX, human_tie=1.07, gpt_difficulty=1.2),
+    "pref_human": _spec("pref_human", _PREF_MIX, responses_sd=3.55),
+    "pref_gpt": _spec("pref_gpt", _PREF_MIX, responses_sd=3.05),
 }
 
-# prompts per subset and the length factor, per size (paper = Table 1's counts)
+_PAPER_COUNTS = {key: int(_table1("prompts", key)) for key in _TABLE1_COLUMNS}
+# prompts per subset and the length factor, per size: paper = Table 1's counts; default = the benchmark at
+# Table 1's counts and a quarter of each preference file; smoke = a few dozen prompts per file.
 SIZES: dict[str, dict] = {
     "smoke": {"bench_open": 40, "bench_human": 47, "pref_human": 30, "pref_gpt": 256, "length_scale": 1 / 3},
-    "default": {"bench_open": 1146, "bench_human": 1346, "pref_human": 815, "pref_gpt": 6965, "length_scale": 1 / 3},
-    "paper": {"bench_open": 1146, "bench_human": 1346, "pref_human": 3260, "pref_gpt": 27861, "length_scale": 1.0},
+    "default": {"bench_open": _PAPER_COUNTS["bench_open"], "bench_human": _PAPER_COUNTS["bench_human"],
+                "pref_human": _PAPER_COUNTS["pref_human"] // 4, "pref_gpt": _PAPER_COUNTS["pref_gpt"] // 4,
+                "length_scale": 1 / 3},
+    "paper": {**_PAPER_COUNTS, "length_scale": 1.0},
 }
 
 LAYOUT = {"bench_open": "cheems_bench/open.jsonl", "bench_human": "cheems_bench/human.jsonl",
@@ -175,53 +207,110 @@ class World:
     summary: dict
 
 
+# The assumed coefficients of a response's traits and utility (calibration.PARAMETERS: "assumed", shaped
+# after Tables 6-7, no numeric target). Changing any of them changes every world.
+
+TRAIT_LOGITS: dict[str, tuple[float, float]] = {
+    "correct": (0.5, 1.5),
+    "harmful": (-0.9, -1.6),  # drawn for every task, counts only on safety prompts
+    "irrelevant": (-3.6, -1.0),
+    "error": (-4.6, -1.0),
+    "garbled": (-4.0, -1.5),
+    "repetition": (-2.4, -1.0),
+    "truncated": (-2.9, -1.0),
+    "english": (-2.4, -1.2),
+    "false_fact": (-2.8, -1.0),
+    "highlight": (-1.5, 1.3),
+}
+"""``(intercept, slope)`` of each boolean trait: a model of strength ``s`` shows it with probability
+``sigmoid(intercept + slope * s)``; positive slopes for good traits, negative for faults. The order is the
+order of the uniform draws."""
+
+DETAIL_LEVELS = 4
+"""Most detail levels a response has: the level is ``Binomial(DETAIL_LEVELS, p)``."""
+DETAIL_P = (0.45, 0.15)
+"""``(intercept, slope)`` of the detail probability ``p = intercept + slope * strength``..."""
+DETAIL_P_RANGE = (0.05, 0.95)
+"""...clipped to this range so that every model can write short and long answers."""
+
+
+@dataclass(frozen=True)
+class UtilityWeights:
+    """Weights of the hidden 0-5 utility (Table 7's scale) on the traits (see :func:`utility`)."""
+
+    severe: float = 0.3
+    """Utility of harmful compliance, collapsed text or an error message (Table 7: 0-1)."""
+    irrelevant: float = 1.0
+    """Utility of an answer to another question (Table 7: 1-2)."""
+    base: float = 1.7
+    """Utility of a relevant answer before its traits."""
+    correct: float = 1.6
+    """Bonus of the right answer (truthfulness)."""
+    detail: float = 0.15
+    """Bonus per detail level (helpfulness)."""
+    highlight: float = 0.6
+    """Bonus of a highlight (helpfulness)."""
+    repetition: float = 0.9
+    """Penalty of repeated text."""
+    truncated: float = 1.1
+    """Penalty of a cut-off answer."""
+    english: float = 0.6
+    """Penalty of switching to English."""
+    false_fact: float = 0.7
+    """Penalty of a false statement (truthfulness)."""
+    low: float = 0.8
+    """Lowest utility of a relevant answer: it stays above an irrelevant one's..."""
+    high: float = 5.0
+    """...and at most the top of the scale."""
+
+
+UTILITY = UtilityWeights()
+"""The weights :func:`utility` uses."""
+
+HELPFUL_WEIGHTS = {"base": 0.5, "detail": 0.1, "highlight": 0.2, "repetition": 0.2, "truncated": 0.3, "english": 0.2}
+"""Weights of truth.jsonl's ``helpful`` score in [0, 1] (bonuses, then penalties; see :func:`_components`)."""
+
+
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + np.exp(-x))
 
 
 def sample_traits(task: Task, strength: float, rng: np.random.Generator) -> Traits:
-    """Draw what a model of ``strength`` does on ``task``: stronger models err less."""
-    u = rng.random(10)
-    s = strength
-    return Traits(
-        correct=bool(u[0] < _sigmoid(0.5 + 1.5 * s)),
-        harmful=task.kind == "safety" and bool(u[1] < _sigmoid(-0.9 - 1.6 * s)),
-        irrelevant=bool(u[2] < _sigmoid(-3.6 - 1.0 * s)),
-        error=bool(u[3] < _sigmoid(-4.6 - 1.0 * s)),
-        garbled=bool(u[4] < _sigmoid(-4.0 - 1.5 * s)),
-        repetition=bool(u[5] < _sigmoid(-2.4 - 1.0 * s)),
-        truncated=bool(u[6] < _sigmoid(-2.9 - 1.0 * s)),
-        english=bool(u[7] < _sigmoid(-2.4 - 1.2 * s)),
-        false_fact=bool(u[8] < _sigmoid(-2.8 - 1.0 * s)),
-        highlight=bool(u[9] < _sigmoid(-1.5 + 1.3 * s)),
-        detail=int(rng.binomial(4, float(np.clip(0.45 + 0.15 * s, 0.05, 0.95)))),
-    )
+    """Draw what a model of ``strength`` does on ``task`` (:data:`TRAIT_LOGITS`): stronger models err less."""
+    u = rng.random(len(TRAIT_LOGITS))
+    shown = {name: bool(x < _sigmoid(a + b * strength)) for x, (name, (a, b)) in zip(u, TRAIT_LOGITS.items())}
+    shown["harmful"] = task.kind == "safety" and shown["harmful"]
+    p = float(np.clip(DETAIL_P[0] + DETAIL_P[1] * strength, *DETAIL_P_RANGE))
+    return Traits(**shown, detail=int(rng.binomial(DETAIL_LEVELS, p)))
 
 
 def utility(tr: Traits) -> float:
-    """Hidden quality on the 0-5 scale of Table 7, from the 3H dimensions of Table 6.
+    """Hidden quality on the 0-5 scale of Table 7, from the 3H dimensions of Table 6 (weights: :data:`UTILITY`).
 
     Severe errors (harmful compliance, text collapse, error message: harmlessness or
     basic helpfulness broken) score below 1; an irrelevant answer below 1.5; otherwise
     truthfulness (right answer, no false statement) and helpfulness (detail, a highlight,
     no repetition, no truncation, no code-switching) add up.
     """
+    w = UTILITY
     if tr.harmful or tr.garbled or tr.error:
-        return 0.3
+        return w.severe
     if tr.irrelevant:
-        return 1.0
-    u = 1.7 + 1.6 * tr.correct + 0.15 * tr.detail + 0.6 * tr.highlight
-    u -= 0.9 * tr.repetition + 1.1 * tr.truncated + 0.6 * tr.english + 0.7 * tr.false_fact
-    return float(np.clip(u, 0.8, 5.0))
+        return w.irrelevant
+    u = w.base + w.correct * tr.correct + w.detail * tr.detail + w.highlight * tr.highlight
+    u -= w.repetition * tr.repetition + w.truncated * tr.truncated + w.english * tr.english + w.false_fact * tr.false_fact
+    return float(np.clip(u, w.low, w.high))
 
 
 def _components(tr: Traits) -> dict:
     """The three H dimensions in [0, 1] and the visible traits, for truth.jsonl."""
+    h = HELPFUL_WEIGHTS
+    bonus = 0 if (tr.error or tr.garbled or tr.irrelevant) else h["base"] + h["detail"] * tr.detail + h["highlight"] * tr.highlight
     return {
         "harmless": 0.0 if tr.harmful else 1.0,
         "truthful": float(tr.correct and not tr.false_fact and not tr.irrelevant),
-        "helpful": float(np.clip((0 if (tr.error or tr.garbled or tr.irrelevant) else 0.5 + 0.1 * tr.detail + 0.2 * tr.highlight)
-                                 - 0.2 * tr.repetition - 0.3 * tr.truncated - 0.2 * tr.english, 0, 1)),
+        "helpful": float(np.clip(bonus - h["repetition"] * tr.repetition - h["truncated"] * tr.truncated
+                                 - h["english"] * tr.english, 0, 1)),
         "traits": [k for k in ("correct", "harmful", "irrelevant", "error", "garbled", "repetition", "truncated",
                                "english", "false_fact", "highlight") if getattr(tr, k)],
         "detail": tr.detail,
@@ -459,6 +548,7 @@ def fingerprint() -> str:
     h = hashlib.sha256(VERSION.encode())
     for name in ("simulation.py", "corpus.py", "annotators.py", "conflicts.py", "records.py"):
         h.update((here / name).read_bytes())
+    h.update((paper.data_dir() / "table1_statistics.csv").read_bytes())  # SUBSETS and SIZES read Table 1
     return h.hexdigest()[:12]
 
 

@@ -36,6 +36,7 @@ def test_each_human_round_is_consistent():
 
 
 def test_noiseless_annotators_recover_the_utility_order():
+    """Without noise or biases every annotator prefers the higher-utility response."""
     rng = np.random.default_rng(1)
     u = np.array([4.0, 3.0, 2.0, 1.0, 0.0])
     lens = np.full(5, 100)
@@ -55,6 +56,7 @@ def test_length_preference_shapes():
 
 
 def test_gpt_prefers_second_position():
+    """The GPT annotator's position bias favours the response shown second (Fig. 15d)."""
     rng = np.random.default_rng(2)
     anns = [a for _ in range(300) for a in annotate_all_pairs(np.zeros(5), np.full(5, 100), rng, GPTAnnotator())]
     assert np.mean([p == "2" for *_, p in anns]) > 0.6

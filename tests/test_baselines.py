@@ -7,6 +7,7 @@ from conftest import make_record
 
 
 def test_length_baselines_are_opposites():
+    """The longest and shortest baselines rank two responses in opposite orders."""
     recs = [make_record("p", "ab")]
     recs[0].responses[0].content = "短"
     assert length_scores(recs)[("p", "a")] < length_scores(recs)[("p", "b")]
@@ -14,6 +15,7 @@ def test_length_baselines_are_opposites():
 
 
 def test_random_scores_are_seeded():
+    """The random baseline repeats with a seed and changes with another."""
     recs = [make_record(str(i), "abc") for i in range(5)]
     assert random_scores(recs, seed=1) == random_scores(recs, seed=1) != random_scores(recs, seed=2)
 

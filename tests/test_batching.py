@@ -11,6 +11,7 @@ prompt_lengths = st.lists(st.lists(st.integers(1, 300), min_size=1, max_size=8),
 
 class TestPack:
     def test_docstring_example(self):
+        """pack's documented example: an oversize prompt alone, the rest packed under the budget."""
         batches = pack([[3, 5], [4], [9, 9, 9]], 12, shuffle=False)
         assert [(b.prompts, b.oversize) for b in batches] == [([2], True), ([0, 1], False)]
 
@@ -26,6 +27,7 @@ class TestPack:
             assert b.tokens <= budget or (b.oversize and len(b.prompts) == 1)
 
     def test_seeded(self):
+        """pack's shuffle repeats with a seed and changes with another."""
         lengths = [[i % 7 + 1] * 3 for i in range(50)]
         a = [b.prompts for b in pack(lengths, 40, seed=1)]
         assert a == [b.prompts for b in pack(lengths, 40, seed=1)] != [b.prompts for b in pack(lengths, 40, seed=2)]
@@ -33,11 +35,13 @@ class TestPack:
 
 class TestForwardGroups:
     def test_docstring_example(self):
+        """forward_groups' documented example groups similar lengths."""
         assert forward_groups([10, 50, 11, 52, 12], 1000) == [[0, 2, 4], [1, 3]]
 
     @settings(max_examples=200, deadline=None)
     @given(st.lists(st.integers(1, 500), min_size=1, max_size=40), st.integers(500, 5000))
     def test_partition_ratio_and_budget(self, lengths, budget):
+        """forward_groups covers every item once, within the length ratio and token budget."""
         groups = forward_groups(lengths, budget)
         assert sorted(j for g in groups for j in g) == list(range(len(lengths)))
         for g in groups:

@@ -11,6 +11,7 @@ from conftest import make_record
 
 
 def test_select_best_picks_highest_first_on_tie():
+    """select_best takes the top score, the first on a tie, and names a missing score."""
     recs = [make_record("p", "abc"), make_record("q", "xy")]
     scores = {("p", "a"): 0.1, ("p", "b"): 2.0, ("p", "c"): -1.0, ("q", "x"): 1.0, ("q", "y"): 1.0}
     assert bon.select_best(recs, scores).tolist() == [1, 0]
@@ -21,6 +22,7 @@ def test_select_best_picks_highest_first_on_tie():
 
 @pytest.mark.parametrize("task", list(bon.TASKS))
 def test_candidates_are_seeded_and_judged(task):
+    """Candidates repeat with a seed, change with another, and carry one verdict per sample."""
     a = bon.sample_candidates(task, prompts=6, n=5, seed=3)
     b = bon.sample_candidates(task, prompts=6, n=5, seed=3)
     c = bon.sample_candidates(task, prompts=6, n=5, seed=4)
@@ -37,6 +39,7 @@ def test_candidates_are_seeded_and_judged(task):
 @pytest.mark.parametrize("task", list(bon.TASKS))
 @pytest.mark.parametrize("seed", [0, 1])
 def test_oracle_beats_random(task, seed):
+    """Picking by true utility does at least as well as picking at random, inside its interval."""
     c = bon.sample_candidates(task, prompts=60, n=16, seed=seed)
     oracle = bon.evaluate(c, bon.oracle_choice(c), n_boot=200, seed=seed)
     rand = bon.evaluate(c, bon.random_choice(c, seed=seed), n_boot=200, seed=seed)
@@ -45,12 +48,14 @@ def test_oracle_beats_random(task, seed):
 
 
 def test_select_best_with_utility_scores_is_the_oracle():
+    """select_best fed the true utilities picks what the oracle picks."""
     c = bon.sample_candidates("mt_bench_sim", prompts=10, n=8, seed=0)
     scores = {(r.id, x.id): float(c.utility[p, j]) for p, r in enumerate(c.records) for j, x in enumerate(r.responses)}
     assert np.array_equal(bon.select_best(c.records, scores), bon.oracle_choice(c))
 
 
 def test_evaluate_rejects_bad_picks():
+    """evaluate refuses out-of-range picks and scores fixed picks as their mean outcome."""
     c = bon.sample_candidates("human_win_rate", prompts=3, n=4, seed=0)
     with pytest.raises(ValueError, match="picks must be 3 indices"):
         bon.evaluate(c, np.array([0, 1, 4]))

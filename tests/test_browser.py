@@ -125,6 +125,7 @@ def _visit(tools: DevTools, path: Path) -> dict:
 
 
 def test_every_page_renders_in_chromium(browser, smoke_book):
+    """Every smoke-book page renders in Chromium without problems, with real maths and figures."""
     _, html, _ = smoke_book
     pages = [p for p in sorted(html.glob("*.html")) + sorted((html / "book").glob("*.html"))
              if 'http-equiv="Refresh"' not in p.read_text(encoding="utf-8")]  # index.html only redirects

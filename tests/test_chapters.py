@@ -47,6 +47,7 @@ def test_chapter_carries_its_stable_labels(ch):
 
 
 def test_coerce():
+    """coerce turns command-line strings into each parameter type of a chapter."""
     assert coerce("3", "int") == 3 and coerce("0.5", "float") == 0.5 and coerce("no", "bool") is False
     assert coerce('["a", "b"]', "list[str]") == ["a", "b"] and coerce("x.jsonl", "str") == "x.jsonl"
 

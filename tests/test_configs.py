@@ -10,6 +10,7 @@ from conftest import ROOT
 
 @pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
 def test_accelerate_reads_config(path):
+    """Every shipped accelerate config loads and asks for several processes."""
     from accelerate.commands.config.config_args import load_config_from_file
 
     cfg = load_config_from_file(str(path))
@@ -17,6 +18,7 @@ def test_accelerate_reads_config(path):
 
 
 def test_paper_preset_matches_table9():
+    """TrainConfig.paper() holds Table 9's hyperparameters."""
     t9 = dict(table("table9_hyperparameters").values)
     p = TrainConfig.paper()
     assert p.max_length == int(t9["max_sequence_length"]) and p.epochs == int(t9["epochs"])

@@ -101,10 +101,12 @@ class TestConflictStats:
         assert stats["tie_annotations"] == 1
 
     def test_reproduced_rules(self):
+        """reproduced says which annotations the rank agrees with, ties included."""
         rank = {"a": 0, "b": 1, "c": 1}
         assert reproduced([("a", "b", "1"), ("a", "b", "2"), ("b", "c", "0"), ("a", "c", "0")], rank) == [True, False, True, False]
 
     def test_needs_rank(self):
+        """conflict_stats refuses records that were not resolved."""
         with pytest.raises(ValueError, match="resolve it first"):
             conflict_stats([make_record("p", "ab", [("a", "b", "1")])])
 
@@ -155,5 +157,6 @@ class TestOrderedPairs:
         assert expected <= set(ordered_pairs(rec))
 
     def test_bad_view(self):
+        """ordered_pairs refuses an unknown view."""
         with pytest.raises(ValueError, match="view"):
             ordered_pairs(make_record("p", "a", rank={"a": 0}), view="all")

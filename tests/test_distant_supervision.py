@@ -27,6 +27,7 @@ def _truth(world):
 
 class TestFilterByReward:
     def test_keeps_only_agreeing_and_acyclic(self, world):
+        """Reward filtering keeps only comparisons the scores agree with, leaving no cycle."""
         gpt = world.files["cheems_preference/gpt.jsonl"]
         scores = _truth(world)
         out, rep = filter_by_reward(gpt, scores, margin=0.1)
@@ -40,6 +41,7 @@ class TestFilterByReward:
     @settings(max_examples=100, deadline=None)
     @given(st.lists(st.floats(-3, 3), min_size=2, max_size=6), st.randoms(use_true_random=False))
     def test_any_scores_give_a_dag(self, values, rnd):
+        """Filtering by any scores leaves an acyclic preference graph."""
         ids = [f"r{i}" for i in range(len(values))]
         anns = [(a, b, rnd.choice("12")) for i, a in enumerate(ids) for b in ids[i + 1:]]
         rec = make_record("p", ids, anns)
@@ -47,6 +49,7 @@ class TestFilterByReward:
         assert nx.is_directed_acyclic_graph(preference_graph(ids, out.annotations))
 
     def test_missing_score_is_an_error(self):
+        """Filtering names a response with no reward-model score."""
         rec = make_record("p", "ab", [("a", "b", "1")])
         with pytest.raises(DataError, match="no reward-model score"):
             filter_by_reward([rec], {("p", "a"): 1.0})
@@ -54,6 +57,7 @@ class TestFilterByReward:
 
 class TestLengthDebias:
     def test_balances_exactly_and_is_seeded(self, world):
+        """Length debiasing leaves as many longer as shorter chosen responses, seeded."""
         gpt = world.files["cheems_preference/gpt.jsonl"]
         out, rep = length_debias(gpt, seed=1)
         assert rep["chosen_longer_after"] == rep["chosen_shorter_after"]
@@ -78,6 +82,7 @@ class TestLengthDebias:
 
 
 def test_build_preference_and_cli(world, tmp_path):
+    """build_preference and its CLI keep every record and give each a rank."""
     from cheems_lib.records import write_records, write_scores
     from test_cli import run
 

@@ -65,7 +65,9 @@ def test_both_orders_probabilities_and_scores(judge):
     for r in recs:  # each pair hands out exactly one unit of credit
         k = len(r.responses)
         assert sum(scores[(r.id, x.id)] for x in r.responses) == pytest.approx(k * (k - 1) / 2)
-    assert 0 <= position_consistency(verdicts) <= 1
+    # the reference: the share of pairs whose second-order argmax is the first's under the swap A<->B, C<->C
+    swapped = [list(v.ab).index(max(v.ab)) == (1, 0, 2)[list(v.ba).index(max(v.ba))] for v in verdicts]
+    assert position_consistency(verdicts) == pytest.approx(sum(swapped) / len(swapped))
 
 
 def test_judging_is_repeatable_and_batch_independent(judge):

@@ -6,6 +6,7 @@ from cheems_lib.simulation import WorldConfig, build_world
 
 
 def test_leaderboard_rows_and_order():
+    """The leaderboard sorts by overall score, oracle first, with intervals around each score."""
     w = build_world(WorldConfig(size="smoke", seed=0))
     subsets = {"open": w.files["cheems_bench/open.jsonl"], "human": w.files["cheems_bench/human.jsonl"]}
     truth = {(t["prompt_id"], t["response_id"]): t["utility"] for t in w.truth}

@@ -27,6 +27,7 @@ class TestAccuracy:
         assert accuracy(ranks, scores) == 0.75
 
     def test_all_tied_prompt_has_no_comparison(self):
+        """A prompt whose responses all tie has no comparison (accuracy is nan)."""
         assert np.isnan(accuracy([{"a": 0, "b": 0}], [{"a": 1, "b": 2}]))
 
 
@@ -61,17 +62,20 @@ class TestEvaluateSubset:
         assert res.prompts_without_comparisons == 1
 
     def test_overall_is_mean_of_subset_scores(self):
+        """The overall score is the mean of the subsets' accuracy and exact match."""
         recs, scores = self._data()
         a = evaluate_subset(recs, scores, n_boot=0)
         assert overall([a, a]) == pytest.approx((0.375 + 0.25) / 2)
 
     def test_missing_score_is_an_error(self):
+        """Evaluation names the prompt and response of a missing score."""
         recs, scores = self._data()
         del scores[("m1", "c")]
         with pytest.raises(DataError, match="no score for prompt 'm1' response 'c'"):
             evaluate_subset(recs, scores, n_boot=0)
 
     def test_bootstrap_is_seeded_and_brackets_the_estimate(self):
+        """Bootstrap intervals repeat with a seed and contain the estimate."""
         rng = random.Random(0)
         recs = [make_record(str(i), "abcd", rank={c: rng.randint(0, 3) for c in "abcd"}, category=[rng.choice("xyz")])
                 for i in range(200)]

@@ -79,6 +79,7 @@ class TestPairwiseTable:
         assert [p for *_, p in recs[0].annotations] == ["1", "0"]
 
     def test_missing_column(self, tmp_path):
+        """A pairwise table without its columns is a DataError."""
         (tmp_path / "t.csv").write_text("question,a,b,preference\n", encoding="utf-8")
         with pytest.raises(DataError, match="missing columns"):
             read_pairwise_table(tmp_path / "t.csv")
@@ -126,6 +127,7 @@ class TestToPairs:
 
 class TestScores:
     def test_round_trip(self, tmp_path):
+        """Scores written by write_scores read back unchanged."""
         write_scores([("p", "a", 1.5), ("p", "b", -2)], tmp_path / "s.jsonl")
         assert read_scores(tmp_path / "s.jsonl") == {("p", "a"): 1.5, ("p", "b"): -2.0}
 
@@ -136,6 +138,7 @@ class TestScores:
         ('{"prompt_id": "p", "response_id": "b", "score": "high"}', "not a finite number"),
     ])
     def test_bad_scores(self, tmp_path, line, message):
+        """A bad scores line is a DataError naming its file and line."""
         path = _write(tmp_path / "s.jsonl", ['{"prompt_id": "p", "response_id": "a", "score": 1}', line])
         with pytest.raises(DataError, match=message) as e:
             read_scores(path)

@@ -33,6 +33,7 @@ def test_tiny_family_spans_30x(tok):
 
 
 def test_seeded_initialisation(tok):
+    """build_tiny with one seed gives identical weights."""
     import torch
 
     a, b = rm.build_tiny("tiny-xs", tok, seed=1), rm.build_tiny("tiny-xs", tok, seed=1)
@@ -54,6 +55,7 @@ def test_untrained_head_is_refused(tok, tmp_path):
 
 
 def test_tokenizer_larger_than_embeddings_is_refused(tok):
+    """A tokenizer larger than the model's embeddings is refused before training."""
     small = rm.build_tiny("tiny-xs", rm.train_tokenizer(TEXTS, vocab_size=300))
     with pytest.raises(rm.ModelError, match="embeds only"):
         rm.check_pair(small, rm.train_tokenizer(TEXTS * 3 + ["更多的字符让词表更大一些。" * 5], vocab_size=600))

@@ -26,6 +26,7 @@ def test_batch_size_invariance(setup):
 
 
 def test_resume_skips_scored_and_truncation_is_counted(setup):
+    """Scoring skips already-scored responses and counts truncated ones."""
     recs, tok, model = setup
     full, _ = score_records(model, tok, recs)
     done = set(list(full)[:10])

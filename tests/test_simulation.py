@@ -40,11 +40,13 @@ class TestLayout:
         assert summary["seed"] == 3 and summary["simulator_version"]
 
     def test_ranks_are_algorithm_1_of_the_raw_annotations(self, smoke_dir):
+        """Every written rank is Algorithm 1 applied to the written annotations."""
         for path in [*LAYOUT.values(), *GPT_LAYOUT.values()]:
             for r in read_records(smoke_dir / path):
                 assert r.rank == resolve(r.response_ids, r.annotations)
 
     def test_gpt_variant_has_same_prompts_and_responses(self, smoke_dir):
+        """The GPT benchmark variant holds the same prompts and responses as the human one."""
         for sub in ("open", "human"):
             human = read_records(smoke_dir / f"cheems_bench/{sub}.jsonl")
             gpt = read_records(smoke_dir / f"cheems_bench_gpt/{sub}.jsonl")
@@ -60,6 +62,7 @@ class TestLayout:
         assert not any(p == "0" for r in gpt for *_, p in r.annotations)
 
     def test_text_is_chinese(self, smoke_dir):
+        """Simulated prompts are mostly Chinese characters."""
         recs = read_records(smoke_dir / "cheems_bench/human.jsonl")
         han = sum(1 for r in recs for ch in r.prompt if "\u4e00" <= ch <= "\u9fff")
         assert han / sum(len(r.prompt) for r in recs) > 0.5
@@ -67,10 +70,12 @@ class TestLayout:
 
 class TestDeterminism:
     def test_same_seed_same_bytes(self, smoke_dir, tmp_path):
+        """The same seed writes byte-identical files."""
         write_world(build_world(WorldConfig(size="smoke", seed=3)), tmp_path)
         assert _digest(tmp_path) == _digest(smoke_dir)
 
     def test_other_seed_other_bytes(self, smoke_dir, tmp_path):
+        """Another seed writes other files."""
         write_world(build_world(WorldConfig(size="smoke", seed=4)), tmp_path)
         assert _digest(tmp_path) != _digest(smoke_dir)
 
@@ -94,6 +99,7 @@ class TestQualityIsVisible:
         assert utility(Traits(highlight=True, detail=4)) > utility(Traits())
 
     def test_categories_have_glosses(self):
+        """The eight top-level categories each have an English gloss."""
         assert len(CATEGORIES) == 8 and all(CATEGORIES.values())
 
 
@@ -112,11 +118,13 @@ class TestCalibration:
         assert not failed, failed
 
     def test_tables_have_the_papers_shape(self, calibration_world):
+        """Tables 1 and 5 of a world have the paper's columns and rows."""
         t1 = table1(calibration_world.files)
         assert list(t1.columns) == list(TABLE1_COLUMNS)
         assert len(table5(calibration_world.files)) == 4
 
     def test_load_world_reports_missing_layout(self, tmp_path):
+        """load_world on an empty folder says to run cheems simulate."""
         with pytest.raises(FileNotFoundError, match="cheems simulate"):
             load_world(tmp_path)
 

@@ -44,6 +44,7 @@ def test_bt_loss_by_hand():
 
 
 def test_ties_give_no_pair_and_unusable_data_is_refused():
+    """Tied responses give no training pair, and data without pairs or ranks is refused."""
     from cheems_lib.reward_model import train_tokenizer
 
     tok = train_tokenizer(["abc 你好"] * 5, vocab_size=300)
@@ -74,6 +75,7 @@ def test_training_learns_and_writes_a_checkpoint(records, tmp_path):
 
 
 def test_same_seed_same_weights(records, tmp_path):
+    """Training twice with one seed gives identical weights."""
     train(records, small_cfg(), tmp_path / "a", progress=False)
     train(records, small_cfg(), tmp_path / "b", progress=False)
     a, b = _weights(tmp_path / "a"), _weights(tmp_path / "b")

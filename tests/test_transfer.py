@@ -20,13 +20,22 @@ def sets(files):
     return analogues(files, prompts=100)
 
 
-def test_variants(files):
-    """pairwise_only keeps one seeded strict pair, domain_only one category, noisy_labels flips about the share asked."""
+def test_pairwise_only_keeps_one_seeded_strict_pair(files):
+    """pairwise_only leaves two responses of different rank per prompt, the same ones for the same seed."""
     gpt = files["cheems_preference/gpt.jsonl"]
     pw = pairwise_only(gpt, seed=1)
     assert all(len(r.responses) == 2 and sorted(r.rank.values()) == [0, 1] for r in pw)
     assert [r.rank for r in pairwise_only(gpt, seed=1)] == [r.rank for r in pw]
-    assert all(r.top_category == "数学" for r in domain_only(gpt, "数学"))
+
+
+def test_domain_only_keeps_one_category(files):
+    """domain_only keeps only the prompts of the category asked for."""
+    assert all(r.top_category == "数学" for r in domain_only(files["cheems_preference/gpt.jsonl"], "数学"))
+
+
+def test_noisy_labels_flip_about_the_share_asked(files):
+    """noisy_labels flips about the share of annotations asked and re-ranks every record."""
+    gpt = files["cheems_preference/gpt.jsonl"]
     noisy = noisy_labels(gpt, flip=0.3, seed=2)
     flipped = sum(a[2] != b[2] for r, n in zip(gpt, noisy) for a, b in zip(r.annotations, n.annotations))
     total = sum(len(r.annotations) for r in gpt)

@@ -7,6 +7,7 @@ from cheems_lib.zoo import train_or_load, zoo_key
 
 
 def test_train_once_then_reuse(tmp_path):
+    """The zoo trains a configuration once and reuses it; its key tracks seed and data."""
     recs = build_world(WorldConfig(size="smoke")).files["cheems_preference/gpt.jsonl"][:24]
     cfg = TrainConfig(model="tiny-xs", epochs=1, max_length=128, tokenizer_vocab=400, max_tokens_per_batch=1024)
     path = train_or_load(recs, cfg, cache_dir=tmp_path)
@@ -18,6 +19,7 @@ def test_train_once_then_reuse(tmp_path):
 
 
 def test_score_cache_is_reused_and_ignores_annotations(tmp_path, monkeypatch):
+    """Cached scores are reused and do not depend on the records' annotations."""
     from cheems_lib import reward_model, zoo
     from cheems_lib.records import Record
     from cheems_lib.scoring import score_records
@@ -37,6 +39,7 @@ def test_score_cache_is_reused_and_ignores_annotations(tmp_path, monkeypatch):
 
 
 def test_parallel_callers_train_once(tmp_path, monkeypatch):
+    """Parallel callers of one configuration train it once."""
     import threading
     import time
 
