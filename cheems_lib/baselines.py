@@ -6,6 +6,8 @@ a score table ``{(prompt_id, response_id): score}`` ready for :mod:`cheems_lib.m
 
 - :func:`random_scores` -- uniform noise, seeded;
 - :func:`length_scores` -- longest (or shortest) response wins;
+- :func:`named_scores` -- one of :data:`NAMES` (``baseline:random``, ``baseline:longest``,
+  ``baseline:shortest``), the names the CLI (``cheems score --model``) and every table use;
 - :class:`NgramProbe` -- ridge regression on hashed character n-grams: a cheap check of
   how much of the hidden quality is learnable from surface text.
 """
@@ -18,7 +20,10 @@ import numpy as np
 
 from .records import Record
 
-__all__ = ["random_scores", "length_scores", "NgramProbe"]
+__all__ = ["NAMES", "named_scores", "random_scores", "length_scores", "NgramProbe"]
+
+NAMES = ("baseline:random", "baseline:longest", "baseline:shortest")
+"""The baselines by name: one spelling for ``cheems score --model`` and every leaderboard."""
 
 
 def random_scores(records: Iterable[Record], *, seed: int | np.random.Generator = 0) -> dict[tuple[str, str], float]:
@@ -33,6 +38,16 @@ def length_scores(records: Iterable[Record], *, prefer: str = "longer") -> dict[
         raise ValueError("prefer must be 'longer' or 'shorter'")
     sign = 1.0 if prefer == "longer" else -1.0
     return {(r.id, x.id): sign * len(x.content) for r in records for x in r.responses}
+
+
+def named_scores(name: str, records: Sequence[Record], *, seed: int = 0) -> dict[tuple[str, str], float]:
+    """The scores of the baseline ``name`` (one of :data:`NAMES`); ``seed`` only matters for random."""
+    if name not in NAMES:
+        raise ValueError(f"{name!r} is not a baseline; use one of {', '.join(NAMES)}")
+    kind = name.split(":", 1)[1]
+    if kind == "random":
+        return random_scores(records, seed=seed)
+    return length_scores(records, prefer="longer" if kind == "longest" else "shorter")
 
 
 class NgramProbe:

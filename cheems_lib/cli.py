@@ -14,7 +14,6 @@ Exit codes, the same for every subcommand:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import signal
 import sys
@@ -148,7 +147,9 @@ def cmd_evaluate(args) -> None:
     if len(per_model) == 1:
         _print_json(next(iter(per_model.values())))
         return
-    print(_leaderboard(per_model, list(data)), file=sys.stderr)
+    from .leaderboard import text_board
+
+    print(text_board(per_model, list(data)), file=sys.stderr)
     _print_json(per_model)
 
 
@@ -161,18 +162,6 @@ def _model_names(paths) -> list[str]:
     if len(set(full)) != len(full):
         raise UsageError("the same --scores file is given twice (fix: pass each score file once)")
     return full
-
-
-def _leaderboard(per_model: dict, subsets: list[str]) -> str:
-    """A plain-text leaderboard, sorted by overall (or the first subset's accuracy)."""
-    key = (lambda kv: kv[1].get("overall", 0)) if len(subsets) >= 2 else (lambda kv: kv[1][subsets[0]]["accuracy"])
-    head = ["model"] + [f"{s} {m}" for s in subsets for m in ("acc", "exact")] + (["overall"] if len(subsets) >= 2 else [])
-    rows = [[name] + [f"{res[s][m]:.3f}" for s in subsets for m in ("accuracy", "exact_match")]
-            + ([f"{res['overall']:.3f}"] if len(subsets) >= 2 else [])
-            for name, res in sorted(per_model.items(), key=key, reverse=True)]
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
-    fmt = lambda row: "  ".join(str(x).ljust(w) for x, w in zip(row, widths))
-    return "\n".join([fmt(head), fmt(["-" * w for w in widths]), *map(fmt, rows)])
 
 
 def cmd_simulate(args) -> None:
@@ -230,98 +219,23 @@ def cmd_train(args) -> None:
 
 
 def cmd_score(args) -> None:
-    from accelerate import PartialState
+    """Check the model name, read the data, then score into -o (see :func:`cheems_lib.scoring.score_to_file`)."""
+    from .baselines import NAMES
+    from .scoring import make_scorer, score_to_file
 
-    from .outputs import OutputLock
-    from .scoring import ScoreOutput
-
-    if args.model.startswith("baseline:") and args.model.split(":", 1)[1] not in ("random", "longest", "shortest"):
+    if args.model.startswith("baseline:") and args.model not in NAMES:
         raise UsageError(f"--model {args.model}: not a baseline (fix: use baseline:random, baseline:longest "
                          "or baseline:shortest)")
     records = [r for recs in _read(args.data, args, unique="all").values() for r in recs]
-    state = PartialState(cpu=_no_cuda())
     settings = {"model": args.model, "judge": args.judge, "dtype": args.dtype, "max_length": args.max_length,
                 "seed": args.seed if args.model == "baseline:random" else None}
-    out = ScoreOutput(args.output, settings, inputs=args.data, rank=state.process_index, processes=state.num_processes)
-    lock = OutputLock(args.output) if state.is_main_process else contextlib.nullcontext()
-    with lock:
-        if state.is_main_process:
-            out.check()  # before loading a model that may take minutes
-        scorer = _scorer(args, state)  # a model that cannot load stops here, before anything is written
-        if state.is_main_process:
-            out.start()
-        state.wait_for_everyone()
-        done = out.done()
-        todo = [r for r in records if not all((r.id, x.id) in done for x in r.responses)]
-        report = scorer(todo[state.process_index::state.num_processes], done, out.append)
-        report["skipped"] = sum((r.id, x.id) in done for r in records for x in r.responses)  # already on disk
-        state.wait_for_everyone()
-        if state.is_main_process:
-            lines = out.finish(records)
-            _print_json({"output": str(args.output), "model": args.model, "judge": args.judge,
-                         "processes": state.num_processes, "lines": lines, **report, **_skip_report(args)})
-
-
-def _scorer(args, state):
-    """Load what scores (a baseline, a judge or a reward model); returns ``score(records, done, sink) -> report``.
-
-    Each batch's scores go to ``sink`` as soon as they exist, so an interrupt loses at most one batch.
-    """
-    progress = sys.stderr.isatty() and state.is_main_process
-    dtype = None if args.dtype == "auto" else args.dtype
-    if args.model.startswith("baseline:"):
-        from .baselines import length_scores, random_scores
-
-        kind = args.model.split(":", 1)[1]
-
-        def baseline(records, done, sink):
-            scores = (random_scores(records, seed=args.seed) if kind == "random"
-                      else length_scores(records, prefer="longer" if kind == "longest" else "shorter"))
-            scores = {k: v for k, v in scores.items() if k not in done}
-            sink(scores)
-            return {"scored": len(scores)}
-        return baseline
-    if args.judge:
-        from .judging import judge_records, judge_scores, load_judge, position_consistency
-
-        model, tok = load_judge(args.model, dtype=dtype)
-        model.to(state.device)
-
-        def judge(records, done, sink):
-            verdicts, scored = [], 0
-            chunks = range(0, len(records), JUDGE_CHUNK)
-            if progress:
-                from tqdm.auto import tqdm
-                chunks = tqdm(chunks, desc="judging", unit="chunk")
-            for start in chunks:  # whole records per chunk: a response's score needs all of its pairs
-                part = judge_records(model, tok, records[start:start + JUDGE_CHUNK], batch_size=args.batch_size,
-                                     max_length=args.max_length)
-                scores = judge_scores(part)
-                sink(scores)
-                verdicts += part
-                scored += len(scores)
-            return {"scored": scored, "position_consistency": position_consistency(verdicts),
-                    "pairs_judged": len(verdicts)}
-        return judge
-    from .reward_model import load
-    from .scoring import score_records
-
-    model, tok = load(args.model, dtype=dtype, require_trained_head=not args.trust_head)
-    model.to(state.device)
-
-    def reward(records, done, sink):
-        return score_records(model, tok, records, batch_size=args.batch_size, max_length=args.max_length,
-                             progress=progress, skip=done, on_batch=sink)[1]
-    return reward
-
-
-JUDGE_CHUNK = 16  # records judged between two writes of a --judge run
-
-
-def _no_cuda() -> bool:
-    import torch
-
-    return not torch.cuda.is_available()
+    make = lambda state: make_scorer(args.model, state, judge=args.judge, batch_size=args.batch_size,
+                                     dtype=None if args.dtype == "auto" else args.dtype,
+                                     max_length=args.max_length, seed=args.seed, trust_head=args.trust_head)
+    result = score_to_file(records, args.output, settings, make, inputs=args.data)
+    if result is not None:  # the main process
+        _print_json({"output": str(args.output), "model": args.model, "judge": args.judge, **result,
+                     **_skip_report(args)})
 
 
 def cmd_preference(args) -> None:
@@ -372,7 +286,12 @@ def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="cheems", description="Companion to the Cheems paper: "
                                 "resolve annotations, evaluate reward models, build the book.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_resolve, _add_evaluate, _add_simulate, _add_train, _add_score, _add_preference, _add_book):
+        add(sub)
+    return p
 
+
+def _add_resolve(sub) -> None:
     r = sub.add_parser("resolve", help="Algorithm 1: rank every record from its annotations")
     r.add_argument("input", type=Path, help="JSONL records with 'annotations' (grouped or official pairwise form)")
     r.add_argument("-o", "--output", type=Path, required=True,
@@ -380,6 +299,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--skip-invalid", action="store_true", help=SKIP_HELP)
     r.set_defaults(func=cmd_resolve)
 
+
+def _add_evaluate(sub) -> None:
     e = sub.add_parser("evaluate", help="accuracy / exact match / overall of one score file (paper §3.3)")
     e.add_argument("--data", type=Path, action="append", required=True, help="benchmark subset JSONL with 'rank' (repeat)")
     e.add_argument("--scores", type=Path, action="append", required=True,
@@ -392,6 +313,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--skip-invalid", action="store_true", help=SKIP_HELP)
     e.set_defaults(func=cmd_evaluate)
 
+
+def _add_simulate(sub) -> None:
     s = sub.add_parser("simulate", help="write the simulated Cheems world (spec §6 layout)")
     s.add_argument("-o", "--output", type=Path, required=True, help="output directory")
     s.add_argument("--size", choices=["smoke", "default", "paper"], default="default",
@@ -399,28 +322,17 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0, help="seed of every random draw (same seed, same bytes)")
     s.set_defaults(func=cmd_simulate)
 
+
+def _add_train(sub) -> None:
     t = sub.add_parser("train", help="Bradley-Terry reward-model training on ranked records (paper §5)")
     t.add_argument("--data", type=Path, action="append", required=True, help="JSONL records with 'rank' (repeat)")
     t.add_argument("--model", default="tiny", help="tiny | tiny-xs ... tiny-xl | hub name | local checkpoint")
     t.add_argument("--output", type=Path, required=True, help="checkpoint folder (loadable with from_pretrained)")
     t.add_argument("--preset", choices=["tiny", "paper"],
                    help="defaults to use (default: tiny for the tiny family, paper = Table 9 for anything else)")
-    t.add_argument("--seed", type=int, help="seed (default 0)")
-    t.add_argument("--epochs", type=int, help="passes over the data (>= 1)")
-    t.add_argument("--learning-rate", dest="learning_rate", type=float, help="peak learning rate (> 0)")
+    _add_config_flags(t)
     t.add_argument("--force-lr", dest="force_lr", action="store_true",
                    help="allow a learning rate above 1e-4 on a pretrained checkpoint")
-    t.add_argument("--warmup-ratio", dest="warmup_ratio", type=float, help="share of warm-up steps, in [0, 1]")
-    t.add_argument("--weight-decay", dest="weight_decay", type=float, help="AdamW weight decay (>= 0)")
-    t.add_argument("--max-grad-norm", dest="max_grad_norm", type=float, help="gradient clipping (0: none)")
-    t.add_argument("--max-length", dest="max_length", type=int, help="tokens per sequence")
-    t.add_argument("--max-tokens-per-batch", dest="max_tokens_per_batch", type=int, help="padded tokens per micro-batch")
-    t.add_argument("--grad-accum", dest="grad_accum", type=int, help="micro-batches per step and process")
-    t.add_argument("--reg-coef", dest="reg_coef", type=float, help="Gaussian prior weight (Table 9: 0.1)")
-    t.add_argument("--mixed-precision", dest="mixed_precision", choices=["no", "bf16", "fp16"], help="accelerate precision")
-    t.add_argument("--save-every", dest="save_every", type=int, help="checkpoint every N steps (0: each epoch)")
-    t.add_argument("--log-every", dest="log_every", type=int, help="a metrics line every N steps")
-    t.add_argument("--max-steps", dest="max_steps", type=int, help="stop after N steps (a quick check of a setup)")
     t.add_argument("--skip-invalid", action="store_true", help=SKIP_HELP)
     t.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output "
                    "(refused if it was trained with other settings or data)")
@@ -428,6 +340,39 @@ def _parser() -> argparse.ArgumentParser:
                    "swap the new model in only when complete")
     t.set_defaults(func=cmd_train)
 
+
+_FLAG_TYPES = {"int": int, "float": float, "str": str}
+_FLAG_CHOICES = {"mixed_precision": ["no", "bf16", "fp16"]}
+
+
+def _add_config_flags(parser) -> None:
+    """One flag per :class:`~cheems_lib.training.TrainConfig` field but ``model`` (``max_length``:
+    ``--max-length``), its help the field's docstring. Each defaults to None: the preset decides."""
+    from dataclasses import fields
+
+    from .training import TrainConfig  # imports no torch
+
+    docs = _field_docs(TrainConfig)
+    for f in fields(TrainConfig):
+        if f.name == "model":
+            continue
+        doc = docs.get(f.name, "").replace("%", "%%")
+        parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=_FLAG_TYPES[f.type],
+                            choices=_FLAG_CHOICES.get(f.name), help=f"{doc} (tiny preset: {f.default})")
+
+
+def _field_docs(cls) -> dict[str, str]:
+    """``{field: docstring}`` of a dataclass whose fields are documented by a string under each one."""
+    import ast
+    import inspect
+
+    body = ast.parse(inspect.getsource(cls)).body[0].body
+    return {a.target.id: " ".join(d.value.value.split()) for a, d in zip(body, body[1:])
+            if isinstance(a, ast.AnnAssign) and isinstance(d, ast.Expr) and isinstance(d.value, ast.Constant)
+            and isinstance(d.value.value, str)}
+
+
+def _add_score(sub) -> None:
     c = sub.add_parser("score", help="one score per response with a reward model or an LLM judge (paper §6.1)")
     c.add_argument("--model", required=True, help="reward model (with --judge: causal LM), hub name or path; "
                    "or baseline:random, baseline:longest, baseline:shortest")
@@ -445,6 +390,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--skip-invalid", action="store_true", help=SKIP_HELP)
     c.set_defaults(func=cmd_score)
 
+
+def _add_preference(sub) -> None:
     f = sub.add_parser("preference", help="build CheemsPreference: distant supervision + length debiasing (paper §4.2)")
     f.add_argument("--human", type=Path, required=True, help="golden human-annotated subset (records with annotations/rank)")
     f.add_argument("--gpt", type=Path, required=True, help="GPT-annotated subset (records with annotations)")
@@ -456,6 +403,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of debiasing (and of the default reward model)")
     f.set_defaults(func=cmd_preference)
 
+
+def _add_book(sub) -> None:
     b = sub.add_parser("book", help="run chapters with papermill and build the Jupyter Book")
     b.add_argument("--profile", choices=["smoke", "default", "paper"], default="default",
                    help="smoke: seconds; default: CPU book; paper: the paper's settings (GPU, real data)")
@@ -467,7 +416,6 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--jobs", type=int, default=0,
                    help="chapters executed at once (0: 2 on a CPU machine with 2+ cores for smoke/default, else 1)")
     b.set_defaults(func=cmd_book)
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,6 +18,7 @@ A :class:`Family` is a set of named training sets, each trained with every train
 :func:`evaluate` scores a family on the benchmark and returns, per model, one
 :class:`cheems_lib.metrics.SubsetResult` per subset and seed, all bootstrapped with the world
 seed, so every comparison between models is paired (see :mod:`cheems_lib.claims`).
+:func:`evaluate_scores` and :func:`board` are :mod:`cheems_lib.leaderboard`'s, re-exported here.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from .leaderboard import board, evaluate_scores  # noqa: F401  (the leaderboard, re-exported for the chapters)
 from .records import Record
 
 __all__ = ["World", "open_world", "ModelSpec", "Family", "table4_sets", "table3_sets", "data_ladder",
@@ -304,41 +306,8 @@ def evaluate(family: Family | Sequence[ModelSpec], world: World, *, n_boot: int 
                            n_boot=n_boot, seed=seed)
 
 
-def evaluate_scores(scores_by_model: Mapping[str, Mapping | Sequence[Mapping]], subsets: Mapping[str, Sequence[Record]], *,
-                    n_boot: int = 1000, seed: int = 0) -> dict[str, list[dict]]:
-    """Results shaped like :func:`evaluate`'s from scores: per model one scores mapping (a baseline,
-    a judge, a real model: one seed) or a list of them (one per training seed, as
-    :func:`score_family` gives). Bootstrapped with ``seed``, so paired with :func:`evaluate`'s."""
-    from .metrics import evaluate_subset
-
-    out = {}
-    for name, scores in scores_by_model.items():
-        per_seed = [scores] if isinstance(scores, Mapping) else list(scores)
-        out[name] = [{sub: evaluate_subset(recs, sc, n_boot=n_boot, seed=seed) for sub, recs in subsets.items()}
-                     for sc in per_seed]
-    return out
-
-
 def estimate(results: Mapping[str, list[dict]], name: str, metric: str = "overall", subsets: Sequence[str] | None = None):
     """:func:`cheems_lib.claims.subset_estimate` of one model of an :func:`evaluate` result."""
     from .claims import subset_estimate
 
     return subset_estimate(results[name], metric, subsets)
-
-
-def board(results: Mapping[str, list[dict]], *, seed: int = 0):
-    """One row per model: mean over seeds of each subset's accuracy and exact match and of Overall,
-    with hierarchical 95% intervals (``_lo``/``_hi``) and the number of seeds; sorted by Overall."""
-    import pandas as pd
-
-    rows = []
-    for name, per_seed in results.items():
-        row: dict[str, Any] = {"model": name, "seeds": len(per_seed)}
-        subsets = list(per_seed[0])
-        columns = [(f"{s}_acc", "accuracy", [s]) for s in subsets] + [(f"{s}_exact", "exact_match", [s]) for s in subsets]
-        for col, metric, subs in columns + [("overall", "overall", subsets)]:
-            est = estimate(results, name, metric, subs)
-            row[col] = est.value
-            row[f"{col}_lo"], row[f"{col}_hi"] = est.interval(seed=seed)
-        rows.append(row)
-    return pd.DataFrame(rows).sort_values("overall", ascending=False, ignore_index=True)

@@ -5,9 +5,14 @@ attention mask. With causal attention and right padding a real token never atten
 pad and keeps its position, so a score does not depend on the batch size or on its batch
 neighbours (the tests check batch sizes 1, 3 and 16 agree to 1e-5 in float32), the
 RewardBench problem of accuracy changing with batch size.
+
+:func:`score_to_file` is ``cheems score``: a scorer from :func:`make_scorer` (a baseline, a
+generative judge or a reward model) writes a resumable score file (:class:`ScoreOutput`),
+each process of a data-parallel launch scoring its shard.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -15,7 +20,12 @@ from typing import Callable, Iterable, Sequence
 
 from .records import DataError, Record
 
-__all__ = ["score_records", "ScoreOutput"]
+__all__ = ["score_records", "ScoreOutput", "score_to_file", "make_scorer"]
+
+JUDGE_CHUNK = 16  # records judged between two writes of a judge run
+
+# score(records, done, sink) -> report: scores what is not in ``done``, handing each batch to ``sink``
+Scorer = Callable[[Sequence[Record], set, Callable[[dict], None]], dict]
 
 
 def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: int = 16, max_length: int | None = None,
@@ -173,3 +183,96 @@ def _drop_torn_tail(path: Path) -> None:
         data = fh.read()
         if data and not data.endswith(b"\n"):
             fh.truncate(data.rfind(b"\n") + 1)
+
+
+def score_to_file(records: Sequence[Record], path: str | Path, settings: dict, make: Callable[[object], Scorer], *,
+                  inputs: Iterable[str | Path] = ()) -> dict | None:
+    """Score ``records`` into ``path`` (a :class:`ScoreOutput` with ``settings``), resuming what is on disk.
+
+    ``make(state)`` loads the scorer (an accelerate ``PartialState``: device, main process) after
+    the output is checked and before anything is written. Each process scores its shard of the
+    records not yet scored; the main process merges the parts and returns
+    ``{"processes", "lines", **scorer report, "skipped"}`` (the others return ``None``).
+    """
+    import torch
+    from accelerate import PartialState
+
+    from .outputs import OutputLock
+
+    state = PartialState(cpu=not torch.cuda.is_available())
+    out = ScoreOutput(path, settings, inputs=inputs, rank=state.process_index, processes=state.num_processes)
+    with OutputLock(path) if state.is_main_process else contextlib.nullcontext():
+        if state.is_main_process:
+            out.check()  # before loading a model that may take minutes
+        scorer = make(state)  # a model that cannot load stops here, before anything is written
+        if state.is_main_process:
+            out.start()
+        state.wait_for_everyone()
+        done = out.done()
+        todo = [r for r in records if not all((r.id, x.id) in done for x in r.responses)]
+        report = scorer(todo[state.process_index::state.num_processes], done, out.append)
+        report["skipped"] = sum((r.id, x.id) in done for r in records for x in r.responses)  # already on disk
+        state.wait_for_everyone()
+        if state.is_main_process:
+            return {"processes": state.num_processes, "lines": out.finish(records), **report}
+    return None
+
+
+def make_scorer(model: str, state, *, judge: bool = False, dtype: str | None = None, batch_size: int = 16,
+                max_length: int | None = None, seed: int = 0, trust_head: bool = False) -> Scorer:
+    """Load what scores ``model``: a baseline name (:data:`cheems_lib.baselines.NAMES`), a generative
+    judge (``judge=True``) or a reward model, on ``state.device``.
+
+    Each batch's scores go to the sink as soon as they exist, so an interrupt loses at most one batch.
+    """
+    import sys
+
+    from .baselines import NAMES
+
+    progress = sys.stderr.isatty() and state.is_main_process
+    if model in NAMES:
+        return _baseline_scorer(model, seed)
+    if judge:
+        return _judge_scorer(model, state, dtype=dtype, batch_size=batch_size, max_length=max_length, progress=progress)
+    from .reward_model import load
+
+    rm, tok = load(model, dtype=dtype, require_trained_head=not trust_head)
+    rm.to(state.device)
+
+    def reward(records, done, sink):
+        return score_records(rm, tok, records, batch_size=batch_size, max_length=max_length,
+                             progress=progress, skip=done, on_batch=sink)[1]
+    return reward
+
+
+def _baseline_scorer(name: str, seed: int) -> Scorer:
+    from .baselines import named_scores
+
+    def baseline(records, done, sink):
+        scores = {k: v for k, v in named_scores(name, records, seed=seed).items() if k not in done}
+        sink(scores)
+        return {"scored": len(scores)}
+    return baseline
+
+
+def _judge_scorer(model: str, state, *, dtype, batch_size: int, max_length: int | None, progress: bool) -> Scorer:
+    from .judging import judge_records, judge_scores, load_judge, position_consistency
+
+    lm, tok = load_judge(model, dtype=dtype)
+    lm.to(state.device)
+
+    def judge(records, done, sink):
+        verdicts, scored = [], 0
+        chunks = range(0, len(records), JUDGE_CHUNK)
+        if progress:
+            from tqdm.auto import tqdm
+            chunks = tqdm(chunks, desc="judging", unit="chunk")
+        for start in chunks:  # whole records per chunk: a response's score needs all of its pairs
+            part = judge_records(lm, tok, records[start:start + JUDGE_CHUNK], batch_size=batch_size,
+                                 max_length=max_length)
+            scores = judge_scores(part)
+            sink(scores)
+            verdicts += part
+            scored += len(scores)
+        return {"scored": scored, "position_consistency": position_consistency(verdicts), "pairs_judged": len(verdicts)}
+    return judge

@@ -297,3 +297,20 @@ def test_a_full_disk_while_saving_is_one_line_and_leaves_no_half_checkpoint(tmp_
     assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr[-2000:]
     assert res.stderr.strip().splitlines()[-1].startswith("cheems: ") and "fix:" in res.stderr
     assert not list((tmp_path / "rm").rglob(".step-*.tmp")) and not (tmp_path / "rm/cheems_train.json").exists()
+
+
+def test_every_config_field_has_a_flag():
+    """Each TrainConfig field but model is a `cheems train` flag (help from its docstring, default None: the preset's)."""
+    from dataclasses import fields
+
+    from cheems_lib.cli import _parser
+    from cheems_lib.training import TrainConfig
+
+    names = [f.name for f in fields(TrainConfig) if f.name != "model"]
+    args = _parser().parse_args(["train", "--data", "d", "--output", "o"])
+    assert all(getattr(args, n) is None for n in names)
+    args = _parser().parse_args(["train", "--data", "d", "--output", "o", "--tokenizer-vocab", "500",
+                                 "--warmup-ratio", "0.2", "--mixed-precision", "bf16"])
+    assert (args.tokenizer_vocab, args.warmup_ratio, args.mixed_precision) == (500, 0.2, "bf16")
+    helps = {a.dest: a.help for a in _parser()._subparsers._group_actions[0].choices["train"]._actions}
+    assert helps["tokenizer_vocab"].startswith("Vocabulary of the tokenizer") and set(names) <= set(helps)
