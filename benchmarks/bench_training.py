@@ -26,7 +26,7 @@ import numpy as np
 from cheems_lib.batching import forward_groups, pack, padding_fraction
 from cheems_lib.reward_model import build_tiny, train_tokenizer
 from cheems_lib.simulation import WorldConfig, build_world
-from cheems_lib.training import TrainConfig, _grouped_rewards, _rewards, bt_loss, encode_records
+from cheems_lib.training import TrainConfig, bt_loss, collate, encode_records, forward_rewards, grouped_rewards
 
 OUT = Path(__file__).parent / "out"
 
@@ -106,16 +106,12 @@ def main():
         real, t0 = 0, time.perf_counter()
         for bt in todo[:n]:
             if layout == "ours":
-                seqs, pairs, off = [], [], 0
-                for i in bt.prompts:
-                    seqs += data.sequences[i]
-                    pairs += [(off + a, off + b) for a, b in data.pairs[i]]
-                    off += len(data.sequences[i])
-                r = _grouped_rewards(model, seqs, tok.pad_token_id, "cpu", cfg.max_tokens_per_batch)
+                seqs, pairs = collate(data, bt.prompts)
+                r = grouped_rewards(model, seqs, tok.pad_token_id, "cpu", cfg.max_tokens_per_batch)
             else:
                 seqs = [data.sequences[p][x] for p, a, b in bt for x in (a, b)]
                 pairs = [(2 * k, 2 * k + 1) for k in range(len(bt))]
-                r = _rewards(model, seqs, tok.pad_token_id, "cpu")
+                r = forward_rewards(model, seqs, tok.pad_token_id, "cpu")
             loss, _ = bt_loss(r, pairs, 0.1)
             loss.backward()
             opt.step()

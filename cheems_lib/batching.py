@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Batch", "pack", "forward_groups", "padding_fraction", "pad_right"]
+__all__ = ["Batch", "pack", "forward_groups", "padding_fraction", "pad_right", "forward_in_batches", "last_token_logits"]
 
 
 @dataclass
@@ -123,3 +123,34 @@ def pad_right(seqs: Sequence[Sequence[int]], pad_id: int, device="cpu"):
         ids[i, : len(s)] = torch.as_tensor(list(s), dtype=torch.long)
         mask[i, : len(s)] = 1
     return ids.to(device), mask.to(device)
+
+
+def last_token_logits(logits, mask):
+    """Logits at each row's last real token (right padding): a causal LM's next-token distribution."""
+    import torch
+
+    return logits[torch.arange(logits.shape[0], device=logits.device), mask.sum(1) - 1]
+
+
+def forward_in_batches(model, seqs: Sequence[Sequence[int]], pad_id: int, batch_size: int, head, *,
+                       progress: bool = False, desc: str = "forward"):
+    """Inference over ``seqs`` in order, ``batch_size`` at a time: yield ``(start, head(logits, mask))``.
+
+    Each batch is right-padded (:func:`pad_right`) and forwarded in inference mode with the
+    model in eval mode; ``head`` turns the logits into plain Python values inside that mode,
+    so nothing the caller receives holds the graph. Callers sort ``seqs`` by length first to
+    keep padding low. What scoring (rewards) and judging (letter probabilities) share.
+    """
+    import torch
+
+    model.eval()
+    device = next(model.parameters()).device
+    starts = range(0, len(seqs), batch_size)
+    if progress:
+        from tqdm.auto import tqdm
+        starts = tqdm(starts, desc=desc, unit="batch")
+    for start in starts:
+        with torch.inference_mode():
+            ids, mask = pad_right(seqs[start:start + batch_size], pad_id, device)
+            out = head(model(input_ids=ids, attention_mask=mask).logits, mask)
+        yield start, out

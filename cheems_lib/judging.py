@@ -23,7 +23,7 @@ from typing import Sequence
 from .records import Record
 
 __all__ = ["JUDGE_TEMPLATE", "CRITERIA", "CATEGORY_CRITERION", "judge_prompt", "PairVerdict", "judge_records",
-           "judge_scores", "position_consistency", "letter_ids", "load_judge", "train_tiny_judge"]
+           "judge_scores", "position_consistency", "letter_ids", "load_judge", "train_tiny_judge", "judge_examples"]
 
 # Fig. 11 of the paper (appendix B; a copy is data/paper/fig11_judge_prompt.txt), verbatim, with the
 # placeholders {criteria}, {query}, {reference}, {answer_a}, {answer_b} as printed there.
@@ -176,9 +176,7 @@ def _encode_judges(tokenizer, texts: Sequence[str], max_length: int | None, chun
 def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: int = 8, max_length: int | None = None,
                   progress: bool = False) -> list[PairVerdict]:
     """Judge every pair of responses of every record, in both orders."""
-    import torch
-
-    from .batching import pad_right
+    from .batching import forward_in_batches, last_token_logits
 
     letters = letter_ids(tokenizer)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
@@ -194,21 +192,14 @@ def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
                 prompts.append(judge_prompt(rec.prompt, text[x], text[y], rec.top_category))
     items = [(k, order, ids) for (k, order), ids in zip(keys, _encode_judges(tokenizer, prompts, max_length))]
     items.sort(key=lambda it: len(it[2]))
-    model.eval()
-    device = next(model.parameters()).device
-    steps = range(0, len(items), batch_size)
-    if progress:
-        from tqdm.auto import tqdm
-        steps = tqdm(steps, desc="judging", unit="batch")
-    with torch.inference_mode():
-        for start in steps:
-            part = items[start:start + batch_size]
-            ids, mask = pad_right([it[2] for it in part], pad_id, device)
-            logits = model(input_ids=ids, attention_mask=mask).logits
-            last = mask.sum(1) - 1  # right padding: the next-token distribution sits at the last real token
-            probs = logits[torch.arange(len(part), device=device), last][:, letters].float().softmax(-1).cpu().tolist()
-            for (k, order, _), p in zip(part, probs):
-                setattr(verdicts[k], order, tuple(p))
+
+    def letter_probs(logits, mask):  # P(A), P(B), P(C) renormalised over the three letters
+        return last_token_logits(logits, mask)[:, letters].float().softmax(-1).cpu().tolist()
+
+    for start, probs in forward_in_batches(model, [it[2] for it in items], pad_id, batch_size, letter_probs,
+                                           progress=progress, desc="judging"):
+        for (k, order, _), p in zip(items[start:start + batch_size], probs):
+            setattr(verdicts[k], order, tuple(p))
     return verdicts
 
 
@@ -227,31 +218,41 @@ def position_consistency(verdicts: Sequence[PairVerdict]) -> float:
     return sum(v.consistent() for v in verdicts) / len(verdicts) if verdicts else float("nan")
 
 
-def train_tiny_judge(records: Sequence[Record], output_dir, *, size: str = "tiny", max_pairs: int = 2000,
-                     epochs: int = 2, learning_rate: float = 1e-3, max_tokens_per_batch: int = 8192, max_length: int = 768,
-                     seed: int = 0, progress: bool = False):
-    """Fine-tune a tiny Qwen2 causal LM to answer the judge prompt with A, B or C.
+def train_tiny_judge(records: Sequence[Record], output_dir, *, progress: bool = False, **settings):
+    """Fine-tune a tiny Qwen2 causal LM to answer the judge prompt with A, B or C; returns ``output_dir``.
 
+    ``settings`` are fields of :class:`cheems_lib.training.JudgeTrainConfig` (size,
+    max_pairs, epochs, learning_rate, max_tokens_per_batch, max_length, seed, ...).
     Examples are ranked pairs of ``records`` (at most ``max_pairs``, seeded), each shown in
-    both orders; a tie in the ranking is ``C``. The loss is cross-entropy on the letter
-    only. The result is saved as a normal checkpoint, loaded back with :func:`load_judge`,
-    the path a real LLM judge takes. A stand-in for a real judge on machines without one.
+    both orders; a tie in the ranking is ``C``. The training itself is
+    :func:`cheems_lib.training.train_judge`, beside the reward-model trainer. The result is
+    a normal checkpoint, loaded back with :func:`load_judge`, the path a real LLM judge
+    takes: a stand-in for a real judge on machines without one.
+    """
+    from .training import JudgeTrainConfig, train_judge
+
+    cfg = JudgeTrainConfig(**settings)
+    tok, examples = judge_examples(records, cfg.max_pairs, cfg.max_length, seed=cfg.seed, vocab_size=cfg.tokenizer_vocab)
+    return train_judge(examples, tok, cfg, output_dir, progress=progress)
+
+
+def judge_examples(records: Sequence[Record], max_pairs: int, max_length: int, *, seed: int = 0,
+                   vocab_size: int = 3000) -> tuple[object, list[tuple[list[int], int]]]:
+    """A tokenizer trained on the judge texts and ``(prompt ids, letter id)`` examples for a tiny judge.
+
+    Up to ``max_pairs`` ranked pairs (seeded sample), each in both orders: the better
+    answer's letter, or ``C`` for a tie. Prompts are cut to their last ``max_length`` tokens.
     """
     import numpy as np
-    import torch
-    import torch.nn.functional as F
-    from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from .batching import forward_groups, pack
-    from .reward_model import TINY_SIZES, train_tokenizer
-    from .batching import pad_right
+    from .reward_model import train_tokenizer
 
     rng = np.random.default_rng(seed)
     pairs = [(rec, a, b) for rec in records if rec.rank for a, b in combinations(rec.response_ids, 2)
              if a in rec.rank and b in rec.rank]
     pairs = [pairs[i] for i in rng.permutation(len(pairs))[:max_pairs]]
     texts = [JUDGE_TEMPLATE, *CRITERIA.values()] + [t for rec in records for t in [rec.prompt, *(x.content for x in rec.responses)]]
-    tok = train_tokenizer(texts, vocab_size=3000, model_max_length=10**6)  # we cut prompts ourselves (keep the end)
+    tok = train_tokenizer(texts, vocab_size=vocab_size, model_max_length=10**6)  # we cut prompts ourselves (keep the end)
     letters = letter_ids(tok)
     prompts, targets = [], []
     for rec, a, b in pairs:
@@ -260,37 +261,4 @@ def train_tiny_judge(records: Sequence[Record], output_dir, *, size: str = "tiny
             rx, ry = rec.rank[x], rec.rank[y]
             targets.append(letters[0] if rx < ry else letters[1] if rx > ry else letters[2])
             prompts.append(judge_prompt(rec.prompt, text[x], text[y], rec.top_category))
-    examples = list(zip(_encode_judges(tok, prompts, max_length), targets))
-    s = TINY_SIZES[size]
-    torch.manual_seed(seed)
-    model = Qwen2ForCausalLM(Qwen2Config(vocab_size=len(tok), hidden_size=s.hidden, num_hidden_layers=s.layers,
-                                         num_attention_heads=s.heads, num_key_value_heads=s.kv_heads,
-                                         intermediate_size=s.intermediate, max_position_embeddings=max_length,
-                                         pad_token_id=tok.pad_token_id, tie_word_embeddings=False))
-    opt = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-    model.train()
-    batches = [b for e in range(epochs) for b in pack([[len(ids)] for ids, _ in examples], max_tokens_per_batch, seed=[seed, e])]
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / max(1, len(batches) // 10))
-                                              * max(0.0, 1 - step / len(batches)))
-    it = batches
-    if progress:
-        from tqdm.auto import tqdm
-        it = tqdm(batches, desc="training judge", unit="batch")
-    for batch in it:
-        items = [examples[i] for i in batch.prompts]
-        loss = 0.0
-        for group in forward_groups([len(ids) for ids, _ in items], max_tokens_per_batch):
-            ids, mask = pad_right([items[j][0] for j in group], tok.pad_token_id, "cpu")
-            logits = model(input_ids=ids, attention_mask=mask).logits
-            last = logits[torch.arange(len(group)), mask.sum(1) - 1]
-            target = torch.tensor([items[j][1] for j in group])
-            loss = loss + F.cross_entropy(last, target, reduction="sum")
-        (loss / len(items)).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad()
-    model.eval()
-    model.save_pretrained(output_dir)
-    tok.save_pretrained(output_dir)
-    return output_dir
+    return tok, list(zip(_encode_judges(tok, prompts, max_length), targets))

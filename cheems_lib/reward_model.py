@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["TINY_SIZES", "TinySize", "is_tiny", "train_tokenizer", "build_tiny", "load", "encode_pair", "encode_pairs",
+__all__ = ["TINY_SIZES", "TinySize", "is_tiny", "train_tokenizer", "tiny_config", "build_tiny", "load", "encode_pair", "encode_pairs",
            "ModelError", "count_parameters", "realign", "check_source", "loading", "head_looks_untrained",
            "convert_gguf", "smollm2_gguf"]
 
@@ -92,18 +92,26 @@ def train_tokenizer(texts: Iterable[str], *, vocab_size: int = 3000, model_max_l
     return fast
 
 
-def build_tiny(size: str, tokenizer, *, seed: int = 0, max_length: int = 2048):
-    """A freshly initialised tiny reward model of ``size`` for ``tokenizer`` (seeded)."""
-    import torch
-    from transformers import Qwen2Config, Qwen2ForSequenceClassification
+def tiny_config(size: str, tokenizer, *, max_length: int = 2048, **extra):
+    """The ``Qwen2Config`` of tiny ``size`` for ``tokenizer``: the one shape both the reward models and
+    the tiny judge are built from. ``extra`` adds fields (``num_labels`` for a reward head)."""
+    from transformers import Qwen2Config
 
     if size not in TINY_SIZES:
         raise ModelError(f"unknown tiny size {size!r}; sizes are {list(TINY_SIZES)}")
     s = TINY_SIZES[size]
-    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=s.hidden, num_hidden_layers=s.layers,
-                         num_attention_heads=s.heads, num_key_value_heads=s.kv_heads, intermediate_size=s.intermediate,
-                         max_position_embeddings=max_length, num_labels=1, pad_token_id=tokenizer.pad_token_id,
-                         tie_word_embeddings=False, attention_dropout=0.0)
+    return Qwen2Config(vocab_size=len(tokenizer), hidden_size=s.hidden, num_hidden_layers=s.layers,
+                       num_attention_heads=s.heads, num_key_value_heads=s.kv_heads, intermediate_size=s.intermediate,
+                       max_position_embeddings=max_length, pad_token_id=tokenizer.pad_token_id,
+                       tie_word_embeddings=False, **extra)
+
+
+def build_tiny(size: str, tokenizer, *, seed: int = 0, max_length: int = 2048):
+    """A freshly initialised tiny reward model of ``size`` for ``tokenizer`` (seeded)."""
+    import torch
+    from transformers import Qwen2ForSequenceClassification
+
+    config = tiny_config(size, tokenizer, max_length=max_length, num_labels=1, attention_dropout=0.0)
     torch.manual_seed(seed)
     model = Qwen2ForSequenceClassification(config)
     model.config.cheems_tiny_size = size

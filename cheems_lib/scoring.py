@@ -42,10 +42,8 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if max_length is not None and max_length < 1:
         raise ValueError(f"max_length must be >= 1, got {max_length}")
-    import torch
-
+    from .batching import forward_in_batches
     from .reward_model import check_pair, encode_pairs
-    from .batching import pad_right
 
     check_pair(model, tokenizer)
     limit = max_length or getattr(model.config, "max_position_embeddings", None) or 10**9
@@ -56,22 +54,15 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     truncated = sum(len(ids) > limit for ids in encoded)
     items = [((rec.id, r.id), ids[:limit]) for (rec, r), ids in zip(todo, encoded)]
     items.sort(key=lambda kv: len(kv[1]))
-    model.eval()
-    device = next(model.parameters()).device
     scores: dict[tuple[str, str], float] = {}
-    batches = range(0, len(items), batch_size)
-    if progress:
-        from tqdm.auto import tqdm
-        batches = tqdm(batches, desc="scoring", unit="batch")
-    with torch.inference_mode():
-        for start in batches:
-            part = items[start:start + batch_size]
-            ids, mask = pad_right([t for _, t in part], tokenizer.pad_token_id, device)
-            out = model(input_ids=ids, attention_mask=mask).logits.squeeze(-1).float().cpu().tolist()
-            batch = {key: float(s) for (key, _), s in zip(part, out)}
-            scores.update(batch)
-            if on_batch is not None:
-                on_batch(batch)
+    rewards = forward_in_batches(model, [t for _, t in items], tokenizer.pad_token_id, batch_size,
+                                 lambda logits, mask: logits.squeeze(-1).float().cpu().tolist(),
+                                 progress=progress, desc="scoring")
+    for start, out in rewards:
+        batch = {key: float(s) for (key, _), s in zip(items[start:start + batch_size], out)}
+        scores.update(batch)
+        if on_batch is not None:
+            on_batch(batch)
     return scores, {"scored": len(items), "truncated": truncated, "skipped": skipped}
 
 

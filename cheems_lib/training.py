@@ -33,6 +33,10 @@ Reliability (against a killed or interrupted process; power loss is not covered)
   ``.NAME.cheems-overwrite`` and swaps the result in only when complete: until then the old
   model stays untouched. Without it, a finished output or one holding a checkpoint is
   refused, and a non-empty folder that is not a training folder is never written into.
+
+The tiny generative judge's trainer (:func:`train_judge`, :class:`JudgeTrainConfig`) lives
+here too, beside the reward model's; :func:`cheems_lib.judging.train_tiny_judge` builds its
+examples and calls it.
 """
 from __future__ import annotations
 
@@ -42,7 +46,7 @@ import math
 import os
 import shutil
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -53,6 +57,7 @@ from .outputs import exchange as _exchange
 from .records import Record, strict_pairs
 
 __all__ = ["TrainConfig", "EncodedData", "encode_records", "bt_loss", "train", "TrainError", "choose_preset",
+           "collate", "forward_rewards", "grouped_rewards", "StepMetrics", "JudgeTrainConfig", "train_judge",
            "paper_machine_settings", "check_learning_rate", "BOOKKEEPING_FIELDS", "PRETRAINED_MAX_LR", "PRESETS"]
 
 PRESETS = ("tiny", "paper")
@@ -305,19 +310,73 @@ def bt_loss(rewards, pairs: Sequence[tuple[int, int]], reg_coef: float, *, n_pai
     return loss, stats
 
 
-def _rewards(model, seqs, pad_id, device):
+def forward_rewards(model, seqs: Sequence[Sequence[int]], pad_id: int, device):
+    """Rewards of ``seqs`` (1-d, float32) in one right-padded forward, with the graph kept for backward."""
     ids, mask = pad_right(seqs, pad_id, device)
     return model(input_ids=ids, attention_mask=mask).logits.squeeze(-1).float()
 
 
-def _grouped_rewards(model, seqs, pad_id, device, max_tokens):
+def grouped_rewards(model, seqs: Sequence[Sequence[int]], pad_id: int, device, max_tokens: int):
     """Rewards of all ``seqs`` in their original order, forwarded in length-homogeneous groups."""
     import torch
 
     groups = forward_groups([len(s) for s in seqs], max_tokens)
-    parts = [_rewards(model, [seqs[j] for j in g], pad_id, device) for g in groups]
+    parts = [forward_rewards(model, [seqs[j] for j in g], pad_id, device) for g in groups]
     order = torch.tensor([j for g in groups for j in g], device=device)
     return torch.empty(len(seqs), device=device, dtype=parts[0].dtype).index_copy(0, order, torch.cat(parts))
+
+
+def collate(data: EncodedData, prompts: Sequence[int]) -> tuple[list[list[int]], list[tuple[int, int]]]:
+    """The responses of ``prompts`` (a batch) as one list of token ids, and their pairs as indices into it."""
+    seqs: list[list[int]] = []
+    pairs: list[tuple[int, int]] = []
+    for i in prompts:
+        offset = len(seqs)
+        pairs += [(offset + a, offset + b) for a, b in data.pairs[i]]
+        seqs += data.sequences[i]
+    return seqs, pairs
+
+
+@dataclass
+class StepMetrics:
+    """Sums over one optimisation step's micro-batches (and, after :meth:`reduced`, its processes)."""
+
+    pair_loss: float = 0.0
+    correct: float = 0
+    margin: float = 0.0
+    pairs: float = 0
+    r_sum: float = 0.0
+    r_sq: float = 0.0
+    n_r: float = 0
+    tokens: float = 0
+
+    def add(self, stats: dict, rewards, seqs) -> None:
+        """Add one micro-batch: its :func:`bt_loss` stats, its rewards and its sequences."""
+        self.pair_loss += stats["pair_loss"]
+        self.correct += stats["correct"]
+        self.margin += stats["margin"]
+        self.pairs += stats["pairs"]
+        rd = rewards.detach().float()
+        self.r_sum += float(rd.sum())
+        self.r_sq += float((rd ** 2).sum())
+        self.n_r += rd.numel()
+        self.tokens += sum(len(s) for s in seqs)
+
+    def reduced(self, acc) -> "StepMetrics":
+        """The sums over every process (a collective: every process calls it)."""
+        import torch
+
+        values = torch.tensor([getattr(self, f.name) for f in fields(self)], dtype=torch.float64, device=acc.device)
+        return StepMetrics(*acc.reduce(values, "sum").tolist())
+
+    def line(self, step: int, epoch: int, seconds: float, lr: float) -> dict:
+        """The ``train_log.jsonl`` line: means per pair and per reward."""
+        per_pair = max(self.pairs, 1)
+        mean = self.r_sum / self.n_r
+        return {"step": step, "epoch": epoch, "pairs": int(self.pairs), "loss": self.pair_loss / per_pair,
+                "accuracy": self.correct / per_pair, "margin": self.margin / per_pair, "reward_mean": mean,
+                "reward_std": math.sqrt(max(self.r_sq / self.n_r - mean ** 2, 0.0)),
+                "tokens_per_s": self.tokens / max(seconds, 1e-9), "lr": lr}
 
 
 def _epoch_batches(data: EncodedData, cfg: TrainConfig, epoch: int) -> list[Batch]:
@@ -507,6 +566,18 @@ def _start_fresh(work: Path, out: Path, marker: dict) -> None:
     _write_json(work / MARKER, marker)
 
 
+def _trim_log(path: Path, upto: int) -> None:
+    """Drop the log lines written after step ``upto`` (the checkpoint a run resumes from), atomically."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(l + "\n" for l in _read_log(path, upto)), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _append_json_line(path: Path, obj: dict) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(obj) + "\n")
+
+
 def _read_log(path: Path, upto: int) -> list[str]:
     """Log lines up to step ``upto``; a half-written last line of a killed run is dropped."""
     kept = []
@@ -551,37 +622,89 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
     cfg.validate()
     import torch
     from accelerate import Accelerator
-    from accelerate.utils import set_seed
-    from transformers import get_cosine_schedule_with_warmup
 
     if not data_fingerprint:
         from .zoo import data_fingerprint as fingerprint_of
         data_fingerprint = fingerprint_of(records)
     preset = preset or {"name": "custom", "reason": "a TrainConfig passed to train()"}
-    shown, out = str(output_dir), Path(output_dir).resolve()
+    out = Path(output_dir).resolve()
     # cpu=True without CUDA: under torchrun / `accelerate launch --multi_gpu` accelerate then runs gloo multi-CPU
     acc = Accelerator(mixed_precision=cfg.mixed_precision, cpu=not torch.cuda.is_available())
-    n_proc, rank = acc.num_processes, acc.process_index
     say = say if (say is not None and acc.is_main_process) else (lambda line: None)
-    if acc.is_main_process:
-        _recover(out)
-    acc.wait_for_everyone()
-    plan = _plan(out, shown, cfg, data_fingerprint, n_proc, resume=resume, overwrite=overwrite)
-    acc.wait_for_everyone()  # every process has read the folder before the main one writes to it
+    plan = _agreed_plan(acc, out, str(output_dir), cfg, data_fingerprint, resume=resume, overwrite=overwrite)
     for note in plan.notes:
         say(note)
     if plan.finished is not None:
         return plan.finished
-    work, resume_dir = plan.work, plan.resume_dir
-    ckpt_root = work / "checkpoints"
-    identity = {"config": asdict(cfg), "data_fingerprint": data_fingerprint, "processes": n_proc}
-    eff = effective_settings(cfg, preset, n_proc)
+    identity = {"config": asdict(cfg), "data_fingerprint": data_fingerprint, "processes": acc.num_processes}
+    eff = effective_settings(cfg, preset, acc.num_processes)
+    run = _setup(acc, cfg, records, plan.resume_dir, lambda: say(start_line(eff)))
+    done = _restore(run, plan, out, identity)
+    log, total_steps = plan.work / "train_log.jsonl", sum(len(s) for s in run.epoch_steps)
+    bar = _progress_bar(total_steps, done) if progress and acc.is_local_main_process else None
+    step, t_start = 0, time.time()
+    for epoch, steps in enumerate(run.epoch_steps):
+        for per_proc in steps:
+            step += 1
+            if step <= done:
+                continue
+            if cfg.max_steps and step > cfg.max_steps:
+                break
+            t0 = time.time()
+            metrics = _optimisation_step(run, per_proc)
+            if acc.is_main_process and (step % cfg.log_every == 0 or step == total_steps):
+                _append_json_line(log, metrics.line(step, epoch, time.time() - t0, run.scheduler.get_last_lr()[0]))
+            if bar is not None:
+                bar.update(1)
+            if (cfg.save_every and step % cfg.save_every == 0) or per_proc is steps[-1]:  # and at each epoch's end
+                _save_checkpoint(acc, run.model, run.tok, plan.work / "checkpoints", step, identity)
+    if bar is not None:
+        bar.close()
+    acc.wait_for_everyone()
+    summary = _summary(run, eff, data_fingerprint, total_steps, time.time() - t_start)
+    _publish(acc, run.model, run.tok, out, plan.work, summary)
+    return summary
+
+
+@dataclass
+class _Run:
+    """What the training loop works with, built once by :func:`_setup`."""
+
+    acc: object
+    cfg: TrainConfig
+    model: object
+    tok: object
+    optimizer: object
+    scheduler: object
+    data: EncodedData
+    epoch_steps: list  # epoch -> step -> process -> micro-batches
+    native_sync: bool  # FSDP/DeepSpeed synchronise gradients themselves (DDP: we do, once per step)
+
+
+def _agreed_plan(acc, out: Path, shown: str, cfg: TrainConfig, fingerprint: str, *, resume: bool,
+                 overwrite: bool) -> "_Plan":
+    """Repair an interrupted publish (main process), then let every process read the same plan."""
+    if acc.is_main_process:
+        _recover(out)
+    acc.wait_for_everyone()
+    plan = _plan(out, shown, cfg, fingerprint, acc.num_processes, resume=resume, overwrite=overwrite)
+    acc.wait_for_everyone()  # every process has read the folder before the main one writes to it
+    return plan
+
+
+def _setup(acc, cfg: TrainConfig, records: Sequence[Record], resume_dir: Path | None, announce) -> _Run:
+    """Seed, model, data, the epochs' steps, optimizer and schedule, prepared by accelerate."""
+    import torch
+    from accelerate.utils import DistributedType, set_seed
+    from transformers import get_cosine_schedule_with_warmup
+
     set_seed(cfg.seed)
     torch.use_deterministic_algorithms(True, warn_only=True)
     model, tok = _prepare_model(cfg, records, resume_dir)
     model.train()  # from_pretrained returns eval mode; train like the HF Trainer, resumed or not
     data = encode_records(records, tok, cfg.max_length)
-    say(start_line(eff))
+    announce()
+    n_proc = acc.num_processes
     epoch_steps = [_steps(_epoch_batches(data, cfg, e), n_proc, cfg.grad_accum) for e in range(cfg.epochs)]
     total_steps = sum(len(s) for s in epoch_steps)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
@@ -590,101 +713,89 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
     # run would decay the learning rate twice as fast; it is registered for checkpoints instead
     model, optimizer = acc.prepare(model, optimizer)
     acc.register_for_checkpointing(scheduler)
-    state = {"global_step": 0}
-    if resume_dir is not None:
-        acc.load_state(str(resume_dir))
-        state = json.loads((resume_dir / "cheems_state.json").read_text())
-    log = work / "train_log.jsonl"
-    if acc.is_main_process:
-        if resume_dir is None:
-            _start_fresh(work, out, {**identity, "output": str(out)})
-        else:  # drop lines logged after the checkpoint
-            tmp = log.with_name(log.name + ".tmp")
-            tmp.write_text("".join(l + "\n" for l in _read_log(log, state["global_step"])), encoding="utf-8")
-            os.replace(tmp, log)
-    acc.wait_for_everyone()
-    pad_id, device = tok.pad_token_id, acc.device
-    from accelerate.utils import DistributedType
-
     native_sync = acc.distributed_type in (DistributedType.FSDP, DistributedType.DEEPSPEED)
-    scale = n_proc if native_sync else 1  # FSDP/DeepSpeed average gradients over processes; undo it
-    bar = None
-    if progress and acc.is_local_main_process:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=total_steps, initial=state["global_step"], desc="training", unit="step")
-    step, t_start = 0, time.time()
-    for epoch, steps in enumerate(epoch_steps):
-        for per_proc in steps:
-            step += 1
-            if step <= state["global_step"]:
-                continue
-            if cfg.max_steps and step > cfg.max_steps:
-                break
-            t0 = time.time()
-            mine = per_proc[rank]
-            step_batches = [b for group in per_proc for b in group]
-            n_pairs = sum(len(data.pairs[i]) for b in step_batches for i in b.prompts)
-            n_rewards = sum(b.n_sequences for b in step_batches)
-            agg = {"pair_loss": 0.0, "correct": 0, "margin": 0.0, "pairs": 0, "r_sum": 0.0, "r_sq": 0.0, "n_r": 0, "tokens": 0}
-            for k, batch in enumerate(mine):
-                last = k == len(mine) - 1
-                # DDP: every backward without its hooks, one all-reduce per step below. FSDP/DeepSpeed: their own sync.
-                ctx = acc.no_sync(model) if (not native_sync or not last) else contextlib.nullcontext()
-                with ctx:
-                    seqs, pairs, offset = [], [], 0
-                    for i in batch.prompts:
-                        seqs += data.sequences[i]
-                        pairs += [(offset + a, offset + b) for a, b in data.pairs[i]]
-                        offset += len(data.sequences[i])
-                    if batch.oversize:
-                        if native_sync:
-                            raise TrainError(f"a prompt has {batch.tokens} tokens, over max_tokens_per_batch "
-                                             f"{cfg.max_tokens_per_batch} (fix: raise it; FSDP/DeepSpeed cannot split a prompt)")
-                        r, stats = _oversize_step(model, acc, seqs, pairs, cfg, pad_id, device, n_pairs, n_rewards, scale)
-                    else:
-                        r = (_rewards(model, seqs, pad_id, device) if native_sync
-                             else _grouped_rewards(model, seqs, pad_id, device, cfg.max_tokens_per_batch))
-                        loss, stats = bt_loss(r, pairs, cfg.reg_coef, n_pairs=n_pairs, n_rewards=n_rewards)
-                        acc.backward(loss * scale)
-                    for key in ("pair_loss", "correct", "margin", "pairs"):
-                        agg[key] += stats[key]
-                    rd = r.detach().float()
-                    agg["r_sum"] += float(rd.sum()); agg["r_sq"] += float((rd ** 2).sum()); agg["n_r"] += rd.numel()
-                    agg["tokens"] += sum(len(s) for s in seqs)
-            if n_proc > 1 and not native_sync:
-                _all_reduce_grads(acc, model)
-            elif native_sync and not mine:  # FSDP/DeepSpeed: a process without a batch still joins the sync
-                acc.backward(_rewards(model, [[pad_id]], pad_id, device).sum() * 0.0)
-            if cfg.max_grad_norm:
-                acc.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            totals = acc.reduce(torch.tensor([agg[k] for k in agg], dtype=torch.float64, device=device), "sum").tolist()
-            agg = dict(zip(agg, totals))
-            if acc.is_main_process and (step % cfg.log_every == 0 or step == total_steps):
-                mean = agg["r_sum"] / agg["n_r"]
-                line = {"step": step, "epoch": epoch, "pairs": int(agg["pairs"]), "loss": agg["pair_loss"] / max(agg["pairs"], 1),
-                        "accuracy": agg["correct"] / max(agg["pairs"], 1), "margin": agg["margin"] / max(agg["pairs"], 1),
-                        "reward_mean": mean, "reward_std": math.sqrt(max(agg["r_sq"] / agg["n_r"] - mean ** 2, 0.0)),
-                        "tokens_per_s": agg["tokens"] / max(time.time() - t0, 1e-9), "lr": scheduler.get_last_lr()[0]}
-                with open(log, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(line) + "\n")
-            if bar is not None:
-                bar.update(1)
-            end_of_epoch = per_proc is steps[-1]
-            if (cfg.save_every and step % cfg.save_every == 0) or end_of_epoch:
-                _save_checkpoint(acc, model, tok, ckpt_root, step, identity)
-    if bar is not None:
-        bar.close()
-    acc.wait_for_everyone()
-    summary = {"config": asdict(cfg), "effective": eff, "data": data.report(), "data_fingerprint": data_fingerprint,
-               "steps": total_steps, "processes": n_proc,
-               "pairs_used_per_epoch": data.n_pairs, "padding_fraction": padding_fraction(
-                   [b for s in epoch_steps[0] for g in s for b in g], data.lengths, cfg.max_tokens_per_batch),
-               "wall_time_s": round(time.time() - t_start, 2)}
+    return _Run(acc, cfg, model, tok, optimizer, scheduler, data, epoch_steps, native_sync)
+
+
+def _restore(run: _Run, plan: "_Plan", out: Path, identity: dict) -> int:
+    """Load the checkpoint to resume (and trim the log to it) or mark a fresh start; the steps already done."""
+    acc, done = run.acc, 0
+    if plan.resume_dir is not None:
+        acc.load_state(str(plan.resume_dir))
+        done = json.loads((plan.resume_dir / "cheems_state.json").read_text())["global_step"]
     if acc.is_main_process:
-        # the finished folder is assembled complete beside the output, then swapped in at once
+        if plan.resume_dir is None:
+            _start_fresh(plan.work, out, {**identity, "output": str(out)})
+        else:
+            _trim_log(plan.work / "train_log.jsonl", done)
+    acc.wait_for_everyone()
+    return done
+
+
+def _progress_bar(total: int, initial: int):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc="training", unit="step")
+
+
+def _optimisation_step(run: _Run, per_proc: list[list[Batch]]) -> StepMetrics:
+    """One step: this process's micro-batches, the gradient sync, clipping and the update; the step's metrics."""
+    acc, model, cfg, data = run.acc, run.model, run.cfg, run.data
+    mine = per_proc[acc.process_index]
+    step_batches = [b for group in per_proc for b in group]
+    n_pairs = sum(len(data.pairs[i]) for b in step_batches for i in b.prompts)  # the loss's global normalisers
+    n_rewards = sum(b.n_sequences for b in step_batches)
+    metrics = StepMetrics()
+    for k, batch in enumerate(mine):
+        last = k == len(mine) - 1
+        # DDP: every backward without its hooks, one all-reduce per step below. FSDP/DeepSpeed: their own sync.
+        with acc.no_sync(model) if (not run.native_sync or not last) else contextlib.nullcontext():
+            seqs, pairs = collate(data, batch.prompts)
+            r, stats = _micro_batch(run, batch, seqs, pairs, n_pairs, n_rewards)
+            metrics.add(stats, r, seqs)
+    pad_id = run.tok.pad_token_id
+    if acc.num_processes > 1 and not run.native_sync:
+        _all_reduce_grads(acc, model)
+    elif run.native_sync and not mine:  # FSDP/DeepSpeed: a process without a batch still joins the sync
+        acc.backward(forward_rewards(model, [[pad_id]], pad_id, acc.device).sum() * 0.0)
+    if cfg.max_grad_norm:
+        acc.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+    run.optimizer.step()
+    run.scheduler.step()
+    run.optimizer.zero_grad(set_to_none=True)
+    return metrics.reduced(acc)
+
+
+def _micro_batch(run: _Run, batch: Batch, seqs, pairs, n_pairs: int, n_rewards: int):
+    """Forward and backward of one micro-batch; returns its rewards and :func:`bt_loss` stats."""
+    acc, cfg, pad_id = run.acc, run.cfg, run.tok.pad_token_id
+    scale = acc.num_processes if run.native_sync else 1  # FSDP/DeepSpeed average gradients over processes; undo it
+    if batch.oversize:
+        if run.native_sync:
+            raise TrainError(f"a prompt has {batch.tokens} tokens, over max_tokens_per_batch "
+                             f"{cfg.max_tokens_per_batch} (fix: raise it; FSDP/DeepSpeed cannot split a prompt)")
+        return _oversize_step(run.model, acc, seqs, pairs, cfg, pad_id, acc.device, n_pairs, n_rewards, scale)
+    r = (forward_rewards(run.model, seqs, pad_id, acc.device) if run.native_sync
+         else grouped_rewards(run.model, seqs, pad_id, acc.device, cfg.max_tokens_per_batch))
+    loss, stats = bt_loss(r, pairs, cfg.reg_coef, n_pairs=n_pairs, n_rewards=n_rewards)
+    acc.backward(loss * scale)
+    return r, stats
+
+
+def _summary(run: _Run, eff: dict, fingerprint: str, total_steps: int, seconds: float) -> dict:
+    """``cheems_train.json`` without its final metrics (:func:`_publish` adds them)."""
+    cfg, data = run.cfg, run.data
+    first_epoch = [b for s in run.epoch_steps[0] for g in s for b in g]
+    return {"config": asdict(cfg), "effective": eff, "data": data.report(), "data_fingerprint": fingerprint,
+            "steps": total_steps, "processes": run.acc.num_processes, "pairs_used_per_epoch": data.n_pairs,
+            "padding_fraction": padding_fraction(first_epoch, data.lengths, cfg.max_tokens_per_batch),
+            "wall_time_s": round(seconds, 2)}
+
+
+def _publish(acc, model, tok, out: Path, work: Path, summary: dict) -> None:
+    """Assemble the finished folder complete beside ``out`` and swap it in at once (main process)."""
+    if acc.is_main_process:
+        log = work / "train_log.jsonl"
         stage = _sibling(out, "final")
         _rmtree(stage)
         stage.mkdir(parents=True)
@@ -700,7 +811,6 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
             if work != out:
                 _rmtree(work)
     acc.wait_for_everyone()
-    return summary
 
 
 def _oversize_step(model, acc, seqs, pairs, cfg, pad_id, device, n_pairs, n_rewards, scale):
@@ -714,12 +824,12 @@ def _oversize_step(model, acc, seqs, pairs, cfg, pad_id, device, n_pairs, n_rewa
     with torch.no_grad():
         r = torch.empty(len(seqs), device=device)
         for part in parts:
-            r[part] = _rewards(model, [seqs[j] for j in part], pad_id, device)
+            r[part] = forward_rewards(model, [seqs[j] for j in part], pad_id, device)
     r_leaf = r.clone().requires_grad_(True)
     loss, stats = bt_loss(r_leaf, pairs, cfg.reg_coef, n_pairs=n_pairs, n_rewards=n_rewards)
     (grad,) = torch.autograd.grad(loss * scale, r_leaf)
     for part in parts:
-        rp = _rewards(model, [seqs[j] for j in part], pad_id, device)
+        rp = forward_rewards(model, [seqs[j] for j in part], pad_id, device)
         acc.backward((rp * grad[part]).sum())
     return r, stats
 
@@ -790,3 +900,76 @@ def _writing(folder: Path):
 def _last_log(path: Path) -> dict:
     lines = [l for l in path.read_text(encoding="utf-8").splitlines() if l.strip()] if path.exists() else []
     return json.loads(lines[-1]) if lines else {}
+
+
+@dataclass
+class JudgeTrainConfig:
+    """Hyperparameters of the tiny judge (:func:`train_judge`, called by
+    :func:`cheems_lib.judging.train_tiny_judge`); defaults are what the book trains with."""
+
+    size: str = "tiny"
+    """A size of the tiny family (:data:`cheems_lib.reward_model.TINY_SIZES`)."""
+    max_pairs: int = 2000
+    """Ranked pairs sampled (seeded) for training; each is shown in both orders."""
+    epochs: int = 2
+    """Passes over the examples."""
+    learning_rate: float = 1e-3
+    """Peak AdamW learning rate."""
+    max_tokens_per_batch: int = 8192
+    """Real tokens per batch (packing), also the padded-token budget of one forward group."""
+    max_length: int = 768
+    """Tokens per judge prompt; longer prompts keep their end (the instruction to answer comes last)."""
+    seed: int = 0
+    """Seed of the pair sample, initialisation and batching."""
+    warmup_fraction: float = 0.1
+    """Share of the batches with linear warm-up (floored, at least 1) before the linear decay to 0."""
+    max_grad_norm: float = 1.0
+    """Gradient clipping."""
+    tokenizer_vocab: int = 3000
+    """Vocabulary of the tokenizer trained on the judge template, criteria and records."""
+
+
+def train_judge(examples: Sequence[tuple[list[int], int]], tokenizer, cfg: JudgeTrainConfig, output_dir, *,
+                progress: bool = False):
+    """Train a tiny Qwen2 causal LM on ``(prompt ids, answer token)`` examples and save it in ``output_dir``.
+
+    The loss is cross-entropy of the next token after the prompt (the judge's letter),
+    summed over a batch and divided by its examples. Batches are whole examples packed
+    under the token budget, reshuffled each epoch; the schedule is linear warm-up over
+    ``warmup_fraction`` of the batches, then linear decay. Returns ``output_dir``.
+    """
+    import torch
+    import torch.nn.functional as F
+    from transformers import Qwen2ForCausalLM
+
+    from .batching import last_token_logits
+    from .reward_model import tiny_config
+
+    torch.manual_seed(cfg.seed)
+    model = Qwen2ForCausalLM(tiny_config(cfg.size, tokenizer, max_length=cfg.max_length))
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate)
+    model.train()
+    lengths = [[len(ids)] for ids, _ in examples]
+    batches = [b for e in range(cfg.epochs) for b in pack(lengths, cfg.max_tokens_per_batch, seed=[cfg.seed, e])]
+    n, warmup = len(batches), max(1, math.floor(cfg.warmup_fraction * len(batches)))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, 1 - step / n))
+    if progress:
+        from tqdm.auto import tqdm
+        batches = tqdm(batches, desc="training judge", unit="batch")
+    for batch in batches:
+        items = [examples[i] for i in batch.prompts]
+        loss = 0.0
+        for group in forward_groups([len(ids) for ids, _ in items], cfg.max_tokens_per_batch):
+            ids, mask = pad_right([items[j][0] for j in group], tokenizer.pad_token_id, "cpu")
+            last = last_token_logits(model(input_ids=ids, attention_mask=mask).logits, mask)
+            target = torch.tensor([items[j][1] for j in group])
+            loss = loss + F.cross_entropy(last, target, reduction="sum")
+        (loss / len(items)).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+    model.eval()
+    model.save_pretrained(output_dir)
+    tokenizer.save_pretrained(output_dir)
+    return output_dir

@@ -84,7 +84,8 @@ def judge_or_load(records: Sequence[Record], *, cache_dir: str | Path = "build/z
 
     here = Path(__file__).parent
     blob = json.dumps({"data": data_fingerprint(records), "kw": kw,
-                       "code": hashlib.sha256((here / "judging.py").read_bytes()).hexdigest()}, sort_keys=True, default=str)
+                       "code": hashlib.sha256((here / "judging.py").read_bytes() + _code_fingerprint().encode()).hexdigest()},
+                      sort_keys=True, default=str)  # judge training lives in training.py
     out = Path(cache_dir) / f"judge-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
     if (out / "config.json").exists():
         return out

@@ -117,3 +117,17 @@ def test_batched_encoding_equals_one_at_a_time_for_smollm2():
     t = AutoTokenizer.from_pretrained(found[-1])
     assert t.chat_template
     assert rm.encode_pairs(t, PAIRS, chunk=4) == [rm.encode_pair(t, p, r, sys_prompt=s) for p, r, s in PAIRS]
+
+
+def test_tiny_config_is_shared_by_reward_model_and_judge(tok):
+    """The reward model and the tiny judge get the same Qwen2 shape from tiny_config; unknown sizes fail."""
+    from transformers import Qwen2ForCausalLM
+
+    reward = rm.build_tiny("tiny-s", tok, max_length=64).config
+    judge = Qwen2ForCausalLM(rm.tiny_config("tiny-s", tok, max_length=64)).config
+    keys = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+            "intermediate_size", "max_position_embeddings", "pad_token_id", "tie_word_embeddings")
+    assert {k: getattr(reward, k) for k in keys} == {k: getattr(judge, k) for k in keys}
+    assert reward.num_labels == 1
+    with pytest.raises(rm.ModelError, match="unknown tiny size"):
+        rm.tiny_config("tiny-xxl", tok)

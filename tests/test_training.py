@@ -88,14 +88,14 @@ def test_oversize_prompt_gradient_is_exact(records):
     from accelerate import Accelerator
 
     from cheems_lib.reward_model import build_tiny, train_tokenizer
-    from cheems_lib.training import _oversize_step, _rewards
+    from cheems_lib.training import _oversize_step, forward_rewards
 
     tok = train_tokenizer((r.prompt for r in records), vocab_size=400)
     model = build_tiny("tiny-xs", tok, seed=0)
     data = encode_records(records[:1], tok, 256)
     seqs, pairs = data.sequences[0], data.pairs[0]
     cfg = small_cfg(max_tokens_per_batch=max(len(s) for s in seqs) + 1)  # forces several groups
-    r = _rewards(model, seqs, tok.pad_token_id, "cpu")
+    r = forward_rewards(model, seqs, tok.pad_token_id, "cpu")
     loss, _ = bt_loss(r, pairs, 0.1)
     loss.backward()
     full = [p.grad.clone() for p in model.parameters()]
@@ -312,3 +312,35 @@ def test_publish_fallback_and_recovery(tmp_path, monkeypatch):
     out.rename(tmp_path / ".rm.cheems-old")
     training._recover(out)
     assert (out / "cheems_train.json").read_text() == "newer" and sorted(p.name for p in tmp_path.iterdir()) == ["rm"]
+
+
+def test_collate_reindexes_pairs_into_the_batch():
+    """collate joins the prompts' responses in order and shifts each prompt's pairs by its offset."""
+    from cheems_lib.training import EncodedData, collate
+
+    data = EncodedData(sequences=[[[1], [2]], [[3], [4], [5]], [[6]]], pairs=[[(0, 1)], [(2, 0), (1, 2)], []])
+    seqs, pairs = collate(data, [1, 0])
+    assert seqs == [[3], [4], [5], [1], [2]]
+    assert pairs == [(2, 0), (1, 2), (3, 4)]
+
+
+def test_step_metrics_line_by_hand():
+    """StepMetrics sums micro-batches and gives per-pair means and the rewards' mean and std."""
+    import torch
+
+    from cheems_lib.training import StepMetrics
+
+    m = StepMetrics()
+    m.add({"pair_loss": 1.0, "correct": 1, "margin": 2.0, "pairs": 2}, torch.tensor([1.0, -1.0]), [[1, 2], [3]])
+    m.add({"pair_loss": 3.0, "correct": 2, "margin": 4.0, "pairs": 2}, torch.tensor([3.0]), [[4]])
+    line = m.line(step=5, epoch=1, seconds=2.0, lr=0.5)
+    assert line == {"step": 5, "epoch": 1, "pairs": 4, "loss": 1.0, "accuracy": 0.75, "margin": 1.5,
+                    "reward_mean": 1.0, "reward_std": math.sqrt(11 / 3 - 1), "tokens_per_s": 2.0, "lr": 0.5}
+
+
+def test_judge_warmup_is_the_named_fraction():
+    """The judge's warm-up of warmup_fraction 0.1 is the old hidden max(1, batches // 10) for every count."""
+    from cheems_lib.training import JudgeTrainConfig
+
+    f = JudgeTrainConfig().warmup_fraction
+    assert all(max(1, math.floor(f * n)) == max(1, n // 10) for n in range(1, 100_000))
