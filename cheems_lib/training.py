@@ -624,7 +624,7 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
     from accelerate import Accelerator
 
     if not data_fingerprint:
-        from .zoo import data_fingerprint as fingerprint_of
+        from .records import data_fingerprint as fingerprint_of
         data_fingerprint = fingerprint_of(records)
     preset = preset or {"name": "custom", "reason": "a TrainConfig passed to train()"}
     out = Path(output_dir).resolve()
