@@ -23,7 +23,7 @@ seed, so every comparison between models is paired (see :mod:`cheems_lib.claims`
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
