@@ -423,6 +423,12 @@ class Ledger:
     def frame(self):
         return to_frame(list(self.claims.values()))
 
+    def styled(self, columns: Sequence[str], *, caption: str | None = None, na_rep: str = "–"):
+        """The chapter's claims table: ``columns`` of :meth:`frame`, three decimals, no index, for
+        ``publish.table``."""
+        styler = self.frame()[list(columns)].style.format(precision=3, na_rep=na_rep).hide(axis="index")
+        return styler.set_caption(caption) if caption else styler
+
     def save(self, root: str | Path = ".") -> Path:
         """Write ``book/_extra/claims/<chapter>.json`` atomically."""
         from .outputs import atomic_open

@@ -224,3 +224,14 @@ def test_ledger_round_trip(tmp_path):
     assert list(frame.columns[:len(claims.CLAIM_COLUMNS)]) == claims.CLAIM_COLUMNS
     with pytest.raises(ValueError, match="twice"):
         ledger.add(Claim("fig7-y", "§6.4", "y", "finding", "supported"), glue=False)
+
+
+def test_ledger_styled_shows_the_chosen_columns():
+    """The chapters' claims table keeps the chosen columns in order, rounds to three decimals and has a caption."""
+    ledger = Ledger("preference", "simulated world (size smoke, seed 0)")
+    ledger.add(Claim.test("tab4-x", _est(np.linspace(0.01, 0.05, 100)), "greater", paper_ref="Table 4",
+                          claim="x helps", kind="finding"), glue=False)
+    styler = ledger.styled(["id", "verdict", "estimate"], caption="Claims of this chapter")
+    assert list(styler.data.columns) == ["id", "verdict", "estimate"]
+    html = styler.to_html()
+    assert "Claims of this chapter" in html and f"{ledger.claims['tab4-x'].estimate:.3f}" in html
