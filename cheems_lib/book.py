@@ -386,18 +386,10 @@ def _remove_stale_temporaries(*folders: Path) -> None:
                 p.unlink(missing_ok=True)
 
 
-def build(profile: str = "default", chapters: list[str] | None = None, overrides: dict[str, str] | None = None,
-          *, root: Path | None = None, force: bool = False, html: bool = True, jobs: int = 1,
-          log: Callable[[str], None] = print) -> Path:
-    """Execute the chapters of ``profile`` and render the book; returns the HTML folder.
-
-    ``jobs`` chapters run at once (0: :func:`default_jobs`); they share the model zoo, whose
-    per-model locks make a chapter wait for a model another chapter is training.
-    Bad arguments raise :class:`BookInputError` before anything runs. A failing chapter does
-    not stop the others or the rendering; :class:`ChaptersFailed` is raised at the end.
-    Before rendering, the downloads' sidecars are merged into ``tables/index.csv`` and
-    ``figures/index.csv`` (:func:`cheems_lib.provenance.write_index`).
-    """
+def _plans(profile: str, chapters: list[str] | None, overrides: dict[str, str], root: Path, jobs: int
+           ) -> list[tuple[str, dict[str, Any]]]:
+    """Check ``build``'s arguments and resolve each selected chapter's parameters: (name, params) in
+    reading order. Raises :class:`BookInputError` before anything runs."""
     if profile not in PROFILES:
         raise BookInputError(f"--profile {profile}: no such profile (fix: use one of {', '.join(PROFILES)})")
     if not isinstance(jobs, int) or jobs < 0:
@@ -407,11 +399,9 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
     for n in chapters or []:
         if n not in names:
             raise BookInputError(f"--chapter {n}: no such chapter (fix: use one of {', '.join(names)})")
-    root = root or find_root()
     # each chapter once, in reading order (two threads must never execute the same chapter)
     # pages that gather the other chapters' results (the Claims page) follow any selection
     selected = [c for c in CHAPTERS if c.name in set(chapters) or c.after_all] if chapters else list(CHAPTERS)
-    overrides = overrides or {}
     used: set[str] = set()
     plans = []
     for ch in selected:
@@ -432,9 +422,51 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
     if set(overrides) - used:
         raise BookInputError(f"-p {' '.join(sorted(set(overrides) - used))}: no selected chapter has such a parameter "
                              f"(fix: see the parameters cell at the top of each chapter)")
-    (root / "book").mkdir(exist_ok=True)
-    (root / "book" / "_extra").mkdir(exist_ok=True)  # downloads (cheems_lib.publish); html_extra_path
-    extra = root / "book" / "_extra"
+    return plans
+
+
+def _render(root: Path, failures: list[str], log: Callable[[str], None]) -> Path:
+    """Run jupyter-book over ``root`` (chapters never executed here become placeholder pages, so the
+    table of contents stays whole); returns the HTML folder."""
+    from .publish import md_code
+
+    missing = [c.name for c in CHAPTERS if not (root / "book" / f"{c.name}.ipynb").exists()]
+    for name in missing:  # e.g. a --chapter build on a fresh clone
+        _write_notebook(_placeholder(name, "This chapter has not been executed yet; run "
+                                     f"{md_code(f'cheems book --chapter {name}')} to fill this page."),
+                        root / "book" / f"{name}.ipynb")
+    if missing:
+        log(f"[cheems book] {len(missing)} chapters never executed here, shown as placeholder pages: "
+            + ", ".join(missing))
+    exe = Path(sys.executable).parent / "jupyter-book"
+    cmd = [str(exe) if exe.exists() else shutil.which("jupyter-book") or "jupyter-book",
+           "build", str(root), "--warningiserror", "--keep-going", "--quiet"]
+    log("[cheems book] rendering: " + " ".join(cmd[1:]))
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    if proc.returncode:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-30:])
+        raise BookError("\n".join(failures + [f"jupyter-book build failed:\n{tail}"]))
+    html_dir = root / "_build" / "html"
+    log(f"[cheems book] HTML in {html_dir / 'index.html'}")
+    return html_dir
+
+
+def build(profile: str = "default", chapters: list[str] | None = None, overrides: dict[str, str] | None = None,
+          *, root: Path | None = None, force: bool = False, html: bool = True, jobs: int = 1,
+          log: Callable[[str], None] = print) -> Path:
+    """Execute the chapters of ``profile`` and render the book; returns the HTML folder.
+
+    ``jobs`` chapters run at once (0: :func:`default_jobs`); they share the model zoo, whose
+    per-model locks make a chapter wait for a model another chapter is training.
+    Bad arguments raise :class:`BookInputError` before anything runs. A failing chapter does
+    not stop the others or the rendering; :class:`ChaptersFailed` is raised at the end.
+    Before rendering, the downloads' sidecars are merged into ``tables/index.csv`` and
+    ``figures/index.csv`` (:func:`cheems_lib.provenance.write_index`).
+    """
+    root = root or find_root()
+    plans = _plans(profile, chapters, overrides or {}, root, jobs)
+    extra = root / "book" / "_extra"  # downloads (cheems_lib.publish); html_extra_path
+    extra.mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(root / "book", extra / "figures", extra / "tables")
     jobs = min(jobs or default_jobs(profile), len(plans))  # one chapter runs in this thread: Ctrl-C stops it at once
     failures = _run_chapters(plans, root, profile=profile, force=force, log=log, jobs=jobs)
@@ -445,27 +477,7 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
     except ValueError as e:  # a damaged sidecar: reported like a failed chapter, the book still renders
         log(f"[cheems book] index: FAILED: {e}")
         failures.append(str(e))
-    html_dir = root / "_build" / "html"
-    if html:
-        missing = [c.name for c in CHAPTERS if not (root / "book" / f"{c.name}.ipynb").exists()]
-        for name in missing:  # never executed here (e.g. a --chapter build on a fresh clone): keep the toc whole
-            from .publish import md_code
-
-            _write_notebook(_placeholder(name, "This chapter has not been executed yet; run "
-                                         f"{md_code(f'cheems book --chapter {name}')} to fill this page."),
-                            root / "book" / f"{name}.ipynb")
-        if missing:
-            log(f"[cheems book] {len(missing)} chapters never executed here, shown as placeholder pages: "
-                + ", ".join(missing))
-        exe = Path(sys.executable).parent / "jupyter-book"
-        cmd = [str(exe) if exe.exists() else shutil.which("jupyter-book") or "jupyter-book",
-               "build", str(root), "--warningiserror", "--keep-going", "--quiet"]
-        log("[cheems book] rendering: " + " ".join(cmd[1:]))
-        proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
-        if proc.returncode:
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-30:])
-            raise BookError("\n".join(failures + [f"jupyter-book build failed:\n{tail}"]))
-        log(f"[cheems book] HTML in {html_dir / 'index.html'}")
+    html_dir = _render(root, failures, log) if html else root / "_build" / "html"
     if failures:
         raise ChaptersFailed(failures)
     return html_dir
