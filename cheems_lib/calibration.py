@@ -22,7 +22,8 @@ from .records import strict_pairs
 from .simulation import length_stats
 
 __all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "CALIBRATED_CLAIMS", "claim_kind", "table1", "table1_per_prompt",
-           "paper_table1", "table5", "table5_per_prompt", "checks", "PARAMETERS", "parameters", "LENGTH_BASELINE_CEILING"]
+           "paper_table1", "paper_gpt_human_ratio", "table1_sizes", "table5", "table5_per_prompt", "checks",
+           "PARAMETERS", "parameters", "LENGTH_BASELINE_CEILING"]
 
 # paper column -> layout path
 TABLE1_COLUMNS = {
@@ -135,6 +136,21 @@ def paper_table1():
     paper = table("table1_statistics").set_index("statistic")
     paper.loc["comparisons_per_prompt"] = paper.loc["comparisons_excluding_ties"] / paper.loc["prompts"]
     return paper
+
+
+def paper_gpt_human_ratio() -> float:
+    """The paper's GPT-annotated prompts per human-annotated prompt in CheemsPreference (Table 1)."""
+    t1 = paper_table1()
+    return float(t1.loc["prompts", "cheemspreference_gpt"] / t1.loc["prompts", "cheemspreference_human"])
+
+
+def table1_sizes(size: str) -> dict[str, int]:
+    """The simulator's prompt count of each Table 1 column at ``size`` (for :func:`checks`' ``sizes``)."""
+    from .simulation import SIZES
+
+    keys = {"cheemsbench_open_prompt": "bench_open", "cheemsbench_human_instruction": "bench_human",
+            "cheemspreference_gpt": "pref_gpt", "cheemspreference_human": "pref_human"}
+    return {col: SIZES[size][keys[col]] for col in TABLE1_COLUMNS}
 
 
 def table5(files: dict):
@@ -301,7 +317,7 @@ PARAMETERS = [
     ("SIZES length_scale", lambda: "1/3 below paper size", "assumed", "shorter texts keep CPU training fast; "
      "lengths are divided by it before any comparison with the paper"),
     ("chapters' GPT : human training prompts", lambda: _ratio_text(), "assumed",
-     lambda: f"the paper's ratio is {_paper_ratio():.1f} : 1 (Table 1); the chapters train on fewer GPT prompts to "
+     lambda: f"the paper's ratio is {paper_gpt_human_ratio():.1f} : 1 (Table 1); the chapters train on fewer GPT prompts to "
              "fit the CPU budget (swept in the sensitivity chapter)"),
 ]
 
@@ -329,11 +345,6 @@ def _traits_text() -> str:
     from .simulation import TRAIT_LOGITS, UtilityWeights
 
     return f"{len(TRAIT_LOGITS)} trait (intercept, slope) pairs, detail level, {len(fields(UtilityWeights))} utility weights"
-
-
-def _paper_ratio() -> float:
-    t1 = paper_table1()
-    return float(t1.loc["prompts", "cheemspreference_gpt"] / t1.loc["prompts", "cheemspreference_human"])
 
 
 def _ratio_text() -> str:

@@ -16,14 +16,23 @@ subset alone underperforms the human subset, claim ``tab4-human-beats-gpt``):
 At every point the two reward models (human subset, GPT subset) are trained with the same
 config and seeds and scored on the same benchmark, so their difference is paired
 (:mod:`cheems_lib.claims`). :func:`summarize` turns a sweep into one ledger verdict: does the
-verdict at the world's own value hold across the range?
+verdict at the world's own value hold across the range? :data:`ASSUMPTIONS` holds how each sweep
+is named, drawn (:func:`sweep_figure`) and recorded (:func:`add_sweep_claim`); on real files
+there is nothing to sweep, and both say so.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-__all__ = ["SweepConfig", "shared_noise_sweep", "ratio_sweep", "summarize"]
+__all__ = ["SweepConfig", "Assumption", "ASSUMPTIONS", "CLAIM", "STATISTIC", "shared_noise_sweep", "ratio_sweep",
+           "summarize", "sweep_figure", "add_sweep_claim"]
+
+CLAIM = "the GPT subset alone underperforms the human subset"
+"""The claim (Table 4's first comparison, ``tab4-human-beats-gpt``) whose verdict is swept."""
+STATISTIC = "Overall accuracy on CheemsBench, human-subset model minus GPT-subset model (paired)"
+"""Its statistic."""
+_VERDICT_COLORS = {"supported": "#59a14f", "contradicted": "#e15759", "inconclusive": "#9c9c9c"}
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,39 @@ class SweepConfig:
     """World and bootstrap seed."""
     direction: str = "greater"
     """What the claim says about human minus GPT accuracy."""
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """How the book names, draws and records the sweep of one assumed parameter."""
+
+    claim_id: str
+    """Ledger id of the sweep's claim."""
+    parameter: str
+    """The parameter in prose ("the verdict holds for every <parameter> from ...")."""
+    xlabel: str
+    """The figure's x axis."""
+    marker: str
+    """Label of the dotted line at the figure's marked value."""
+    link: str
+    """The chapter section that shows the sweep."""
+    unswept_reason: str
+    """Why real files cannot be swept (the ``untestable`` claim's reason)."""
+    unswept_says: str
+    """The sentence the chapter shows on real files."""
+
+
+ASSUMPTIONS = {
+    "shared_noise": Assumption(
+        "tab4-human-beats-gpt-vs-shared-noise", "humans' shared noise", "HumanAnnotator.shared_noise",
+        " world's own value", "sensitivity-shared-noise", "real files have no simulator parameter to sweep",
+        "These are real files: there is no simulated parameter to sweep."),
+    "ratio": Assumption(
+        "tab4-human-beats-gpt-vs-ratio", "GPT : human ratio", "GPT-annotated prompts per human-annotated prompt",
+        " paper's ratio", "sensitivity-ratio", "the sweep trains on the simulated subsets only",
+        "These are real files: the ratio sweep runs on the simulated world only."),
+}
+"""The two swept assumptions, by name."""
 
 
 def _difference(world, human, gpt, bench, cfg: SweepConfig):
@@ -122,3 +164,57 @@ def summarize(sweep, at: float) -> tuple[str, dict]:
     if verdicts == {base["verdict"]}:
         return "supported", base
     return ("contradicted" if opposite in verdicts else "inconclusive"), base
+
+
+def sweep_figure(sweep, name: str, *, marked: float, model: str):
+    """The statistic and its 95% interval across ``sweep`` (rows of :func:`shared_noise_sweep` or
+    :func:`ratio_sweep`), each point coloured by its verdict, a dotted line at ``marked``; ``model`` is
+    named in the title. ``sweep=None`` (real files) gives a figure saying there is nothing to sweep."""
+    import matplotlib.pyplot as plt
+
+    if sweep is None:
+        fig, ax = plt.subplots(figsize=(7, 1.2))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "real files: no simulator parameter to sweep", ha="center", va="center")
+        return fig
+    spec = ASSUMPTIONS[name]
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    ax.axhline(0, color="black", lw=0.8)
+    ax.plot(sweep["value"], sweep["estimate"], color="#4e79a7", lw=1, zorder=1)
+    for verdict, d in sweep.groupby("verdict"):
+        ax.errorbar(d["value"], d["estimate"], yerr=[d["estimate"] - d["ci_low"], d["ci_high"] - d["estimate"]],
+                    fmt="o", color=_VERDICT_COLORS[verdict], capsize=3, label=verdict, zorder=2)
+    ax.axvline(marked, color="#4e79a7", ls=":", lw=1)
+    ax.annotate(spec.marker, (marked, ax.get_ylim()[1]), fontsize=8, ha="left", va="top", color="#4e79a7")
+    ax.set(xlabel=spec.xlabel, ylabel="human minus GPT\n(Overall accuracy)",
+           title=f"Table 4, human minus GPT subset, across the {spec.parameter} (simulated; {model})")
+    ax.legend(title="verdict at this value", fontsize=8, title_fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+def add_sweep_claim(ledger, sweep, name: str, *, own: float) -> None:
+    """Add the sweep's claim to ``ledger``: does the verdict at the world's own value ``own`` hold across
+    ``sweep`` (:func:`summarize`)? ``sweep=None`` (real files) adds it as ``untestable``."""
+    from .claims import Claim
+
+    spec, ref = ASSUMPTIONS[name], "§6.3, Table 4 (sensitivity)"
+    if sweep is None:
+        ledger.add(Claim(
+            spec.claim_id, ref, f"the verdict on '{CLAIM}' holds across the {spec.parameter}", "untestable",
+            "inconclusive", reason=spec.unswept_reason, says={"inconclusive": spec.unswept_says}))
+        return
+    verdict, base = summarize(sweep, own)
+    parameter, span = spec.parameter, f"{sweep['value'].min():.3g} to {sweep['value'].max():.3g}"
+    flips = ", ".join(f"{r.value:.3g} ({r.verdict})" for r in sweep.itertuples() if r.verdict != base["verdict"])
+    ledger.add(Claim(
+        spec.claim_id, ref, f"the verdict on '{CLAIM}' holds for every {parameter} from {span}",
+        "finding", verdict, estimate=base["estimate"], ci_low=base["ci_low"], ci_high=base["ci_high"],
+        seeds=base["seeds"], statistic=f"{STATISTIC}, at the world's own {parameter}; swept over {span}",
+        paper="no sweep in the paper", link=spec.link,
+        says={"supported": f"Across {parameter} from {span}, every value gives the verdict of the world's own value "
+                           f"({base['verdict']}): on this range the claim does not depend on the assumption.",
+              "contradicted": f"The verdict flips across {parameter} from {span}: {base['verdict']} at the world's own "
+                              f"value, but {flips}. The claim rests on the assumption.",
+              "inconclusive": f"Across {parameter} from {span}, the verdict at the world's own value "
+                              f"({base['verdict']}) is not reached everywhere: {flips}."}))

@@ -104,3 +104,27 @@ def test_parameters_cover_every_simulator_field_and_read_live_values():
     assert set(table["fixed by"].str.split(":").str[0].str.split(" ").str[0]) <= {"fitted", "assumed"}
     row = table.set_index("parameter").loc["HumanAnnotator.shared_noise"]
     assert row["value"] == str(annotators.HumanAnnotator().shared_noise) and row["fixed by"] == "assumed"
+
+
+def test_table1_sizes_follow_the_simulators_layout():
+    """Each Table 1 column gets the simulator's prompt count of the file at that column's layout path."""
+    from cheems_lib.simulation import LAYOUT, SIZES
+
+    for size in SIZES:
+        sizes = calibration.table1_sizes(size)
+        assert list(sizes) == list(calibration.TABLE1_COLUMNS)
+        for col, path in calibration.TABLE1_COLUMNS.items():
+            key = next(k for k, p in LAYOUT.items() if p == path)
+            assert sizes[col] == SIZES[size][key]
+
+
+def test_paper_gpt_human_ratio_reads_table1():
+    """The paper's GPT : human prompt ratio is Table 1's prompt counts divided, read from the CSV."""
+    import csv
+
+    from conftest import ROOT
+
+    with open(ROOT / "data/paper/table1_statistics.csv", encoding="utf-8") as fh:
+        prompts = next(r for r in csv.DictReader(fh) if r["statistic"] == "prompts")
+    want = float(prompts["cheemspreference_gpt"]) / float(prompts["cheemspreference_human"])
+    assert calibration.paper_gpt_human_ratio() == pytest.approx(want)

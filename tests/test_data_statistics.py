@@ -1,0 +1,147 @@
+"""cheems_lib.data_statistics: Table 1 beside the paper, the comparison bound, the data chapter's claims and plots."""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from cheems_lib import claims, data_statistics  # noqa: E402
+from cheems_lib.calibration import CALIBRATED_CLAIMS, paper_table1, table1, table1_per_prompt  # noqa: E402
+from cheems_lib.conflicts import resolve_records  # noqa: E402
+from cheems_lib.records import Record, Response  # noqa: E402
+
+GPT, OPEN = "cheems_preference/gpt.jsonl", "cheems_bench/open.jsonl"
+
+
+def _record(pid, lengths, annotations, category="理解"):
+    return Record(prompt="p" * 5, id=pid, responses=[Response(i, "x" * n) for i, n in zip("abcde", lengths)],
+                  annotations=annotations, category=[category])
+
+
+@pytest.fixture
+def files():
+    """A GPT preference file (3 and 4 responses, 3 comparisons each), an open-prompt file (5 responses, fully
+    ordered) and its GPT-annotated variant."""
+    gpt = [_record("1", [10, 4, 1], [("a", "b", "1"), ("b", "c", "1")]),
+           _record("2", [3, 6, 9, 2], [("a", "b", "0"), ("c", "d", "1"), ("b", "c", "2")], category="数学")]
+    bench = [_record("3", [5, 6, 7, 8, 9], [("a", "b", "1"), ("b", "c", "1"), ("c", "d", "1"), ("d", "e", "1")])]
+    resolve_records(gpt + bench)
+    return {GPT: gpt, OPEN: bench, "cheems_bench_gpt/open.jsonl": bench}
+
+
+class _Ledger(claims.Ledger):
+    """A ledger that does not glue (no notebook here)."""
+
+    def add(self, claim, *, glue=False):
+        return super().add(claim, glue=False)
+
+
+class TestBesidePaper:
+    def test_rows_are_file_and_statistic_with_the_ratio(self, files):
+        """Each (file, statistic) row holds the paper's value, ours and their ratio."""
+        ours, paper = table1(files), paper_table1()
+        side = data_statistics.beside_paper(ours, paper)
+        assert side.index.names == ["file", "statistic"] and list(side.columns) == ["paper", "ours", "ours / paper"]
+        row = side.loc[("cheemspreference_gpt", "responses_per_prompt")]
+        assert row["paper"] == paper.loc["responses_per_prompt", "cheemspreference_gpt"] and row["ours"] == 3.5
+        assert np.allclose(side["ours / paper"], side["ours"] / side["paper"])
+        assert len(side) == len(ours.index) * len(ours.columns)
+
+
+class TestComparisonBound:
+    def test_hand_example(self):
+        """Mean 2.5: half the prompts 2 responses (1 pair), half 3 (3 pairs): at most 2; variance 0.25 for 2."""
+        assert data_statistics.comparison_bound(2.5, 2.0) == pytest.approx((2.0, 0.25))
+
+    @pytest.mark.parametrize("mean", [5.0, 5.07, 5.29, 7.5])
+    def test_bound_is_the_two_point_distribution(self, mean):
+        """The bound is E[C(n, 2)] of the floor/ceil mix at that mean, and it needs exactly that mix's variance."""
+        k, frac = int(mean), mean - int(mean)
+        n, p = np.array([k, k + 1]), np.array([1 - frac, frac])
+        pairs, var = (p * n * (n - 1) / 2).sum(), (p * n * n).sum() - mean ** 2
+        bound, needed = data_statistics.comparison_bound(mean, pairs)
+        assert bound == pytest.approx(pairs) and needed == pytest.approx(var)
+
+    def test_bound_texts_use_the_paper(self):
+        """The glued numbers are the paper's preference columns through comparison_bound, two decimals."""
+        paper = paper_table1()
+        texts = data_statistics.bound_texts(paper)
+        m, t = (paper.loc[stat, "cheemspreference_gpt"] for stat in ("responses_per_prompt", "comparisons_per_prompt"))
+        bound, var = data_statistics.comparison_bound(m, t)
+        assert texts["mean_g"] == f"{m:.2f}" and texts["bound_g"] == f"{bound:.2f}" and texts["var_g"] == f"{var:.2f}"
+        assert set(texts) == {f"{k}_{s}" for k in ("mean", "target", "bound", "var") for s in "hg"} | {"count_range"}
+
+
+class TestClaims:
+    def test_comparison_claims_per_file_then_all(self, files):
+        """One claim per file in Table 1 order, then the all-files claim; estimates are ours / paper - 1."""
+        ledger, paper = _Ledger("data", "test"), paper_table1()
+        ours = table1(files)
+        table = data_statistics.add_comparison_claims(ledger, files, ours, paper, simulated=True, n_boot=50, seed=0)
+        assert list(ledger.claims) == ["tab1-comparisons-open-prompt", "tab1-comparisons-preference-gpt",
+                                       "tab1-comparisons"]
+        gpt = ledger.claims["tab1-comparisons-preference-gpt"]
+        assert gpt.estimate == pytest.approx(3 / paper.loc["comparisons_per_prompt", "cheemspreference_gpt"] - 1)
+        assert gpt.verdict == "contradicted" and gpt.kind == "calibrated"
+        assert gpt.reason == CALIBRATED_CLAIMS["tab1-comparisons"]
+        assert table["file"].tolist() == [OPEN, GPT] and table["ours"].tolist() == pytest.approx([10, 3])
+        assert table["ours if every pair were ordered"].tolist() == pytest.approx([10, 4.5])
+        assert ledger.claims["tab1-comparisons"].estimate == gpt.estimate  # the farthest from the paper
+
+    def test_comparison_claims_are_findings_on_real_files(self, files):
+        """On files the simulator did not write, the claims are findings."""
+        ledger = _Ledger("data", "test")
+        data_statistics.add_comparison_claims(ledger, files, table1(files), paper_table1(), simulated=False,
+                                              n_boot=20, seed=0)
+        assert {c.kind for c in ledger.claims.values()} == {"finding"}
+
+    def test_length_claims_estimate_the_paired_ratio(self, files):
+        """The gap is mean chosen / mean rejected length - 1, the size claim that ratio over the paper's - 1."""
+        ledger, paper = _Ledger("data", "test"), paper_table1()
+        data_statistics.add_length_claims(ledger, files, paper, simulated=True, n_boot=50, seed=0)
+        per = table1_per_prompt(files[GPT])
+        ratio = per["chosen"].sum() / per["rejected"].sum()
+        paper_ratio = paper.loc["avg_chars_chosen", "cheemspreference_gpt"] / paper.loc["avg_chars_rejected",
+                                                                                         "cheemspreference_gpt"]
+        assert ledger.claims["tab1-gpt-length-gap"].estimate == pytest.approx(ratio - 1)
+        assert ledger.claims["tab1-gpt-length-ratio"].estimate == pytest.approx(ratio / paper_ratio - 1)
+        assert ledger.claims["tab1-gpt-length-gap"].verdict == "supported"
+
+    def test_length_claims_without_a_gpt_subset_are_untestable(self, files):
+        """Files with no GPT-annotated preference subset give two untestable, inconclusive claims."""
+        ledger = _Ledger("data", "test")
+        data_statistics.add_length_claims(ledger, {OPEN: files[OPEN]}, paper_table1(), simulated=True, n_boot=20,
+                                          seed=0)
+        assert [(c.kind, c.verdict) for c in ledger.claims.values()] == [("untestable", "inconclusive")] * 2
+
+
+class TestFigures:
+    def test_response_counts_are_shares_per_file(self, files):
+        """Bars are each file's share of prompts per response count (GPT: 3 and 4 at 1/2; open: 5 at 1)."""
+        fig = data_statistics.response_counts_figure(files)
+        ax = fig.axes[0]
+        heights = sorted(p.get_height() for p in ax.patches if p.get_height() > 0)
+        assert heights == pytest.approx([0.5, 0.5, 1.0])
+        assert ax.get_xlabel() == "responses per prompt" and ax.get_ylabel() == "share of prompts"
+        plt.close(fig)
+
+    def test_category_counts_and_their_bars(self, files):
+        """Prompts per file and category (GPT benchmark variants left out); the bars are the shares."""
+        cats = data_statistics.category_counts(files)
+        got = {(r.file, r.gloss): (r.prompts, r.share) for r in cats.itertuples()}
+        assert got == {(GPT, "understanding"): (1, 0.5), (GPT, "math"): (1, 0.5), (OPEN, "understanding"): (1, 1.0)}
+        assert set(cats["category"]) == {"理解 (understanding)", "数学 (math)"}
+        fig = data_statistics.categories_figure(cats)
+        heights = sorted(p.get_height() for p in fig.axes[0].patches if p.get_height() > 0)
+        assert heights == pytest.approx(sorted(cats["share"]))
+        plt.close(fig)
+
+    def test_lengths_are_rescaled_and_cut_at_the_99th_percentile(self, files):
+        """Lengths are divided by the scale; the x axis ends at their 99th percentile."""
+        fig = data_statistics.lengths_figure(files, 0.5)
+        chars = [len(x.content) / 0.5 for p in (GPT, OPEN) for r in files[p] for x in r.responses]
+        assert fig.axes[0].get_xlim() == pytest.approx((0, np.quantile(chars, 0.99)))
+        plt.close(fig)
