@@ -1,0 +1,200 @@
+"""Annotation bias (appendix D.3, Fig. 15): length and position preferences measured from annotation files.
+
+The simulator's biases are in :mod:`cheems_lib.annotators`; this module measures them, on a
+simulated world or on real files, and tests the paper's description of Fig. 15:
+
+- :class:`BiasSample`: each annotator's benchmark records, with the bootstrap settings; its
+  :meth:`~BiasSample.share_first` and :meth:`~BiasSample.share_second` are the shares of strict
+  decisions (ties left out, so 0.5 means no preference) won by the first- or second-shown response;
+- :func:`plot_fig15`: the four panels of Fig. 15;
+- :func:`add_claims`: the chapter's five claims, added to its :class:`~cheems_lib.claims.Ledger`
+  (which glues their sentences; read them back from ``ledger.claims``).
+
+Lengths are in characters of real length: a simulated world's lengths are scaled back by its
+``length_scale``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
+
+from . import calibration, claims
+from .annotators import decisions_per_prompt
+from .records import Record
+
+__all__ = ["FILES", "BiasSample", "plot_fig15", "add_claims"]
+
+FILES = {"Human": ("cheems_bench/open.jsonl", "cheems_bench/human.jsonl"),
+         "GPT": ("cheems_bench_gpt/open.jsonl", "cheems_bench_gpt/human.jsonl")}
+"""Fig. 15's annotators and the benchmark files (spec §6 layout) holding their annotations."""
+_WHO = {"Human": "human annotators", "GPT": "GPT-4o"}
+
+
+@dataclass(frozen=True)
+class BiasSample:
+    """Each annotator's benchmark records (``records``, only annotators with records) and their
+    bootstrap strata (``strata``: file and category), with the bootstrap settings."""
+
+    records: dict[str, list[Record]] = field(repr=False)
+    strata: dict[str, list[str]] = field(repr=False)
+    length_scale: float = 1.0
+    n_boot: int = claims.N_BOOT
+    seed: int = 0
+
+    @classmethod
+    def from_files(cls, files: dict, *, length_scale: float = 1.0, n_boot: int = claims.N_BOOT,
+                   seed: int = 0) -> "BiasSample":
+        """The records of :data:`FILES` present in ``files`` (a world's ``{layout path: records}``)."""
+        records = {who: [r for p in paths if p in files for r in files[p]] for who, paths in FILES.items()}
+        strata = {who: [f"{p}/{r.top_category}" for p in paths if p in files for r in files[p]]
+                  for who, paths in FILES.items()}
+        return cls({k: v for k, v in records.items() if v}, strata, length_scale, n_boot, seed)
+
+    def strict_decisions(self) -> dict[str, int]:
+        """Strict (non-tie) decisions per annotator of :data:`FILES`, 0 for one without records."""
+        return {who: sum(p != "0" for r in self.records.get(who, []) for *_, p in r.annotations) for who in FILES}
+
+    def decisions(self, who: str, low: float = -np.inf, high: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
+        """Per prompt: strict decisions won by A, and strict decisions, for ``len(A) - len(B)`` in
+        ``[low, high)`` characters of real length."""
+        return decisions_per_prompt(self.records[who], low * self.length_scale, high * self.length_scale)
+
+    def share_first(self, who: str, low: float = -np.inf, high: float = np.inf) -> claims.Estimate:
+        """Share of strict decisions won by the first-shown response A, bootstrapped over prompts."""
+        first, n = self.decisions(who, low, high)
+        return claims.ratio_estimate(first, n, strata=self.strata[who], n_boot=self.n_boot, seed=self.seed)
+
+    def share_second(self, who: str) -> claims.Estimate:
+        """Share of strict decisions won by the response shown second, bootstrapped over prompts."""
+        first, n = self.decisions(who)
+        return claims.ratio_estimate(n - first, n, strata=self.strata[who], n_boot=self.n_boot, seed=self.seed)
+
+    def length_curve(self, who: str, edges) -> np.ndarray:
+        """Rows ``(bin centre, share for A, 95% low, 95% high)``, one per bin of ``edges`` (characters)
+        that holds a strict decision."""
+        curve = []
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            first, n = self.decisions(who, lo, hi)
+            if n.sum():
+                est = claims.ratio_estimate(first, n, strata=self.strata[who], n_boot=self.n_boot, seed=self.seed)
+                curve.append(((lo + hi) / 2, est.value, *est.interval()))
+        return np.array(curve)
+
+
+def plot_fig15(sample: BiasSample, *, max_length_difference: float = 400, n_bins: int = 16):
+    """Fig. 15: per annotator (rows), the share of decisions for A against ``len(A) - len(B)`` in
+    ``n_bins`` bins over ``±max_length_difference`` characters (left), and the share won by each
+    position (right), with 95% bootstrap intervals. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+
+    if n_bins < 1:
+        raise ValueError(f"n_bins = {n_bins}: the length panels need at least one bin (fix: -p n_bins 16)")
+    edges = np.linspace(-max_length_difference, max_length_difference, n_bins + 1)
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
+    letters = iter("abcd")
+    for row, who in enumerate(sample.records):
+        x, y, lo, hi = sample.length_curve(who, edges).T
+        ax = axes[row, 0]
+        ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-", capsize=3)
+        ax.axhline(0.5, color="grey", lw=1, ls="--")
+        ax.set(title=f"({next(letters)}) {who} annotator - length bias", xlabel="len(A) - len(B), characters",
+               ylabel="share of decisions for A", ylim=(0, 1))
+        second = sample.share_second(who)
+        s_lo, s_hi = second.interval()
+        ax = axes[row, 1]
+        ax.bar(["A (shown first)", "B (shown second)"], [1 - second.value, second.value],
+               color=["#9c9c9c", "#4e79a7"], yerr=[[second.value - s_lo] * 2, [s_hi - second.value] * 2], capsize=4)
+        ax.axhline(0.5, color="grey", lw=1, ls="--")
+        ax.set(title=f"({next(letters)}) {who} annotator - positional bias", ylabel="share of decisions",
+               ylim=(0, 0.8))
+    fig.tight_layout()
+    return fig
+
+
+def _described(est: claims.Estimate) -> str:
+    """An estimate with its interval, for a sentence."""
+    lo, hi = est.interval()
+    return f"{est.value:.3f} (95% interval {lo:.3f} to {hi:.3f})"
+
+
+def _position(sample: BiasSample, who: str) -> tuple[claims.Estimate, str]:
+    """Share for the second-shown response minus 0.5, and the sentence's opening."""
+    est = sample.share_second(who)
+    opening = f"{_WHO[who]} chose the second-shown response in {_described(est)} of the strict decisions: "
+    return est - 0.5, opening[0].upper() + opening[1:]
+
+
+def _longer_by(sample: BiasSample, who: str, low: float, high: float = np.inf,
+               baseline: bool = False) -> tuple[claims.Estimate, str]:
+    """Share for A when A is longer by [low, high) characters, minus 0.5 or (``baseline``) minus the
+    share for A at any length, paired; and the sentence's opening."""
+    est = sample.share_first(who, low, high)
+    window = f"by {low} to {high} characters" if np.isfinite(high) else f"by at least {low} characters"
+    opening = f"When A is longer {window}, {_WHO[who]} chose it in {_described(est)} of the strict decisions"
+    if not baseline:
+        return est - 0.5, opening + ": "
+    base = sample.share_first(who)
+    return est - base, opening + f", against {_described(base)} for A at any length: "
+
+
+def _test(ledger: claims.Ledger, sample: BiasSample, cid: str, who: str, measure, direction: str, conclusions,
+          *, simulated: bool, margin: float = 0.0, **fields) -> claims.Claim:
+    """Test claim ``cid`` on ``who``'s annotations (untestable when the sample holds none). ``measure()``
+    gives the difference to decide on and the sentence's computed opening; ``conclusions`` ends it per
+    verdict (in :data:`cheems_lib.claims.VERDICTS` order)."""
+    fields.update(paper_ref="appendix D.3, Fig. 15", link="paper-fig15")
+    if who not in sample.records:
+        return ledger.add(claims.Claim(
+            id=cid, verdict="inconclusive", kind="untestable", **fields,
+            reason=f"these files hold no {who} annotations of the benchmark",
+            says={"inconclusive": f"These files hold no {who} annotations of the benchmark, so this is not tested."}))
+    diff, opening = measure()
+    says = {v: opening + conclusions[k] for k, v in enumerate(claims.VERDICTS)}
+    return ledger.add(claims.Claim.test(cid, diff, direction, margin=margin, seed=sample.seed, says=says, **fields,
+                                        **calibration.claim_kind(cid, simulated)))
+
+
+def add_claims(ledger: claims.Ledger, sample: BiasSample, *, simulated: bool) -> None:
+    """The paper's description of Fig. 15 as five claims: GPT-4o prefers the later position, humans
+    none; both prefer the longer response at a moderate length difference (GPT-4o's judged against
+    its own position baseline); humans prefer the shorter one at a large difference. ``simulated``:
+    the world was written by the simulator, whose annotators are built with these biases."""
+    moderate, large = claims.MODERATE_LENGTH_DIFFERENCE, claims.LARGE_LENGTH_DIFFERENCE
+    test = partial(_test, ledger, sample, simulated=simulated)
+    test("fig15-gpt-position", "GPT", lambda: _position(sample, "GPT"), "greater",
+         ("more than half, as in the paper.", "less than half, unlike the paper.", "not clearly more than half."),
+         claim="GPT-4o prefers the response placed later",
+         statistic="GPT-4o's share of strict decisions for the second-shown response, minus 0.5",
+         paper='"GPT-4o generally prefers responses that are placed later" (plot only)')
+    eq = f"0.5 ± {claims.POSITION_EQUIVALENCE:g}"
+    test("fig15-human-no-position", "Human", lambda: _position(sample, "Human"), "equal",
+         (f"within {eq}, no position preference, as in the paper.",
+          f"outside {eq}, a position preference the paper does not see.",
+          f"the interval is not inside {eq}, so the absence of a preference is not shown."),
+         margin=claims.POSITION_EQUIVALENCE, claim="human annotators show no position preference",
+         statistic=("human share of strict decisions for the second-shown response, minus 0.5 "
+                    f"(none: within ±{claims.POSITION_EQUIVALENCE:g})"),
+         paper='"human annotators do not exhibit a significant preference for position" (plot only)')
+    moderate_quote = ('"when the response length difference is moderate, both human and GPT annotators tend to '
+                      'favor longer responses" (plot only)')
+    test("fig15-length", "Human", lambda: _longer_by(sample, "Human", 1, moderate), "greater",
+         ("they prefer the longer response, as in the paper.", "they prefer the shorter one, unlike the paper.",
+          "no clear preference either way."),
+         claim="human annotators prefer the longer response when the length difference is moderate",
+         statistic=f"human share of strict decisions for A when A is longer by 1 to {moderate} characters, minus 0.5",
+         paper=moderate_quote)
+    test("fig15-gpt-length", "GPT", lambda: _longer_by(sample, "GPT", 1, moderate, baseline=True), "greater",
+         ("more, so it prefers the longer response, as in the paper.",
+          "less, so it prefers the shorter one, unlike the paper.", "not clearly different."),
+         claim="GPT-4o prefers the longer response when the length difference is moderate",
+         statistic=(f"GPT-4o's share of strict decisions for A when A is longer by 1 to {moderate} characters, minus "
+                    "its share for A at any length (its position baseline; paired)"),
+         paper=moderate_quote)
+    test("fig15-human-shorter-at-large", "Human", lambda: _longer_by(sample, "Human", large), "less",
+         ("they prefer the shorter response, as in the paper.", "they prefer the longer one, unlike the paper.",
+          "no clear preference either way."),
+         claim="human annotators prefer the shorter response when the length difference is large",
+         statistic=f"human share of strict decisions for A when A is longer by at least {large} characters, minus 0.5",
+         paper='"as the length difference becomes too large, humans tend to prefer shorter ones" (plot only)')

@@ -1,0 +1,105 @@
+"""cheems_lib.annotation_bias: Fig. 15's shares from annotation files, its panels and the biases chapter's claims."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cheems_lib import claims
+from cheems_lib.annotation_bias import BiasSample, add_claims, plot_fig15
+from cheems_lib.annotators import decisions_per_prompt
+from cheems_lib.records import Record, Response
+
+# response lengths a: 10, b: 4, c: 1 characters; strict decisions won by A: 1 of 2, then 1 of 3
+ANNOTATIONS = [[("a", "b", "1"), ("b", "a", "2"), ("a", "c", "0")],
+               [("c", "b", "2"), ("b", "c", "1"), ("a", "c", "2")]]
+
+
+def _records(prefix: str) -> list[Record]:
+    return [Record(prompt="p", id=f"{prefix}{k}", category=["理解"], annotations=anns,
+                   responses=[Response("a", "x" * 10), Response("b", "x" * 4), Response("c", "x")])
+            for k, anns in enumerate(ANNOTATIONS)]
+
+
+def _files(gpt: bool = True) -> dict:
+    files = {"cheems_bench/open.jsonl": _records("o"), "cheems_bench/human.jsonl": _records("h")[:1]}
+    if gpt:
+        files["cheems_bench_gpt/open.jsonl"] = _records("o")
+    return files
+
+
+def test_from_files_keeps_annotators_with_records():
+    """Both human files are pooled with file/category strata; an annotator without files is left out."""
+    sample = BiasSample.from_files(_files(gpt=False), n_boot=10)
+    assert list(sample.records) == ["Human"] and len(sample.records["Human"]) == 3
+    assert sample.strata["Human"] == ["cheems_bench/open.jsonl/理解"] * 2 + ["cheems_bench/human.jsonl/理解"]
+
+
+def test_strict_decisions_hand_count():
+    """Ties are left out (2 + 3 + 2 human decisions); an annotator without files has none."""
+    assert BiasSample.from_files(_files(gpt=False)).strict_decisions() == {"Human": 7, "GPT": 0}
+
+
+def test_shares_are_pooled_decisions():
+    """Share for A pools decisions over prompts; the second-shown share is its complement."""
+    sample = BiasSample.from_files(_files(), n_boot=50)
+    assert sample.share_first("GPT").value == pytest.approx(2 / 5)
+    assert sample.share_second("GPT").value == pytest.approx(3 / 5)
+    lo, hi = sample.share_second("GPT").interval()
+    assert lo <= 3 / 5 <= hi
+
+
+def test_length_windows_are_in_real_characters():
+    """With length_scale 0.5 the window [2, 14) real characters is [1, 7) simulated ones."""
+    sample = BiasSample.from_files(_files(), length_scale=0.5, n_boot=0)
+    first, n = sample.decisions("Human", 2, 14)
+    expected = decisions_per_prompt(sample.records["Human"], 1, 7)
+    assert first.tolist() == expected[0].tolist() and n.tolist() == expected[1].tolist()
+
+
+def test_length_curve_skips_empty_bins():
+    """One row per bin with decisions, its share equal to share_first over that bin."""
+    sample = BiasSample.from_files(_files(), n_boot=20)
+    edges = np.array([-20, -5, 0, 5, 20, 40])
+    curve = sample.length_curve("Human", edges)
+    assert curve[:, 0].tolist() == [-12.5, -2.5, 2.5, 12.5]
+    assert curve[:, 1] == pytest.approx([sample.share_first("Human", lo, hi).value
+                                         for lo, hi in zip(edges[:-2], edges[1:-1])])
+
+
+def test_plot_fig15_plots_the_estimates():
+    """Four panels; the length panel's points are the curve, the position bars the two shares."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    sample = BiasSample.from_files(_files(), n_boot=20)
+    fig = plot_fig15(sample, max_length_difference=20, n_bins=4)
+    assert len(fig.axes) == 4 and fig.axes[0].get_title() == "(a) Human annotator - length bias"
+    expected = sample.length_curve("Human", np.linspace(-20, 20, 5))
+    assert fig.axes[0].lines[0].get_ydata() == pytest.approx(expected[:, 1])
+    second = sample.share_second("GPT").value
+    assert [b.get_height() for b in fig.axes[3].patches] == pytest.approx([1 - second, second])
+    with pytest.raises(ValueError, match="n_bins"):
+        plot_fig15(sample, n_bins=0)
+
+
+def test_add_claims_estimates_and_kinds():
+    """Five claims in order: the position claims estimate the second-shown share minus 0.5, and every claim
+    is calibrated on a simulated world."""
+    sample = BiasSample.from_files(_files(), n_boot=50)
+    ledger = claims.Ledger("biases", "simulated world (size smoke, seed 0)")
+    add_claims(ledger, sample, simulated=True)
+    assert list(ledger.claims) == ["fig15-gpt-position", "fig15-human-no-position", "fig15-length",
+                                   "fig15-gpt-length", "fig15-human-shorter-at-large"]
+    assert ledger.claims["fig15-gpt-position"].estimate == pytest.approx(sample.share_second("GPT").value - 0.5)
+    moderate = sample.share_first("Human", 1, claims.MODERATE_LENGTH_DIFFERENCE)
+    assert ledger.claims["fig15-length"].estimate == pytest.approx(moderate.value - 0.5)
+    assert {c.kind for c in ledger.claims.values()} == {"calibrated"}
+
+
+def test_add_claims_without_gpt_annotations():
+    """Without GPT-4o's files its two claims are untestable; the human ones are findings on real files."""
+    ledger = claims.Ledger("biases", "data in /x")
+    add_claims(ledger, BiasSample.from_files(_files(gpt=False), n_boot=20), simulated=False)
+    kinds = {cid: c.kind for cid, c in ledger.claims.items()}
+    assert kinds["fig15-gpt-position"] == kinds["fig15-gpt-length"] == "untestable"
+    assert kinds["fig15-length"] == "finding"
