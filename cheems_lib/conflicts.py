@@ -94,7 +94,7 @@ def resolve_literal(response_ids: Sequence[str], annotations: Iterable[Annotatio
         merged = frozenset().union(*(members.pop(n) for n in nodes))
         new = "+".join(sorted(merged))
         g.add_node(new)
-        for n in nodes:  # redirect every edge into / out of the cycle onto the merged node
+        for n in sorted(nodes):  # sorted: string-set order varies with PYTHONHASHSEED; redirect every edge into / out of the cycle onto the merged node
             for u, _ in list(g.in_edges(n)):
                 if u not in nodes:
                     g.add_edge(u, new)

@@ -211,3 +211,20 @@ class TestChapterHelpers:
         resolve_records([rec])
         assert pair_view_counts([rec]) == {"layers": 4, "implied": 2, "share": 0.5}
         assert math.isnan(pair_view_counts([])["share"])
+
+
+def test_merge_order_does_not_depend_on_the_hash_seed():
+    """resolve_literal's merged graphs (which the worked-example figure draws) are the same under any
+    PYTHONHASHSEED: set iteration over response ids must not decide edge order."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from cheems_lib.conflicts import resolve_literal\n"
+            "ann = [('a','b','1'),('b','c','1'),('c','a','1'),('c','d','1'),('d','e','1'),('e','c','1'),('a','f','1')]\n"
+            "steps = []\n"
+            "resolve_literal(list('abcdef'), ann, steps=steps)\n"
+            "print([(sorted(m), list(g.edges)) for m, g in steps])\n")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(s)}).stdout for s in range(6)}
+    assert len(outs) == 1, outs
