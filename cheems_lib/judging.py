@@ -13,17 +13,20 @@ the *position-consistency rate* (share of pairs whose verdict survives the swap)
 Scores for the spec §3 metrics: a response's score is its expected credit summed over its
 pairs, ``P(win) + 0.5 * P(tie)``, averaged over the two orders. The official code shows
 each pair once in random order and offers no tie; here a tie (``C``) is half credit.
+
+:func:`judge_all` runs several judges, each loaded once, on one record set.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from .records import Record
 
 __all__ = ["JUDGE_TEMPLATE", "CRITERIA", "CATEGORY_CRITERION", "judge_prompt", "PairVerdict", "judge_records",
-           "judge_scores", "position_consistency", "letter_ids", "load_judge", "train_tiny_judge", "judge_examples"]
+           "judge_scores", "position_consistency", "letter_ids", "load_judge", "train_tiny_judge", "judge_examples",
+           "judge_all"]
 
 # Fig. 11 of the paper (appendix B; a copy is data/paper/fig11_judge_prompt.txt), verbatim, with the
 # placeholders {criteria}, {query}, {reference}, {answer_a}, {answer_b} as printed there.
@@ -262,3 +265,16 @@ def judge_examples(records: Sequence[Record], max_pairs: int, max_length: int, *
             targets.append(letters[0] if rx < ry else letters[1] if rx > ry else letters[2])
             prompts.append(judge_prompt(rec.prompt, text[x], text[y], rec.top_category))
     return tok, list(zip(_encode_judges(tok, prompts, max_length), targets))
+
+
+def judge_all(judges: Mapping[str, object], records: Sequence[Record], *, device: str | None = None, dtype=None,
+              batch_size: int = 8) -> tuple[dict[str, dict], dict[str, float]]:
+    """Each judge of ``judges`` (``{name: hub name or path}``) on every pair of ``records``, both orders:
+    ``({name: judge_scores}, {name: position_consistency})``."""
+    scores, consistency = {}, {}
+    for name, path in judges.items():
+        model, tokenizer = load_judge(path, dtype=dtype)
+        verdicts = judge_records(model.to(device or "cpu"), tokenizer, records, batch_size=batch_size)
+        consistency[name] = position_consistency(verdicts)
+        scores[name] = judge_scores(verdicts)
+    return scores, consistency

@@ -6,6 +6,12 @@ or one per training seed) on every subset with :func:`cheems_lib.metrics.evaluat
 accuracy and exact match per subset and Overall, means over seeds with 95% intervals.
 :func:`leaderboard` does both; :func:`text_board` is the plain-text table of
 ``cheems evaluate`` with several score files. :func:`category_accuracy` gives Fig. 4's data.
+
+The evaluation chapter (Table 2, Fig. 4, §6.1) is built from the rest: :func:`score_models`
+scores real reward models, :func:`table2` is the table as shown, :func:`baseline_sentence` and
+:func:`judge_sentence` say whether the best trained model beats the baselines and whether the
+judge beats the random baseline, :func:`add_findings` tests §6.1's three findings, and
+:func:`category_estimates` and :func:`category_figure` are Fig. 4.
 """
 from __future__ import annotations
 
@@ -14,7 +20,9 @@ from typing import Any, Mapping, Sequence
 from .metrics import evaluate_subset
 from .records import Record
 
-__all__ = ["leaderboard", "evaluate_scores", "board", "text_board", "category_accuracy", "baseline_scores"]
+__all__ = ["leaderboard", "evaluate_scores", "board", "text_board", "category_accuracy", "baseline_scores", "score_models",
+           "TABLE2_COLUMNS", "INTERVAL_SAYS", "interval_text", "table2", "baseline_sentence", "judge_sentence",
+           "deterministic_label", "add_findings", "category_estimates", "category_figure"]
 
 
 def baseline_scores(records: Sequence[Record], *, seed: int = 0) -> dict[str, dict]:
@@ -92,3 +100,237 @@ def category_accuracy(subsets: Mapping[str, Sequence[Record]], scores_by_model: 
                 rows.append({"model": name, "subset": sub, "category": cat, "accuracy": v["accuracy"],
                              "prompts": v["prompts"]})
     return pd.DataFrame(rows)
+
+
+def score_models(names: Sequence[str], record_sets: Sequence[Sequence[Record]], *, device: str | None = None,
+                 dtype=None, batch_size: int = 16) -> list[dict[str, dict]]:
+    """Scores of reward models given by hub name or path, one ``{name: scores}`` per record set
+    (each model is loaded once and scores every set)."""
+    from .reward_model import load
+    from .scoring import score_records
+
+    out: list[dict[str, dict]] = [{} for _ in record_sets]
+    for name in names:
+        model, tok = load(name, dtype=dtype)
+        model = model.to(device or "cpu")
+        for scores, records in zip(out, record_sets):
+            scores[name], _ = score_records(model, tok, records, batch_size=batch_size)
+    return out
+
+
+TABLE2_COLUMNS = (("open_acc", "Open Prompt acc."), ("open_exact", "Open Prompt exact"),
+                  ("human_acc", "Human Instr. acc."), ("human_exact", "Human Instr. exact"), ("overall", "Overall"))
+"""The :func:`board` columns Table 2 shows, with their titles."""
+INTERVAL_SAYS = "{estimate:.3f} [{lo:.3f}, {hi:.3f}] (95% interval; training seeds: {seeds})"
+"""How a claim sentence quotes its estimate (a ``Claim.says`` fragment)."""
+
+
+def interval_text(frame, column: str) -> list[str]:
+    """``value [lo, hi]`` (three decimals) for each row of a :func:`board` column."""
+    return [f"{v:.3f} [{lo:.3f}, {hi:.3f}]" for v, lo, hi in zip(frame[column], frame[f"{column}_lo"], frame[f"{column}_hi"])]
+
+
+def table2(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[str, Sequence[Record]]]],
+           kinds: Mapping[str, str], *, seed: int = 0):
+    """Table 2 as the chapter shows it: model, kind, prompts, seeds and :data:`TABLE2_COLUMNS` as
+    ``value [95% interval]``, sorted by Overall.
+
+    ``evaluated`` lists ``(results, subsets)``: :func:`evaluate_scores` results and the subsets
+    they were evaluated on (judges see fewer prompts); ``kinds`` maps each model to its kind.
+    """
+    import pandas as pd
+
+    results = {name: res for group, _ in evaluated for name, res in group.items()}
+    prompts = {name: sum(len(s) for s in subsets.values()) for group, subsets in evaluated for name in group}
+    rows = board(results, seed=seed)
+    shown = pd.DataFrame({"model": rows["model"], "kind": rows["model"].map(kinds), "prompts": rows["model"].map(prompts),
+                          "seeds": rows["seeds"]})
+    for col, title in TABLE2_COLUMNS:
+        shown[title] = interval_text(rows, col)
+    return shown
+
+
+def _difference_text(diff, seed: int) -> str:
+    lo, hi = diff.interval(seed=seed)
+    return f"{diff.value:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def baseline_sentence(trained: Mapping[str, list[dict]], baselines: Mapping[str, list[dict]], *, seed: int = 0) -> str:
+    """Does the trained model with the highest mean Overall beat every baseline? The sentence for
+    :func:`cheems_lib.claims.best_of`'s verdict, by paired intervals.
+
+    ``trained`` and ``baselines`` are :func:`evaluate_scores` results on the same subsets. A
+    baseline needs no training: its one run is paired with each training seed.
+    """
+    from .claims import best_of, subset_estimate
+
+    overall = {name: subset_estimate(per_seed) for name, per_seed in trained.items()}
+    lead = max(overall, key=lambda n: overall[n].value)
+    rivals = {name: subset_estimate(per_seed).broadcast(overall[lead].seeds) for name, per_seed in baselines.items()}
+    verdict, diff = best_of({lead: overall[lead], **rivals}, lead, seed=seed)
+    rival = min(rivals, key=lambda n: (overall[lead] - rivals[n]).value)
+    d = _difference_text(diff, seed)
+    return {
+        "supported": f"{lead}, the trained model with the highest mean Overall, beats every baseline by a paired interval "
+                     f"(the closest, {rival}, by {d}): length alone, the longest- or shortest-response rule, does not "
+                     "solve this benchmark.",
+        "contradicted": f"A baseline beats {lead}, the trained model with the highest mean Overall: against {rival} the "
+                        f"paired difference is {d}.",
+        "inconclusive": f"{lead}, the trained model with the highest mean Overall, is not separated from {rival} by a "
+                        f"paired interval ({d}), so this run cannot say that it learned more than that baseline's rule.",
+    }[verdict]
+
+
+def judge_sentence(judged: Mapping[str, list[dict]], random_scores: Mapping, subsets: Mapping[str, Sequence[Record]], *,
+                   n_boot: int = 1000, seed: int = 0) -> str:
+    """The first judge of ``judged`` (:func:`evaluate_scores` results on ``subsets``) against the random
+    baseline's ``random_scores`` on the same prompts: one sentence for the verdict of the paired
+    accuracy difference (mean of the subsets) being above zero."""
+    from .claims import decide, subset_estimate
+
+    name = next(iter(judged))
+    rand = evaluate_scores({"random": random_scores}, subsets, n_boot=n_boot, seed=seed)["random"]
+    diff = subset_estimate(judged[name], "accuracy") - subset_estimate(rand, "accuracy")
+    d = _difference_text(diff, seed)
+    return {
+        "supported": f"Its accuracy, mean over the two subsets, is above the random baseline's on the same prompts by {d}.",
+        "contradicted": f"Its accuracy, mean over the two subsets, is below the random baseline's on the same prompts by "
+                        f"{d}.",
+        "inconclusive": f"Its accuracy, mean over the two subsets, is not separated from the random baseline's on the "
+                        f"same prompts (difference {d}).",
+    }[decide(diff, "greater", seed=seed)]
+
+
+def deterministic_label() -> str:
+    """The English names of the categories with relatively deterministic answers (§6.1 (3)), joined."""
+    from .corpus import CATEGORIES, DETERMINISTIC
+
+    return ", ".join(CATEGORIES[c] for c in DETERMINISTIC)
+
+
+def _mean_over(results: Mapping[str, list[dict]], stat):
+    """``stat(name)`` averaged over the models of ``results``, paired seed by seed."""
+    from .claims import mean_of
+
+    return mean_of([stat(name) for name in results])
+
+
+def _rewardbench_claim(results, on_rewardbench, pairs: int, table8, seed: int):
+    """§6.1 (1): lower on CheemsBench than on the RewardBench-like comparator."""
+    from .claims import Claim, subset_estimate
+
+    t8_rb = table8.dropna(subset=["rewardbench"])
+    diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy")
+                      - subset_estimate(on_rewardbench[n], "accuracy"))
+    return Claim.test(
+        "s61-lower-than-rewardbench", diff, "less", seed=seed, paper_ref="§6.1 (1), Table 2",
+        claim="reward models score lower on CheemsBench than on RewardBench", kind="finding",
+        statistic=f"CheemsBench accuracy (mean of the two subsets) minus accuracy on the RewardBench-like comparator "
+                  f"({pairs} simulated pairs, macro over its four sections), mean over {', '.join(results)}",
+        paper=f"RewardBench {t8_rb['rewardbench'].mean():.3f} vs CheemsBench accuracy "
+              f"{t8_rb[['open_acc', 'human_acc']].mean(axis=1).mean():.3f} (mean of the two subsets), mean over the "
+              f"{len(t8_rb)} models of Table 8 with a RewardBench score", link="paper-table2",
+        says={"supported": f"The trained models score lower on CheemsBench than on the RewardBench-like comparator: "
+                           f"{INTERVAL_SAYS}.",
+              "contradicted": f"The trained models score higher on CheemsBench than on the RewardBench-like comparator: "
+                              f"{INTERVAL_SAYS}.",
+              "inconclusive": f"CheemsBench and the RewardBench-like comparator are not separated for the trained "
+                              f"models: {INTERVAL_SAYS}."})
+
+
+def _subset_claim(results, table8, seed: int):
+    """§6.1 (2): more accurate on Open Prompt than on Human Instruction."""
+    from .claims import Claim, subset_estimate
+
+    diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy", ["open"])
+                      - subset_estimate(results[n], "accuracy", ["human"]))
+    return Claim.test(
+        "s61-open-vs-human-instruction", diff, "greater", seed=seed, paper_ref="§6.1 (2), Table 2",
+        claim="reward models do better on Open Prompt than on Human Instruction", kind="finding",
+        statistic=f"Open Prompt accuracy minus Human Instruction accuracy, mean over {', '.join(results)}",
+        paper=f"accuracy {table8['open_acc'].mean():.3f} (Open Prompt) vs {table8['human_acc'].mean():.3f} (Human "
+              f"Instruction), mean over the {len(table8)} models of Table 8", link="paper-table2",
+        says={"supported": f"On average the trained models are more accurate on Open Prompt than on Human Instruction: "
+                           f"{INTERVAL_SAYS}.",
+              "contradicted": f"On average the trained models are less accurate on Open Prompt than on Human "
+                              f"Instruction: {INTERVAL_SAYS}.",
+              "inconclusive": f"On average the trained models' accuracy on Open Prompt and on Human Instruction is not "
+                              f"separated: {INTERVAL_SAYS}."})
+
+
+def _deterministic_claim(results, seed: int):
+    """§6.1 (3): more accurate on the categories with deterministic answers."""
+    from .claims import Claim, category_estimate
+    from .corpus import CATEGORIES, DETERMINISTIC
+
+    others = [c for c in CATEGORIES if c not in DETERMINISTIC]
+    label = deterministic_label()
+    diff = _mean_over(results, lambda n: category_estimate(results[n], DETERMINISTIC)
+                      - category_estimate(results[n], others))
+    return Claim.test(
+        "s61-deterministic-easier", diff, "greater", seed=seed, paper_ref="§6.1 (3), Fig. 4",
+        claim="reward models are more accurate on prompts with relatively deterministic answers", kind="finding",
+        statistic=f"accuracy on {label} minus accuracy on the other categories (macro over categories, mean over "
+                  f"subsets), mean over {', '.join(results)}",
+        paper="\"For prompts with relatively deterministic answers, RM can assess the quality of the responses more "
+              "accurately\" (§6.1; Fig. 4 gives only a plot)", link="paper-fig4",
+        says={"supported": f"On average the trained models are more accurate on {label} than on the other categories: "
+                           f"{INTERVAL_SAYS}.",
+              "contradicted": f"On average the trained models are less accurate on {label} than on the other "
+                              f"categories: {INTERVAL_SAYS}.",
+              "inconclusive": f"On average the trained models' accuracy on {label} and on the other categories is not "
+                              f"separated: {INTERVAL_SAYS}."})
+
+
+def add_findings(ledger, results: Mapping[str, list[dict]], *, rewardbench, rewardbench_scores: Mapping, table8,
+                 n_boot: int = 1000, seed: int = 0) -> None:
+    """Test §6.1's three findings on the trained models of ``results`` (their mean, paired seed by
+    seed) and add them to ``ledger``.
+
+    ``rewardbench`` is the RewardBench-like comparator (:func:`cheems_lib.comparators.rewardbench_like`)
+    and ``rewardbench_scores`` the models' scores on its records; ``table8`` is the paper's Table 8.
+    The comparator's prompt resamples are independent of CheemsBench's, so the first difference's
+    interval is unpaired over prompts.
+    """
+    on_rewardbench = evaluate_scores({name: rewardbench_scores[name] for name in results},
+                                     {"RewardBench-like": rewardbench.sets["pairs"]}, n_boot=n_boot, seed=seed)
+    ledger.add(_rewardbench_claim(results, on_rewardbench, len(rewardbench.records), table8, seed))
+    ledger.add(_subset_claim(results, table8, seed))
+    ledger.add(_deterministic_claim(results, seed))
+
+
+def category_estimates(results: Mapping[str, list[dict]], subset: str) -> dict[str, Any]:
+    """Fig. 4's rows for one subset, each averaged over the models of ``results`` (paired seed by seed):
+    the subset's accuracy, the deterministic categories and the others, then each category
+    (deterministic ones marked ``*``)."""
+    from .claims import category_estimate, subset_estimate
+    from .corpus import CATEGORIES, DETERMINISTIC
+
+    present = [c for c in CATEGORIES if c in next(iter(results.values()))[0][subset].by_category]
+    rows = {"all categories (subset accuracy)": _mean_over(results, lambda n: subset_estimate(results[n], "accuracy",
+                                                                                             [subset]))}
+    for label, group in [(f"deterministic: {deterministic_label()}", [c for c in present if c in DETERMINISTIC]),
+                         ("other categories", [c for c in present if c not in DETERMINISTIC])]:
+        if group:
+            rows[label] = _mean_over(results, lambda n: category_estimate(results[n], group, [subset]))
+    for c in present:
+        rows[f"{CATEGORIES[c]}{' *' if c in DETERMINISTIC else ''}"] = _mean_over(
+            results, lambda n: category_estimate(results[n], [c], [subset]))
+    return rows
+
+
+def category_figure(results: Mapping[str, list[dict]], *, seed: int = 0):
+    """Fig. 4: :func:`category_estimates` of the Open Prompt and Human Instruction subsets side by
+    side (:func:`cheems_lib.figures.seed_dots`), one legend on top; returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    from .figures import seed_dots
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.5), sharex=True)
+    for ax, (sub, title) in zip(axes, [("open", "Open Prompt"), ("human", "Human Instruction")]):
+        seed_dots(category_estimates(results, sub), ax=ax, seed=seed, xlabel="accuracy, mean over the trained models")
+        ax.set_title(title)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8,
+               frameon=False)
+    fig.tight_layout()
+    return fig

@@ -16,6 +16,10 @@ Chinese. The simulated world's preference set can be changed one property at a t
 Table 3 rows it stands for: those whose annotation, format and domain are all its own (a
 test checks them against :data:`TABLE3_DATASETS` and ``data/paper/table3_datasets.csv``).
 :func:`nearest` names the rows that differ from an analogue in one property only.
+
+The chapter's tables, figure and claims: :func:`table3` (ours), :func:`published_table3` (the
+paper's, with our properties), :func:`variants_figure`, :func:`add_claims` (Table 3's claims),
+and :func:`effects` (each change of :data:`EFFECTS` against its reference).
 """
 from __future__ import annotations
 
@@ -28,7 +32,8 @@ from .conflicts import resolve_records
 from .records import FIRST, SECOND, Record, strict_pairs
 
 __all__ = ["pairwise_only", "domain_only", "noisy_labels", "analogues", "PROPERTIES", "TABLE3_DATASETS",
-           "nearest", "table3_groups", "paper_accuracy"]
+           "nearest", "table3_groups", "paper_accuracy", "MULTI_HUMAN", "MULTI_MACHINE", "PAIR_HUMAN", "PAIR_MACHINE",
+           "EFFECTS", "table3", "published_table3", "variants_figure", "paper_groups_text", "add_claims", "effects"]
 
 PROPERTIES = ("annotation", "format", "domain")
 """The properties an analogue shares with the Table 3 rows it stands for."""
@@ -174,3 +179,153 @@ def paper_accuracy():
     t3 = table("table3_datasets").set_index("dataset")
     t3["mean_acc"] = t3[["open_acc", "human_acc"]].mean(axis=1)
     return t3
+
+
+MULTI_HUMAN, MULTI_MACHINE = "multi-response, human", "multi-response, machine"
+PAIR_HUMAN, PAIR_MACHINE = "pairwise, human", "pairwise, machine"
+
+EFFECTS: dict[str, tuple[str, str, str]] = {
+    PAIR_HUMAN: (MULTI_HUMAN, "less", "a pairwise set holds fewer comparisons per prompt"),
+    PAIR_MACHINE: (PAIR_HUMAN, "less", "machine labels are further from the benchmark's human annotators"),
+    "math only, machine": (MULTI_MACHINE, "less", "a math-only set never shows the other categories' failure modes "
+                           "(and has fewer prompts: size and domain are confounded here)"),
+}
+"""Each one-property change the chapter reads: ``{variant: (its reference, expected direction of
+Overall, the simulated mechanism behind that expectation)}``."""
+
+
+def _interval(row, col: str) -> str:
+    return f"{row[col]:.3f} [{row[col + '_lo']:.3f}, {row[col + '_hi']:.3f}]"
+
+
+def _table3_row(name: str, d: dict | None, board) -> dict:
+    near = nearest(d) if d and not d["stands_for"] else {}  # only where no row shares all three
+    r = board.loc[name]
+    return {"training data": name, "prompts": len(d["records"]) if d else "-", "seeds": int(r["seeds"]),
+            **{k: d[k] if d else "-" for k in ("annotation", "format", "domain", "labels", "isolates")},
+            "stands for (Table 3)": ", ".join(d["stands_for"]) if d and d["stands_for"] else "-",
+            "one property away": ", ".join(f"{n} ({p})" for n, p in near.items()) or "-",
+            "open acc": _interval(r, "open_acc"), "open exact": _interval(r, "open_exact"),
+            "human acc": _interval(r, "human_acc"), "human exact": _interval(r, "human_exact"),
+            "overall": _interval(r, "overall")}
+
+
+def table3(sets: dict[str, dict], board):
+    """Our Table 3: a row per analogue of ``sets`` (:func:`analogues`: its properties, what it isolates,
+    the rows it stands for or, standing for none, those :func:`nearest` it) and per other model of
+    ``board`` (the baselines), each metric as ``value [95% interval]``.
+
+    ``board`` is :func:`cheems_lib.leaderboard.board` indexed by model.
+    """
+    import pandas as pd
+
+    rows = [_table3_row(name, d, board) for name, d in sets.items()]
+    return pd.DataFrame(rows + [_table3_row(name, None, board) for name in board.index if name not in sets])
+
+
+def published_table3(sets: dict[str, dict]):
+    """The paper's Table 3 with our :data:`PROPERTIES` and note of each dataset and the analogue of
+    ``sets`` that stands for it ("-" for none)."""
+    from .paper import table
+
+    analogue_of = {d: name for name, a in sets.items() for d in a["stands_for"]}
+    published = table("table3_datasets")
+    for prop in (*PROPERTIES, "note"):
+        published[prop] = [TABLE3_DATASETS[d][prop] for d in published["dataset"]]
+    published["our analogue"] = [analogue_of.get(d, "-") for d in published["dataset"]]
+    return published
+
+
+def variants_figure(overall: dict, *, seed: int = 0):
+    """Overall of each training set and baseline (:func:`cheems_lib.figures.seed_dots` of ``overall``,
+    ``{name: Estimate}``), legend on top; returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    from .figures import seed_dots
+
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(overall) + 1.2))
+    seed_dots(overall, ax=ax, seed=seed, xlabel="Overall on CheemsBench (ours)")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def paper_groups_text() -> str:
+    """Table 3's mean accuracy (of its two subsets) per dataset, grouped by :func:`table3_groups`."""
+    t3 = paper_accuracy()
+    return "; ".join(f"{group}: " + ", ".join(f"{d} {t3.loc[d, 'mean_acc']:.3f}" for d in names)
+                     for group, names in table3_groups().items())
+
+
+def _sized(sets: dict[str, dict], name: str) -> str:
+    return f"{name} ({len(sets[name]['records']):,} prompts)"
+
+
+def _language_claim():
+    """Chinese vs English data: untestable on a world with one language."""
+    from .claims import VERDICTS, Claim
+
+    t3 = paper_accuracy()
+    zh, en = t3[t3["language"] == "zh"]["mean_acc"], t3[t3["language"] == "en"]["mean_acc"]
+    return Claim(
+        "tab3-chinese-vs-english", "§6.1, Table 3", "the best English datasets transfer better than the best Chinese ones",
+        "untestable", "inconclusive", reason="the simulated world has one language, and translation artefacts are not "
+        "modelled, so no variant here differs by language", paper=f"best Chinese {zh.idxmax()} {zh.max():.3f}, best "
+        f"English {en.idxmax()} {en.max():.3f} (mean accuracy)", link="tab-transfer-published-table3",
+        says={v: "Whether English data transfers better than Chinese data cannot be tested here: the simulated world has "
+                 "one language and no translation." for v in VERDICTS})
+
+
+def add_claims(ledger, sets: dict[str, dict], overall: dict, *, seed: int = 0) -> None:
+    """Test Table 3's claims on the analogues of ``sets`` and add them to ``ledger``: multi-response
+    beats pairwise data and human beats machine labels (paired differences of ``overall``,
+    ``{name: Estimate}``), and English vs Chinese data (untestable here)."""
+    from .claims import Claim, comparison_says
+
+    groups = paper_groups_text()
+    ledger.add(Claim.test(
+        "tab3-multi-response-helps", overall[MULTI_HUMAN] - overall[PAIR_HUMAN], "greater", seed=seed,
+        paper_ref="§6.1, Table 3", claim="multi-response preference data transfers better than pairwise data",
+        kind="finding", statistic=f"Overall of {_sized(sets, MULTI_HUMAN)} minus {_sized(sets, PAIR_HUMAN)}: the same "
+                                  "prompts and human labels, one pair kept per prompt; paired",
+        paper=f"mean accuracy in Table 3 by format and annotation: {groups} (format, annotation, domain and "
+              "language vary together there)",
+        link="paper-table3", says=comparison_says(f"The {MULTI_HUMAN} set", f"its {PAIR_HUMAN} copy")))
+    ledger.add(Claim.test(
+        "tab3-human-beats-machine", overall[PAIR_HUMAN] - overall[PAIR_MACHINE], "greater", seed=seed,
+        paper_ref="§6.1, Table 3", claim="human-annotated preference data transfers better than machine-annotated data",
+        kind="finding", statistic=f"Overall of {_sized(sets, PAIR_HUMAN)} minus {_sized(sets, PAIR_MACHINE)}: one pair "
+                                  "per prompt in both, as many pairs, human vs machine labels; paired",
+        paper=f"mean accuracy in Table 3 by format and annotation: {groups}",
+        link="paper-table3", says=comparison_says(f"The {PAIR_HUMAN} set", f"the {PAIR_MACHINE} set of the same size")))
+    ledger.add(_language_claim())
+
+
+def _effect(sets: dict[str, dict], overall: dict, variant: str, seed: int) -> tuple[dict, str]:
+    """One row of :func:`effects` and its sentence."""
+    from .claims import decide
+
+    reference, expected, mechanism = EFFECTS[variant]
+    change = sets[variant]["isolates"]
+    diff = overall[variant] - overall[reference]
+    lo, hi = diff.interval(seed=seed)
+    verdict = decide(diff, "greater", seed=seed)
+    effect = {"supported": "raises", "contradicted": "lowers", "inconclusive": "does not measurably change"}[verdict]
+    row = {"variant": variant, "reference": reference, "isolates": change, "seeds": diff.seeds,
+           "Overall difference [95%]": f"{diff.value:+.3f} [{lo:+.3f}, {hi:+.3f}]",
+           "Overall": effect.replace("does not measurably change", "not separated")}
+    what = f"{change.split(':')[0]} ({variant} vs {reference}) {effect} Overall ({diff.value:+.3f} [{lo:+.3f}, {hi:+.3f}])"
+    if verdict == "inconclusive":
+        return row, what
+    agrees = decide(diff, expected, seed=seed) == "supported"
+    return row, f"{what}, {'as expected if' if agrees else 'although'} {mechanism}"
+
+
+def effects(sets: dict[str, dict], overall: dict, *, seed: int = 0):
+    """What each one-property change of :data:`EFFECTS` does to Overall (paired with its reference):
+    a table (difference, 95% interval, raises / lowers / not separated) and one sentence for the
+    prose, naming the simulated mechanism where the change is separated from zero."""
+    import pandas as pd
+
+    rows, sentences = zip(*(_effect(sets, overall, variant, seed) for variant in EFFECTS))
+    return pd.DataFrame(list(rows)), "; ".join(sentences) + "."

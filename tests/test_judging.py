@@ -106,3 +106,18 @@ def test_batched_judge_encoding_equals_one_at_a_time(judge):
             want = [_encode_judge(t, p, max_length) for p in prompts]
             assert _encode_judges(t, prompts, max_length, chunk=3) == want
     assert max(map(len, want)) == 50 < len(_encode_judge(plain, prompts[0], None))  # the cut was exercised
+
+
+def test_judge_all_equals_judging_each_loaded_checkpoint(judge, tmp_path):
+    """judge_all loads each judge by path and gives judge_records' scores and consistency for it."""
+    from cheems_lib.judging import judge_all, load_judge
+
+    model, tok, recs = judge
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    scores, consistency = judge_all({"tiny": tmp_path}, recs, batch_size=4)
+    loaded, ltok = load_judge(tmp_path)
+    verdicts = judge_records(loaded, ltok, recs, batch_size=4)
+    assert list(scores) == ["tiny"] and consistency["tiny"] == pytest.approx(position_consistency(verdicts))
+    ref = judge_scores(verdicts)
+    assert scores["tiny"].keys() == ref.keys() and all(abs(scores["tiny"][k] - ref[k]) <= 1e-5 for k in ref)

@@ -1,6 +1,12 @@
-"""Leaderboards: sorted by Overall, intervals bracket the estimates, baselines present, Fig. 4 data."""
+"""Leaderboards: sorted by Overall, intervals bracket the estimates, baselines present, Fig. 4 data; the
+evaluation chapter's Table 2, sentences, §6.1 claims and Fig. 4."""
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
+from cheems_lib import leaderboard as lb
+from cheems_lib.claims import Claim, Ledger, best_of, category_estimate, subset_estimate
 from cheems_lib.leaderboard import baseline_scores, category_accuracy, leaderboard
 from cheems_lib.simulation import WorldConfig, build_world
 
@@ -35,3 +41,129 @@ def test_one_baseline_spelling_and_the_text_board_order():
                  for m, res in results.items()}
     lines = text_board(per_model, list(subsets)).splitlines()
     assert [l.split()[0] for l in lines[2:]] == list(board(evaluate_scores(scores, subsets, n_boot=20))["model"])
+
+
+# The evaluation chapter's pieces, on the smoke world: an oracle "trained" with two seeds (the truth, and the
+# truth with noise), a noisy copy, the three baselines, and the oracle as a "judge" on the first prompts.
+
+
+@pytest.fixture(scope="module")
+def chapter():
+    """Subsets, scores and evaluate_scores results shaped like the evaluation chapter's."""
+    w = build_world(WorldConfig(size="smoke", seed=0))
+    subsets = {"open": w.files["cheems_bench/open.jsonl"], "human": w.files["cheems_bench/human.jsonl"]}
+    truth = {(t["prompt_id"], t["response_id"]): t["utility"] for t in w.truth}
+    rng = np.random.default_rng(0)
+    noisy = {k: v + rng.normal(0, 1.0) for k, v in truth.items()}
+    records = [r for s in subsets.values() for r in s]
+    scores = {"oracle": [truth, noisy], "noisy": [noisy, {k: -v for k, v in noisy.items()}]}
+    base_scores = baseline_scores(records, seed=1)
+    small = {k: v[:5] for k, v in subsets.items()}
+    return dict(subsets=subsets, truth=truth, small=small, base_scores=base_scores,
+                results=lb.evaluate_scores(scores, subsets, n_boot=60, seed=0),
+                baselines=lb.evaluate_scores(base_scores, subsets, n_boot=60, seed=0),
+                judged=lb.evaluate_scores({"judge": truth}, small, n_boot=60, seed=0))
+
+
+def test_table2_rows_kinds_prompts_and_intervals(chapter):
+    """table2 lists every model in board()'s order with its kind, its own prompt count and board()'s intervals."""
+    c = chapter
+    kinds = {"oracle": "ours", "noisy": "ours", "judge": "judge", **dict.fromkeys(c["baselines"], "baseline")}
+    shown = lb.table2([(c["results"], c["subsets"]), (c["baselines"], c["subsets"]), (c["judged"], c["small"])], kinds)
+    ref = lb.board({**c["results"], **c["baselines"], **c["judged"]})
+    assert list(shown.columns) == ["model", "kind", "prompts", "seeds", *(t for _, t in lb.TABLE2_COLUMNS)]
+    assert list(shown["model"]) == list(ref["model"]) and list(shown["kind"]) == [kinds[m] for m in ref["model"]]
+    full, few = sum(map(len, c["subsets"].values())), sum(map(len, c["small"].values()))
+    assert list(shown["prompts"]) == [few if m == "judge" else full for m in ref["model"]]
+    row = ref.iloc[0]
+    assert shown["Overall"][0] == f"{row['overall']:.3f} [{row['overall_lo']:.3f}, {row['overall_hi']:.3f}]"
+
+
+def test_baseline_sentence_follows_best_of(chapter):
+    """The sentence is best_of's verdict for the best trained model against the broadcast baselines."""
+    c = chapter
+    anti = lb.evaluate_scores({"anti": {k: -v for k, v in c["truth"].items()}}, c["subsets"], n_boot=60)
+    cases = [(c["results"], "oracle, the trained model with the highest mean Overall, beats"),
+             (anti, "A baseline beats anti")]
+    for trained, start in cases:
+        lead = max(trained, key=lambda n: subset_estimate(trained[n]).value)
+        ests = {lead: subset_estimate(trained[lead]),
+                **{n: subset_estimate(r).broadcast(len(trained[lead])) for n, r in c["baselines"].items()}}
+        verdict, _ = best_of(ests, lead)
+        text = lb.baseline_sentence(trained, c["baselines"])
+        assert verdict in ("supported", "contradicted") and text.startswith(start)
+
+
+def test_judge_sentence_says_above_or_below_random(chapter):
+    """A perfect judge is above the random baseline on the same prompts, a reversed one below."""
+    c = chapter
+    random = c["base_scores"]["baseline:random"]
+    assert "is above the random" in lb.judge_sentence(c["judged"], random, c["small"], n_boot=60)
+    anti = lb.evaluate_scores({"anti": {k: -v for k, v in c["truth"].items()}}, c["small"], n_boot=60)
+    assert "is below the random" in lb.judge_sentence(anti, random, c["small"], n_boot=60)
+
+
+def test_add_findings_adds_three_claims_with_hand_computed_estimates(chapter):
+    """The three §6.1 claims, in order, with estimates equal to the per-seed differences averaged by hand."""
+    from cheems_lib import comparators, paper
+    from cheems_lib.baselines import length_scores
+
+    c = chapter
+    rb = comparators.rewardbench_like(0, 24)
+    rb_scores = {"oracle": [length_scores(rb.records)] * 2, "noisy": [length_scores(rb.records, prefer="shorter")] * 2}
+    ledger = Ledger("evaluation", "test")
+    lb.add_findings(ledger, c["results"], rewardbench=rb, rewardbench_scores=rb_scores,
+                    table8=paper.table("table8_reward_models"), n_boot=60)
+    assert list(ledger.claims) == ["s61-lower-than-rewardbench", "s61-open-vs-human-instruction", "s61-deterministic-easier"]
+    on_rb = lb.evaluate_scores(rb_scores, {"rb": rb.sets["pairs"]}, n_boot=0)
+    cheems = [np.mean([(s["open"].accuracy + s["human"].accuracy) / 2 - r["rb"].accuracy
+                       for s, r in zip(c["results"][m], on_rb[m])]) for m in c["results"]]
+    open_human = [np.mean([s["open"].accuracy - s["human"].accuracy for s in c["results"][m]]) for m in c["results"]]
+    assert ledger.claims["s61-lower-than-rewardbench"].estimate == pytest.approx(np.mean(cheems))
+    assert ledger.claims["s61-open-vs-human-instruction"].estimate == pytest.approx(np.mean(open_human))
+    assert all(isinstance(cl, Claim) and cl.kind == "finding" and "{" not in cl.sentence for cl in ledger.claims.values())
+
+
+def test_category_estimates_and_figure(chapter):
+    """Fig. 4 plots category_estimates per subset: subset accuracy first, deterministic rows marked *, means as diamonds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cheems_lib.corpus import DETERMINISTIC
+
+    res = chapter["results"]
+    rows = lb.category_estimates(res, "open")
+    first = np.mean([subset_estimate(res[m], "accuracy", ["open"]).value for m in res])
+    assert list(rows)[0] == "all categories (subset accuracy)" and rows[list(rows)[0]].value == pytest.approx(first)
+    det = np.mean([category_estimate(res[m], DETERMINISTIC, ["open"]).value for m in res])
+    assert rows[f"deterministic: {lb.deterministic_label()}"].value == pytest.approx(det)
+    assert lb.deterministic_label() == "math, code, reasoning" and any(k.endswith(" *") for k in rows)
+    fig = lb.category_figure(res)
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes] == ["Open Prompt", "Human Instruction"]
+    for ax, sub in zip(axes, ("open", "human")):
+        want = lb.category_estimates(res, sub)
+        means = [c.get_offsets()[0][0] for c in ax.collections[1::2]]
+        assert means == pytest.approx([e.value for e in want.values()])
+        assert [t.get_text() for t in ax.get_yticklabels()] == list(want)[::-1]
+    plt.close(fig)
+
+
+def test_score_models_equals_score_records_per_set(tmp_path):
+    """score_models loads a checkpoint once and gives each record set the scores score_records gives it."""
+    from cheems_lib.reward_model import build_tiny, load, train_tokenizer
+    from cheems_lib.scoring import score_records
+
+    recs = build_world(WorldConfig(size="smoke", seed=2)).files["cheems_bench/open.jsonl"][:6]
+    tok = train_tokenizer((t for r in recs for t in [r.prompt, *(x.content for x in r.responses)]), vocab_size=600)
+    build_tiny("tiny-xs", tok, seed=3).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    (tmp_path / "cheems_train.json").write_text("{}")  # the trained-head marker: this test scores, it does not train
+    first, second = lb.score_models([str(tmp_path)], [recs[:3], recs[3:]], batch_size=4)
+    model, t = load(tmp_path)
+    for got, part in ((first, recs[:3]), (second, recs[3:])):
+        ref, _ = score_records(model, t, part, batch_size=1)
+        assert got[str(tmp_path)].keys() == ref.keys()
+        assert all(abs(got[str(tmp_path)][k] - ref[k]) <= 1e-5 for k in ref)

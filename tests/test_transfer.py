@@ -116,3 +116,94 @@ def test_paper_groups_are_rows_of_table3():
         assert set(members) <= set(t3.index)
     row = t3.loc["HH-RLHF"]
     assert row["mean_acc"] == (row["open_acc"] + row["human_acc"]) / 2
+
+
+@pytest.fixture(scope="module")
+def evaluated(files, sets):
+    """Stand-in results for the chapter's tables: each analogue 'scored' by seeded random scores (two seeds),
+    plus the baselines, on the smoke world's benchmark; the board indexed by model and Overall estimates."""
+    from cheems_lib.baselines import random_scores
+    from cheems_lib.claims import subset_estimate
+    from cheems_lib.leaderboard import baseline_scores, board, evaluate_scores
+
+    bench = {"open": files["cheems_bench/open.jsonl"], "human": files["cheems_bench/human.jsonl"]}
+    records = [r for s in bench.values() for r in s]
+    scores = {name: [random_scores(records, seed=10 * i + s) for s in range(2)] for i, name in enumerate(sets)}
+    results = evaluate_scores({**scores, **baseline_scores(records)}, bench, n_boot=40)
+    return board(results).set_index("model"), {n: subset_estimate(r) for n, r in results.items()}
+
+
+def test_table3_has_a_row_per_set_then_the_baselines(sets, evaluated):
+    """Our Table 3: the analogues in order, then the other models, with board()'s intervals and 'one property
+    away' only for analogues that stand for no row."""
+    board, _ = evaluated
+    t = transfer.table3(sets, board)
+    assert list(t["training data"]) == list(sets) + [n for n in board.index if n not in sets]
+    for _, row in t.iterrows():
+        r = board.loc[row["training data"]]
+        assert row["overall"] == f"{r['overall']:.3f} [{r['overall_lo']:.3f}, {r['overall_hi']:.3f}]"
+        d = sets.get(row["training data"])
+        assert row["prompts"] == (len(d["records"]) if d else "-") and row["seeds"] == r["seeds"]
+        assert (row["one property away"] != "-") <= bool(d and not d["stands_for"])
+
+
+def test_published_table3_adds_our_properties_and_analogue(sets):
+    """The paper's rows with each dataset's properties from TABLE3_DATASETS and the analogue standing for it."""
+    pub = transfer.published_table3(sets)
+    assert list(pub["dataset"]) == list(transfer.paper_accuracy().index)
+    for _, row in pub.iterrows():
+        assert all(row[p] == TABLE3_DATASETS[row["dataset"]][p] for p in (*PROPERTIES, "note"))
+        standing = [n for n, d in sets.items() if row["dataset"] in d["stands_for"]]
+        assert row["our analogue"] == (standing[0] if standing else "-")
+
+
+def test_variants_figure_plots_each_overall(evaluated):
+    """One row per model, top to bottom in order, its diamond at the mean over seeds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    _, overall = evaluated
+    fig = transfer.variants_figure(overall)
+    ax = fig.axes[0]
+    assert [c.get_offsets()[0][0] for c in ax.collections[1::2]] == pytest.approx([e.value for e in overall.values()])
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(overall)[::-1]
+    plt.close(fig)
+
+
+def test_paper_groups_text_quotes_each_dataset_mean():
+    """Each group of table3_groups, with each dataset's mean accuracy read from the CSV, three decimals."""
+    t3 = transfer.paper_accuracy()
+    text = transfer.paper_groups_text()
+    for group, names in transfer.table3_groups().items():
+        assert f"{group}: {names[0]} {t3.loc[names[0], 'mean_acc']:.3f}" in text
+
+
+def test_add_claims_tests_the_paired_differences(sets, evaluated):
+    """Three claims in order; the two findings' estimates are the paired Overall differences, language is untestable."""
+    from cheems_lib.claims import Ledger
+
+    _, overall = evaluated
+    ledger = Ledger("transfer", "test")
+    transfer.add_claims(ledger, sets, overall)
+    assert list(ledger.claims) == ["tab3-multi-response-helps", "tab3-human-beats-machine", "tab3-chinese-vs-english"]
+    diff = overall[transfer.MULTI_HUMAN] - overall[transfer.PAIR_HUMAN]
+    assert ledger.claims["tab3-multi-response-helps"].estimate == pytest.approx(diff.value)
+    diff = overall[transfer.PAIR_HUMAN] - overall[transfer.PAIR_MACHINE]
+    assert ledger.claims["tab3-human-beats-machine"].estimate == pytest.approx(diff.value)
+    assert ledger.claims["tab3-chinese-vs-english"].kind == "untestable"
+
+
+def test_effects_reads_each_change_against_its_reference(sets, evaluated):
+    """One row and one sentence per change of EFFECTS; 'raises' exactly when the difference's interval is above zero."""
+    from cheems_lib.claims import decide
+
+    _, overall = evaluated
+    table, text = transfer.effects(sets, overall)
+    assert list(table["variant"]) == list(transfer.EFFECTS) and text.endswith(".") and text.count("; ") == 2
+    for _, row in table.iterrows():
+        diff = overall[row["variant"]] - overall[row["reference"]]
+        assert row["reference"] == transfer.EFFECTS[row["variant"]][0]
+        assert (row["Overall"] == "raises") == (decide(diff, "greater") == "supported")
+        assert row["Overall difference [95%]"].startswith(f"{diff.value:+.3f}")
