@@ -12,8 +12,12 @@ which GPT comparisons to keep:
    are equal; equal lengths are kept.
 3. :func:`build_preference` joins the human subset and the processed GPT subset.
 
-Every function returns its records and a report in which counts in = kept + dropped.
+Every step returns its records and a report in which counts in = kept + dropped.
 The official repository ships only the final file; this is the pipeline.
+
+For the chapter: :func:`length_balance` and :func:`plot_length_balance` show what debiasing
+does to the two groups, and :func:`gpt_length_sentence` says whether the GPT annotator
+prefers longer answers (Fig. 15c), the bias that debiasing removes.
 """
 from __future__ import annotations
 
@@ -25,8 +29,8 @@ import numpy as np
 from .conflicts import resolve_records
 from .records import FIRST, SECOND, DataError, Record
 
-__all__ = ["strict_comparisons", "filter_by_reward", "chosen_length_counts", "length_debias", "build_preference", "count_cycles", "ABLATION",
-           "ablation"]
+__all__ = ["strict_comparisons", "filter_by_reward", "chosen_length_counts", "length_debias", "build_preference",
+           "count_cycles", "ABLATION", "ablation", "length_balance", "plot_length_balance", "gpt_length_sentence"]
 
 
 def strict_comparisons(record: Record) -> list[tuple[str, str]]:
@@ -160,3 +164,52 @@ def ablation(human: Sequence[Record], gpt: Sequence[Record], scores: Mapping[tup
     gpt_all, ld_report = length_debias(gpt_ds, seed=seed)
     sets = dict(zip(ABLATION, (list(human), list(gpt), gpt_ld, gpt_ds, gpt_all, list(human) + gpt_all)))
     return sets, {"distant_supervision": ds_report, "length_debias_only": ld_only, "length_debias": ld_report}
+
+
+def length_balance(reports: Mapping[str, dict]):
+    """Chosen-longer and chosen-shorter counts before and after debiasing, for the GPT subset alone
+    and after distant supervision: one row per data and moment, from :func:`ablation`'s reports."""
+    import pandas as pd
+
+    rows = []
+    for data, key in (("GPT subset", "length_debias_only"), ("after distant supervision", "length_debias")):
+        for when in ("before", "after"):
+            rows.append({"data": data, "when": when, "chosen longer": reports[key][f"chosen_longer_{when}"],
+                         "chosen shorter": reports[key][f"chosen_shorter_{when}"]})
+    return pd.DataFrame(rows)
+
+
+def plot_length_balance(balance):
+    """Bars of :func:`length_balance`: one panel per data, before and after, longer (blue) and shorter (orange)."""
+    import seaborn as sns
+
+    long = balance.melt(id_vars=["data", "when"], var_name="group", value_name="comparisons")
+    grid = sns.catplot(long, x="when", y="comparisons", hue="group", col="data", kind="bar", height=3.2, aspect=1.2,
+                       palette=["#4e79a7", "#f28e2b"])
+    return grid.figure
+
+
+def gpt_length_sentence(gpt: Sequence[Record], *, n_boot: int = 1000, seed: int = 0) -> str:
+    """Does the (simulated) GPT-4o of the GPT subset ``gpt`` prefer longer answers (Fig. 15c)? One
+    sentence for the verdict.
+
+    The statistic is the share of chosen-longer comparisons among those of unequal length,
+    bootstrapped over prompts (a prompt's comparisons stay together), stratified by category.
+    """
+    from .claims import decide, ratio_estimate
+
+    longer, shorter = chosen_length_counts(gpt)
+    share = ratio_estimate(longer, longer + shorter, strata=[r.top_category for r in gpt], n_boot=n_boot,
+                           seed=seed)
+    lo, hi = share.interval(seed=seed)
+    counts = (f"the chosen response is the longer one in {int(longer.sum()):,} comparisons and the shorter one in "
+              f"{int(shorter.sum()):,}")
+    interval = f"{share.value:.3f} [{lo:.3f}, {hi:.3f}]"
+    return {
+        "supported": f"The simulated GPT-4o prefers longer answers, as GPT-4o does in Fig. 15c: in the GPT subset "
+                     f"{counts}, a share of {interval} for the longer one, above one half.",
+        "contradicted": f"The simulated GPT-4o does not prefer longer answers here, unlike GPT-4o in Fig. 15c: in the "
+                        f"GPT subset {counts}, a share of {interval} for the longer one, below one half.",
+        "inconclusive": f"In the GPT subset {counts}, a share of {interval} for the longer one: the interval includes "
+                        "one half, so this run cannot say whether the simulated GPT-4o prefers longer answers (Fig. 15c).",
+    }[decide(share - 0.5, "greater", seed=seed)]

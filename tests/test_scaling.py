@@ -1,11 +1,18 @@
-"""Scaling ladders: geometric sizes, nested seeded subsets, pair counts."""
+"""Scaling ladders: geometric sizes, nested seeded subsets, pair counts; the sweeps' curves, plots and claims."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from cheems_lib import scaling
+from cheems_lib.claims import Ledger
+from cheems_lib.experiments import ModelSpec
+from cheems_lib.metrics import SubsetResult
 
 from conftest import make_record
+
+LABELS = {"open": "Open Prompt", "human": "Human Instruction"}
+SOURCE = "simulated world (size smoke, seed 0)"
 
 
 def test_ladder():
@@ -37,3 +44,126 @@ def test_count_pairs():
             make_record("r", "ab", rank={"a": 0, "b": 0})]
     assert scaling.count_pairs(recs) == 5  # a>b, a>c, a>d, b>d, c>d; unranked and tied give none
 
+
+
+def _result(accuracy: float, noise: np.ndarray) -> SubsetResult:
+    return SubsetResult(accuracy, accuracy / 2, {}, 10, 0, accuracy + noise, accuracy / 2 + noise)
+
+
+def _results(values: dict[str, list[tuple[float, float]]], spread: float = 0.01) -> dict[str, list[dict]]:
+    """Fake evaluate() results: per model, per seed, (open, human) accuracy; replicates share their noise
+    across models (as paired resamples do)."""
+    noise = np.random.default_rng(0).normal(0, spread, 200)
+    return {name: [{"open": _result(o, noise), "human": _result(h, noise)} for o, h in per_seed]
+            for name, per_seed in values.items()}
+
+
+LADDER = {"10 prompts": [(0.50, 0.52), (0.54, 0.56)], "20 prompts": [(0.60, 0.62), (0.64, 0.66)],
+          "40 prompts": [(0.70, 0.72), (0.74, 0.76)]}
+
+
+def _ladder_specs(sizes=(10, 20, 40), seeds=(0, 1)):
+    """Specs in ladder_family's order (seed-major); seed s gives every record s + 2 ranked responses."""
+    specs = []
+    for s in seeds:
+        ids = "abcd"[:s + 2]
+        for n in sizes:
+            recs = [make_record(f"p{i}", ids, rank={x: k for k, x in enumerate(ids)}) for i in range(n)]
+            specs.append(ModelSpec(f"{n} prompts", recs, None))
+    return specs
+
+
+class TestSweeps:
+    def test_points_and_curve(self):
+        """Dots are each seed's accuracy at its own x; the curve is the mean over seeds with an interval around it."""
+        results = _results(LADDER)
+        dots = scaling.sweep_points(results, {n: [1.0, 2.0] for n in LADDER}, LABELS)
+        assert len(dots) == 3 * 2 * 2
+        row = dots[(dots["model"] == "20 prompts") & (dots["subset"] == "Human Instruction")]
+        assert row["accuracy"].tolist() == [0.62, 0.66] and row["x"].tolist() == [1.0, 2.0]
+        curve = scaling.sweep_curve(results, {n: 5.0 for n in LADDER}, LABELS)
+        assert curve["subset"].tolist()[:2] == list(LABELS.values())
+        open40 = curve[(curve["model"] == "40 prompts") & (curve["subset"] == "Open Prompt")].iloc[0]
+        assert open40["accuracy"] == pytest.approx(0.72) and open40["seeds"] == 2
+        assert open40["lo"] < open40["accuracy"] < open40["hi"]
+
+    def test_data_sweep_counts_pairs_per_seed(self):
+        """Fig. 6's x is each seed's own pair count (the curve: their mean) and prompts is the subset size."""
+        dots, curve = scaling.data_sweep(_ladder_specs(), _results(LADDER), LABELS)
+        # seed 0: 2 responses -> 1 pair per record; seed 1: 3 responses -> 3 pairs per record
+        assert dots[dots["model"] == "20 prompts"]["x"].tolist() == [20, 20, 60, 60]
+        assert dict(zip(curve["model"], curve["x"])) == {"10 prompts": 20.0, "20 prompts": 40.0, "40 prompts": 80.0}
+        assert dict(zip(curve["model"], curve["prompts"])) == {"10 prompts": 10, "20 prompts": 20, "40 prompts": 40}
+
+    def test_size_sweep_names_models_by_size(self):
+        """Fig. 7's x is the parameter count; the curve's model column is the size name."""
+        results = _results({"a · human": [(0.5, 0.5)], "b · human": [(0.7, 0.7)]})
+        dots, curve = scaling.size_sweep(results, {"a · human": 100, "b · human": 1000},
+                                         {"a · human": "tiny-xs", "b · human": "tiny"}, LABELS)
+        assert sorted(set(dots["x"])) == [100, 1000]
+        assert set(curve["model"]) == {"tiny-xs", "tiny"} and (curve["parameters"] == curve["x"]).all()
+
+
+class TestPlotAndTable:
+    def test_plot_shows_the_curve_and_the_seeds(self):
+        """One log-x panel per subset: the line is the curve's means by x, the black dots are the seeds' accuracies."""
+        dots, curve = scaling.data_sweep(_ladder_specs(), _results(LADDER), LABELS)
+        fig = scaling.plot_sweep(dots, curve, xlabel="pairs", color="#4e79a7", title="t")
+        assert [ax.get_title() for ax in fig.axes] == list(LABELS.values())
+        for ax, sub in zip(fig.axes, LABELS.values()):
+            want = curve[curve["subset"] == sub].sort_values("x")
+            assert ax.get_xscale() == "log" and ax.get_xlabel() == "pairs"
+            assert np.allclose(ax.lines[0].get_ydata(), want["accuracy"])
+            seeds = dots[dots["subset"] == sub]
+            assert np.allclose(ax.collections[-1].get_offsets(), seeds[["x", "accuracy"]].to_numpy())
+            assert not ax.texts
+        fig.clf()
+
+    def test_plot_annotates_after_layout(self):
+        """With annotate, each mean is labelled with the named column, one label per model and panel."""
+        results = _results({"a · human": [(0.5, 0.5)], "b · human": [(0.7, 0.7)]})
+        dots, curve = scaling.size_sweep(results, {"a · human": 100, "b · human": 1000},
+                                         {"a · human": "tiny-xs", "b · human": "tiny"}, LABELS)
+        fig = scaling.plot_sweep(dots, curve, xlabel="p", color="#e15759", title="t", annotate="model")
+        assert [sorted(t.get_text() for t in ax.texts) for ax in fig.axes] == [["tiny", "tiny-xs"]] * 2
+        fig.clf()
+
+    def test_interval_table(self):
+        """Cells read "mean [low, high]" with three decimals, one column per subset, one row per index value."""
+        curve = scaling.sweep_curve(_results(LADDER), {n: 1.0 for n in LADDER}, LABELS)
+        table = scaling.interval_table(curve, ["model"])
+        assert list(table.columns) == sorted(LABELS.values()) and len(table) == 3
+        row = curve[(curve["model"] == "10 prompts") & (curve["subset"] == "Open Prompt")].iloc[0]
+        assert table.loc["10 prompts", "Open Prompt"] == f"{row['accuracy']:.3f} [{row['lo']:.3f}, {row['hi']:.3f}]"
+
+
+class TestClaims:
+    def test_data_summary(self):
+        """The prose's ranges come from the ladder's ends; accuracy rising with size gives a rank correlation of 1."""
+        results = _results(LADDER)
+        _, curve = scaling.data_sweep(_ladder_specs(), results, LABELS)
+        summary = scaling.data_summary(results, curve)
+        assert summary == {"data_range": "10 to 40", "data_pairs_range": "20 to 80", "data_span": 4.0,
+                           "data_rho": pytest.approx(1.0)}
+
+    def test_data_claim_supported_and_contradicted(self):
+        """More data wins: the estimate is the largest minus the smallest set's mean accuracy; falling accuracy contradicts."""
+        for values, verdict in ((LADDER, "supported"), (dict(zip(LADDER, list(LADDER.values())[::-1])), "contradicted")):
+            results = _results(values)
+            _, curve = scaling.data_sweep(_ladder_specs(), results, LABELS)
+            claim = scaling.add_data_claim(Ledger("scaling", SOURCE), results, curve)
+            assert claim.verdict == verdict and claim.seeds == 2
+            assert claim.estimate == pytest.approx(0.2 if verdict == "supported" else -0.2)
+            assert claim.sentence.startswith("Training on 40 rather than 10 prompts ")
+
+    def test_size_claims_compare_by_parameters(self):
+        """The comparison is the most minus the fewest parameters, whatever the order; the instruct claim is untestable."""
+        results = _results({"big": [(0.8, 0.8)], "small": [(0.6, 0.6)], "mid": [(0.7, 0.7)]})
+        ledger = Ledger("scaling", SOURCE)
+        scaling.add_size_claims(ledger, results, {"big": 900, "small": 10, "mid": 90},
+                                {"big": "tiny", "small": "tiny-xs", "mid": "tiny-s"})
+        size, instruct = ledger.claims.values()
+        assert size.id == "fig7-model-scaling" and size.verdict == "supported"
+        assert size.estimate == pytest.approx(0.2)
+        assert size.sentence.startswith("Training tiny (900 parameters) rather than tiny-xs (10) raises accuracy")
+        assert instruct.kind == "untestable" and instruct.verdict == "inconclusive"

@@ -1,0 +1,143 @@
+"""The dataset construction ablation (paper §6.3, Table 4): which steps of building CheemsPreference help.
+
+Table 4 trains one reward model per training set of
+:data:`cheems_lib.distant_supervision.ABLATION` (the human subset, the GPT subset, each
+processing step and both, and CheemsPreference) and reads off, row against row, what the
+steps buy. Here each row is trained with several training seeds
+(:func:`cheems_lib.experiments.table4_sets`, :func:`cheems_lib.experiments.evaluate`), and:
+
+- :func:`side_by_side` sets our accuracies and Overall beside the paper's;
+- :func:`plot_overall` draws each row's Overall per seed, its mean and interval;
+- :func:`add_claims` tests the paper's claims on a :class:`cheems_lib.claims.Ledger`: one
+  paired comparison per direction Table 4 shows (:data:`DIRECTIONS`), "CheemsPreference is
+  the best" by :func:`cheems_lib.claims.best_of`, and the two RewardBench claims, which the
+  simulated world cannot test.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from .distant_supervision import ABLATION
+
+__all__ = ["PAPER_COLUMNS", "DIRECTIONS", "side_by_side", "plot_overall", "add_claims"]
+
+PAPER_COLUMNS = ["paper open acc", "paper human acc", "paper overall"]
+"""The columns of :func:`side_by_side` that hold the paper's numbers (data/paper/table4_ablation.csv)."""
+
+_HUMAN, _GPT, _LENGTH, _DISTANT, _ALL, _COMBINED = ABLATION
+DIRECTIONS = (
+    ("tab4-human-beats-gpt", "the GPT subset alone underperforms the human subset", _HUMAN, _GPT),
+    ("tab4-length-debias-helps", "length debiasing improves the GPT subset", _LENGTH, _GPT),
+    ("tab4-distant-supervision-helps", "distant supervision improves the GPT subset", _DISTANT, _GPT),
+    ("tab4-all-strategies-beat-ds", "all strategies beat distant supervision alone", _ALL, _DISTANT),
+    ("tab4-all-strategies-beat-ld", "all strategies beat length debiasing alone", _ALL, _LENGTH),
+    ("tab4-combined-beats-human", "adding the processed GPT subset improves on the human subset alone",
+     _COMBINED, _HUMAN),
+    ("tab4-combined-beats-processed-gpt", "adding the human subset improves on the processed GPT subset alone",
+     _COMBINED, _ALL),
+)
+"""Table 4's direction claims ``(claim id, claim, a, b)``: row ``a`` scores a higher Overall than row ``b``."""
+
+
+def side_by_side(results: Mapping[str, list[dict]], paper, *, seed: int = 0):
+    """One row per training set of ``results`` (in its order): its seeds, and per metric the paper's
+    value beside ours as "mean [95% interval]". ``paper`` is Table 4 indexed by ``training_data``."""
+    import pandas as pd
+
+    from .leaderboard import board
+
+    ours = board(results, seed=seed).set_index("model").loc[list(results)]
+
+    def cell(name, col):
+        row = ours.loc[name]
+        return f"{row[col]:.3f} [{row[col + '_lo']:.3f}, {row[col + '_hi']:.3f}]"
+
+    return pd.DataFrame([{"training data": name, "seeds": int(ours.loc[name, "seeds"]),
+                          "paper open acc": paper.loc[name, "open_acc"], "ours open acc": cell(name, "open_acc"),
+                          "paper human acc": paper.loc[name, "human_acc"], "ours human acc": cell(name, "human_acc"),
+                          "paper overall": paper.loc[name, "overall"], "ours overall": cell(name, "overall")}
+                         for name in results])
+
+
+def plot_overall(overall: Mapping[str, object], *, seed: int = 0):
+    """Each row's Overall (:class:`cheems_lib.claims.Estimate`, top to bottom in order): a dot per
+    training seed, the mean and its 95% interval (:func:`cheems_lib.figures.seed_dots`)."""
+    import matplotlib.pyplot as plt
+
+    from .figures import seed_dots
+
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(overall) + 1.2))
+    seed_dots(overall, ax=ax, seed=seed, xlabel="Overall on CheemsBench (ours)")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def _paper_pair(paper, a: str, b: str) -> str:
+    return f"Overall {paper.loc[a, 'overall']:.3f} ({a}) vs {paper.loc[b, 'overall']:.3f} ({b})"
+
+
+def _add_directions(ledger, overall: Mapping[str, object], paper, seed: int) -> None:
+    from .claims import Claim, comparison_says
+
+    for cid, claim, a, b in DIRECTIONS:
+        ledger.add(Claim.test(
+            cid, overall[a] - overall[b], "greater", seed=seed, paper_ref="§6.3, Table 4", claim=claim,
+            kind="finding", statistic=f"Overall of {a} minus {b}, paired", paper=_paper_pair(paper, a, b),
+            link="paper-table4", says=comparison_says(a, b)))
+
+
+def _add_rewardbench(ledger, paper) -> None:
+    """The two claims about RewardBench, untestable here: the simulated world has no RewardBench."""
+    from .claims import VERDICTS, Claim
+
+    rb_rows = [n for n in paper.index if n.startswith("RewardBench@")]
+    ledger.add(Claim(
+        "tab4-beats-rewardbench-rms", "§6.3, Table 4", "a reward model trained on CheemsPreference beats the best open "
+        "reward models of RewardBench on CheemsBench", "untestable", "inconclusive",
+        reason="those rows are open 27B and 70B reward models trained on real English data, which the simulated world "
+               "does not contain", paper=_paper_pair(paper, _COMBINED, rb_rows[0]), link="paper-table4",
+        says={v: "Whether CheemsPreference beats the open RewardBench reward models cannot be tested here: they are "
+                 "not part of the simulated world." for v in VERDICTS}))
+    ledger.add(Claim(
+        "tab4-human-weak-on-rewardbench", "§6.3, Table 4", "the human subset alone scores lower on RewardBench than "
+        "CheemsPreference", "untestable", "inconclusive",
+        reason="this chapter scores on CheemsBench only; the simulated world has no RewardBench",
+        paper=f"RewardBench {paper.loc[_HUMAN, 'rewardbench']:.3f} ({_HUMAN}) vs "
+              f"{paper.loc[_COMBINED, 'rewardbench']:.3f} ({_COMBINED})", link="paper-table4",
+        says={v: "Whether the human subset alone does worse on RewardBench cannot be tested here: this chapter has no "
+                 "RewardBench." for v in VERDICTS}))
+
+
+def _add_best(ledger, overall: Mapping[str, object], paper, seed: int) -> None:
+    """CheemsPreference is the best row only if its paired interval beats every other row's."""
+    from .claims import Claim, best_of
+
+    verdict, diff = best_of(overall, _COMBINED, seed=seed)
+    rival = min((n for n in overall if n != _COMBINED), key=lambda n: (overall[_COMBINED] - overall[n]).value)
+    lo, hi = diff.interval(seed=seed)
+    paper_rival = paper.loc[[n for n in ABLATION if n != _COMBINED], "overall"].idxmax()
+    tmpl = "{estimate:.3f} [{lo:.3f}, {hi:.3f}] (95% interval; training seeds: {seeds})"
+    ledger.add(Claim(
+        "tab4-combined-best", "§6.3, Table 4", "human + processed GPT (CheemsPreference) is the best training set",
+        "finding", verdict, estimate=diff.value, ci_low=lo, ci_high=hi, seeds=diff.seeds,
+        statistic=f"Overall of {_COMBINED} minus the closest other row ({rival}), paired; best only if it beats every row",
+        paper=f"{_paper_pair(paper, _COMBINED, paper_rival)}, the next best row", link="paper-table4",
+        says={"supported": f"{_COMBINED} beats every other row by paired intervals; the closest, {rival}, by {tmpl}.",
+              "contradicted": f"{_COMBINED} is not the best: at least one row beats it by a paired interval "
+                              f"(closest difference, to {rival}: {tmpl}).",
+              "inconclusive": f"{_COMBINED} is not separated from every other row: its paired difference to {rival} "
+                              f"is {tmpl}."}))
+
+
+def add_claims(ledger, overall: Mapping[str, object], paper, *, seed: int = 0) -> dict[str, int]:
+    """Add Table 4's claims to ``ledger``; count the ledger's tested claims: ``{"n_claims_supported", "n_claims"}``.
+
+    ``overall`` maps each row of :data:`~cheems_lib.distant_supervision.ABLATION` to its Overall
+    :class:`~cheems_lib.claims.Estimate` (all paired); ``paper`` is Table 4 indexed by ``training_data``.
+    """
+    _add_directions(ledger, overall, paper, seed)
+    _add_rewardbench(ledger, paper)
+    _add_best(ledger, overall, paper, seed)
+    tested = [c for c in ledger.claims.values() if c.kind == "finding"]
+    return {"n_claims_supported": sum(c.verdict == "supported" for c in tested), "n_claims": len(tested)}

@@ -1,0 +1,71 @@
+"""Table 4's ablation: the side-by-side table, the per-seed figure and the claims, on made-up estimates."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cheems_lib import construction_ablation as ablation
+from cheems_lib import paper
+from cheems_lib.claims import Estimate, Ledger
+from cheems_lib.distant_supervision import ABLATION
+from cheems_lib.leaderboard import board
+from cheems_lib.metrics import SubsetResult
+
+SOURCE = "simulated world (size smoke, seed 0)"
+NOISE = np.random.default_rng(0).normal(0, 0.01, (2, 200))  # shared by every row: paired resamples
+
+
+def _overall(values: list[float]) -> dict[str, Estimate]:
+    """Per Table 4 row, an Overall estimate over two seeds (±0.005 around ``value``), paired with the others."""
+    return {name: Estimate(np.array([v - 0.005, v + 0.005]), v + NOISE) for name, v in zip(ABLATION, values)}
+
+
+@pytest.fixture(scope="module")
+def t4():
+    return paper.table("table4_ablation").set_index("training_data")
+
+
+def test_side_by_side(t4):
+    """One row per training set in the results' order; the paper's columns are Table 4's, ours the board's "mean [interval]"."""
+    noise = np.random.default_rng(1).normal(0, 0.01, 100)
+    results = {name: [{sub: SubsetResult(0.5 + k / 20, 0.3, {}, 10, 0, 0.5 + k / 20 + noise, 0.3 + noise)
+                       for sub in ("open", "human")} for _ in range(2)] for k, name in enumerate(ABLATION)}
+    side = ablation.side_by_side(results, t4, seed=0)
+    assert side["training data"].tolist() == list(ABLATION) and (side["seeds"] == 2).all()
+    assert set(ablation.PAPER_COLUMNS) <= set(side.columns)
+    assert side["paper overall"].tolist() == t4.loc[list(ABLATION), "overall"].tolist()
+    ours = board(results).set_index("model").loc[ABLATION[2]]
+    assert side.loc[2, "ours overall"] == f"{ours['overall']:.3f} [{ours['overall_lo']:.3f}, {ours['overall_hi']:.3f}]"
+
+
+def test_plot_overall():
+    """One row per training set, top to bottom in order; the diamonds sit at the means over seeds."""
+    overall = _overall([0.60, 0.50, 0.55, 0.58, 0.62, 0.70])
+    fig = ablation.plot_overall(overall)
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(ABLATION)[::-1]
+    diamonds = [c for c in ax.collections if c.get_offsets().shape[0] == 1]
+    assert np.allclose(sorted(d.get_offsets()[0, 0] for d in diamonds), sorted(e.value for e in overall.values()))
+    fig.clf()
+
+
+def test_claims_follow_the_rows(t4):
+    """With the paper's ordering every tested claim is supported; RewardBench claims are untestable; counts add up."""
+    ledger = Ledger("preference", SOURCE)
+    counts = ablation.add_claims(ledger, _overall([0.60, 0.50, 0.55, 0.58, 0.62, 0.70]), t4)
+    ids = list(ledger.claims)
+    assert ids[:len(ablation.DIRECTIONS)] == [d[0] for d in ablation.DIRECTIONS]
+    assert ids[-3:] == ["tab4-beats-rewardbench-rms", "tab4-human-weak-on-rewardbench", "tab4-combined-best"]
+    assert counts == {"n_claims_supported": 8, "n_claims": 8}
+    best = ledger.claims["tab4-combined-best"]
+    assert best.estimate == pytest.approx(0.08) and ABLATION[4] in best.statistic  # the closest rival
+    assert {ledger.claims[i].kind for i in ids[-3:-1]} == {"untestable"}
+
+
+def test_claims_can_be_contradicted(t4):
+    """GPT above the human subset contradicts the first claim, and a row above CheemsPreference contradicts "best"."""
+    ledger = Ledger("preference", SOURCE)
+    counts = ablation.add_claims(ledger, _overall([0.50, 0.60, 0.65, 0.66, 0.80, 0.70]), t4)
+    assert ledger.claims["tab4-human-beats-gpt"].verdict == "contradicted"
+    assert ledger.claims["tab4-combined-best"].verdict == "contradicted"
+    assert counts == {"n_claims_supported": 5, "n_claims": 8}  # the three directions above are supported
