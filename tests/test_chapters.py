@@ -61,6 +61,17 @@ def test_api_page_documents_every_module():
     assert listed == modules
 
 
+def test_readme_says_where_every_module_lives():
+    """README's "Where things live" table names every cheems_lib module, so a concept can be found from it."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Where things live", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"cheems_lib/(\w+)\.py", section)) | set(re.findall(r"`(\w+)\.py`", section))
+    modules = {p.stem for p in (ROOT / "cheems_lib").glob("*.py") if p.stem != "__init__"}
+    assert modules <= listed, sorted(modules - listed)
+
+
 def test_every_figure_has_a_stable_label_and_caption():
     """Each glued figure's key and name are stable ids (spec §7) and it has a caption and download links."""
     import re
