@@ -15,9 +15,11 @@ judge rates the pick. Two tasks stand in for the paper's three:
   and the simulated GPT-4o grading each sample 1-10 (:func:`cheems_lib.panels.grade`) with
   the GPT annotator's parameters. The task value is the mean grade.
 
-As in the paper, every sample is judged once, when it is drawn (:func:`sample_candidates`),
-so two reward models that pick the same response get the same verdict. A reward model's
-task value is then :func:`evaluate` of its :func:`select_best` picks.
+As in the paper, every sample is judged once, when it is drawn (:func:`sample_candidates`,
+or :func:`sample_tasks` for both tasks), so two reward models that pick the same response get
+the same verdict. A reward model's task value is then :func:`evaluate` of its
+:func:`select_best` picks; :func:`task_range` gives each task's range (a chooser that sees the
+hidden utility, and one that picks at random).
 """
 from __future__ import annotations
 
@@ -30,8 +32,9 @@ from .annotators import GPTAnnotator, HumanAnnotator, length_preference
 from .records import DataError, Record, Response
 from .simulation import HUMAN_MIX
 
-__all__ = ["DownstreamTask", "TASKS", "Candidates", "JUDGE_PANEL_SIZE", "judge_panel", "sample_candidates", "select_best", "oracle_choice",
-           "random_choice", "evaluate"]
+__all__ = ["DownstreamTask", "TASKS", "TASK_LABELS", "Candidates", "JUDGE_PANEL_SIZE", "judge_panel",
+           "sample_candidates", "sample_tasks", "select_best", "oracle_choice", "random_choice", "evaluate",
+           "task_range"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,9 @@ TASKS: dict[str, DownstreamTask] = {
         policy_strength=0.0, judge="gpt",
         description="MT-bench stand-in: mean 1-10 grade of the simulated GPT-4o judge"),
 }
+
+TASK_LABELS: dict[str, str] = {"human_win_rate": "Human win rate", "mt_bench_sim": "MT-bench-like grade"}
+"""How tables and figures name each task of :data:`TASKS`."""
 
 
 @dataclass
@@ -138,6 +144,14 @@ def sample_candidates(task: DownstreamTask | str, *, prompts: int = 80, n: int =
     return Candidates(task, records, np.array(utils), np.array(outcomes), baselines or None)
 
 
+def sample_tasks(*, prompts: int = 80, n: int = 32, seed: int = 0, length_scale: float = 1 / 3,
+                 panel: Sequence[HumanAnnotator] | None = None, gpt: GPTAnnotator | None = None) -> dict[str, Candidates]:
+    """:func:`sample_candidates` of every task of :data:`TASKS` (by name), all with the same judges."""
+    return {name: sample_candidates(name, prompts=prompts, n=n, seed=seed, length_scale=length_scale, panel=panel,
+                                    gpt=gpt)
+            for name in TASKS}
+
+
 def _versus_baseline(u: np.ndarray, lens: np.ndarray, judge: HumanAnnotator, rng: np.random.Generator,
                      length_scale: float) -> np.ndarray:
     """1 where sample ``k >= 1`` clearly exceeds the baseline (draw 0) for ``judge``, else 0.
@@ -187,3 +201,25 @@ def evaluate(c: Candidates, picks: np.ndarray, *, n_boot: int = 1000, seed: int 
         boot = values[idx].mean(axis=1)
         out["lo"], out["hi"] = (float(x) for x in np.quantile(boot, [(1 - ci) / 2, (1 + ci) / 2]))
     return out
+
+
+def task_range(candidates: Mapping[str, Candidates], *, n_boot: int = 1000, seed: int = 0):
+    """Each task's range: the value of the :func:`oracle_choice` and of a :func:`random_choice` (seed ``seed``).
+
+    ``candidates`` maps a task name of :data:`TASKS` to its samples. Returns a DataFrame with
+    task (its :data:`TASK_LABELS` name), chooser, value, lo, hi (the :func:`evaluate` interval,
+    None without ``n_boot``) and ``value [95% interval]``, the value and interval as text.
+    """
+    import pandas as pd
+
+    rows = []
+    for name, c in candidates.items():
+        for who, picks in [("oracle (sees the hidden utility)", oracle_choice(c)),
+                           ("random pick (Best-of-1)", random_choice(c, seed=seed))]:
+            v = evaluate(c, picks, n_boot=n_boot, seed=seed)
+            rows.append({"task": TASK_LABELS[name], "chooser": who, "value": v["value"], "lo": v.get("lo"),
+                         "hi": v.get("hi")})
+    frame = pd.DataFrame(rows)
+    text = [f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if lo is not None else f"{v:.3f}"
+            for v, lo, hi in zip(frame["value"], frame["lo"], frame["hi"])]
+    return frame.assign(**{"value [95% interval]": text})

@@ -17,6 +17,8 @@ from scratch with the simulator's parts (:func:`cheems_lib.simulation.sample_tas
 built (:data:`REWARDBENCH_SECTIONS`); :func:`rmb_like` builds RMB's pairwise and Best-of-N
 sets from a GPT-like grader's pointwise grades (:data:`RMB_SECTIONS`). Both return a
 :class:`Comparator`: the records a reward model scores and the ranked sets the metrics read.
+:func:`beside` builds both beside a simulated world's CheemsBench, and :func:`prose_values`
+gives the numbers a chapter quotes about them.
 What cannot be simulated: the language (RewardBench is English, the simulator writes
 Chinese) and RewardBench's "should respond" safety prompts (the simulator's safety prompts
 are all harmful).
@@ -33,7 +35,7 @@ from .panels import draw_panel, grade, pair_verdict
 from .records import Record, Response
 
 __all__ = ["Section", "REWARDBENCH_SECTIONS", "RMB_SECTIONS", "Comparator", "declared_mix", "rewardbench_like",
-           "rmb_like"]
+           "rmb_like", "beside", "prose_values"]
 
 
 @dataclass(frozen=True)
@@ -244,3 +246,24 @@ def rmb_like(seed: int = 0, size: int = 60, *, length_scale: float = 1 / 3, excl
             bon.append(Record(prompt=task.prompt, responses=responses, id=pid, category=cat,
                               rank={r.id: int(k != top) for k, r in enumerate(responses)}))
     return Comparator("RMB-like", records, {"pairwise": pairs, "bon": bon}, RMB_SECTIONS, panel, truth)
+
+
+def beside(world, *, seed: int = 0, rewardbench_pairs: int = 200, rmb_prompts: int = 60) -> tuple[Comparator, Comparator]:
+    """:func:`rewardbench_like` and :func:`rmb_like` for ``world`` (an :class:`cheems_lib.experiments.World`):
+    at its length scale, and none of their prompts one of its CheemsBench prompts."""
+    cheems_prompts = {r.prompt for r in world.bench_records}
+    return (rewardbench_like(seed, rewardbench_pairs, length_scale=world.length_scale, exclude=cheems_prompts),
+            rmb_like(seed, rmb_prompts, length_scale=world.length_scale, exclude=cheems_prompts))
+
+
+def prose_values(rewardbench: Comparator, rmb: Comparator) -> dict[str, object]:
+    """The sizes, declared section shares and grade gaps of the two comparators, by the names the
+    downstream chapter glues them under."""
+    def shares(sections):
+        return ", ".join(f"{s} {w:.0%}" for s, w in declared_mix(sections)[0].items())
+
+    return {"n_rb_pairs": len(rewardbench.records), "n_rmb_prompts": len(rmb.records),
+            "n_rmb_pairs": len(rmb.sets["pairwise"]), "n_rmb_bon": len(rmb.sets["bon"]),
+            "n_comparator_responses": rewardbench.responses + rmb.responses,
+            "rb_sections": shares(REWARDBENCH_SECTIONS), "rmb_sections": shares(RMB_SECTIONS),
+            "rmb_responses": RMB_RESPONSES, "rmb_pair_gap": PAIR_GAP, "rmb_bon_gap": BON_GAP}

@@ -12,19 +12,20 @@ is shared with CheemsBench's annotators; its parameters are not.
 - :func:`draw_panel`: the panel of a named purpose (``stream``) and seed;
 - :func:`pair_verdict`: a human-like member compares two responses (+1, -1, or 0 for a tie);
 - :func:`grade`: a GPT-like member grades responses one at a time on a 1-10 scale;
-- :func:`shared_parameters`: which parameter values two groups of annotators share.
+- :func:`shared_parameters`: which parameter values two groups of annotators share;
+- :func:`sharing_table`: the same for every group of judges against every benchmark's annotators.
 """
 from __future__ import annotations
 
 import zlib
 from dataclasses import fields, replace
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from .annotators import GPTAnnotator, HumanAnnotator, length_preference
 
-__all__ = ["RANGES", "draw_panel", "pair_verdict", "grade", "shared_parameters"]
+__all__ = ["RANGES", "draw_panel", "pair_verdict", "grade", "shared_parameters", "sharing_table"]
 
 RANGES: dict[str, dict[str, tuple[float, float]]] = {
     # a prior over careful human raters: per-response perception noise, a per-judgement
@@ -94,3 +95,15 @@ def shared_parameters(a: Sequence[HumanAnnotator | GPTAnnotator], b: Sequence[Hu
     names = list(dict.fromkeys(f.name for cls in _KINDS.values() for f in fields(cls)))
     return [n for n in names if any(type(x) is type(y) and hasattr(x, n) and getattr(x, n) == getattr(y, n)
                                     for x in a for y in b)]
+
+
+def sharing_table(judges: Mapping[str, Sequence], annotators: Mapping[str, Sequence | None]):
+    """Judges x benchmarks DataFrame: the :func:`shared_parameters` of each group of ``judges`` with each
+    benchmark's ``annotators``, comma-separated; ``none`` when they share none, ``real annotators:
+    unknown`` where a benchmark's annotators are None (real labels, parameters unknown)."""
+    import pandas as pd
+
+    return pd.DataFrame({bench: {judge: ("real annotators: unknown" if ann is None else
+                                         ", ".join(shared_parameters(members, ann)) or "none")
+                                 for judge, members in judges.items()}
+                         for bench, ann in annotators.items()})

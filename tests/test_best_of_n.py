@@ -85,3 +85,29 @@ class TestJudgePanel:
         blind = [HumanAnnotator(tie_margin=100.0)]
         assert bon.sample_candidates("human_win_rate", prompts=5, n=6, seed=0, panel=blind).outcome.sum() == 0
         assert bon.sample_candidates("human_win_rate", prompts=20, n=6, seed=0).outcome.sum() > 0
+
+
+class TestTasksAndRange:
+    def test_sample_tasks_is_sample_candidates_of_every_task(self):
+        """sample_tasks gives each task of TASKS exactly what sample_candidates gives it with the same judges."""
+        judges = bon.judge_panel(1)
+        both = bon.sample_tasks(prompts=4, n=3, seed=2, panel=judges)
+        assert list(both) == list(bon.TASKS) and set(bon.TASK_LABELS) == set(bon.TASKS)
+        for name, c in both.items():
+            alone = bon.sample_candidates(name, prompts=4, n=3, seed=2, panel=judges)
+            assert [r.to_json() for r in c.records] == [r.to_json() for r in alone.records]
+            assert np.array_equal(c.outcome, alone.outcome)
+
+    def test_task_range_is_oracle_and_random_evaluated(self):
+        """Each task's two rows are evaluate() of the oracle's and the random chooser's picks, text included."""
+        tasks = bon.sample_tasks(prompts=12, n=6, seed=0)
+        frame = bon.task_range(tasks, n_boot=50, seed=3)
+        assert frame["task"].tolist() == [bon.TASK_LABELS[t] for t in tasks for _ in range(2)]
+        for i, (name, c) in enumerate(tasks.items()):
+            oracle = bon.evaluate(c, bon.oracle_choice(c), n_boot=50, seed=3)
+            rand = bon.evaluate(c, bon.random_choice(c, seed=3), n_boot=50, seed=3)
+            assert frame.loc[2 * i, ["value", "lo", "hi"]].tolist() == [oracle["value"], oracle["lo"], oracle["hi"]]
+            assert frame.loc[2 * i + 1, "value"] == rand["value"] <= oracle["value"]
+        assert frame.loc[0, "value [95% interval]"] == f"{frame.loc[0, 'value']:.3f} [{frame.loc[0, 'lo']:.3f}, " \
+                                                      f"{frame.loc[0, 'hi']:.3f}]"
+        assert bon.task_range(tasks, n_boot=0).loc[0, "value [95% interval]"] == f"{frame.loc[0, 'value']:.3f}"

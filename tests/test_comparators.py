@@ -6,6 +6,8 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 
+from types import SimpleNamespace
+
 from cheems_lib import comparators as cmp
 from cheems_lib import panels
 from cheems_lib.annotators import GPTAnnotator, HumanAnnotator
@@ -117,6 +119,29 @@ def test_rmb_sets():
     assert np.mean(right) > 0.6
 
 
+def test_beside_excludes_the_world_and_equals_the_builders(smoke_bench):
+    """beside builds both comparators as rewardbench_like/rmb_like would, at the world's scale, none of its prompts."""
+    world = SimpleNamespace(bench_records=smoke_bench, length_scale=0.5)
+    rb, rmb = cmp.beside(world, seed=1, rewardbench_pairs=6, rmb_prompts=5)
+    prompts = {r.prompt for r in smoke_bench}
+    for comp, build, size in [(rb, cmp.rewardbench_like, 6), (rmb, cmp.rmb_like, 5)]:
+        alone = build(1, size, length_scale=0.5, exclude=prompts)
+        assert [r.to_json() for r in comp.records] == [r.to_json() for r in alone.records]
+        assert not prompts & {r.prompt for r in comp.records}
+
+
+def test_prose_values_count_the_comparators():
+    """The glued sizes are the comparators' record and set counts; the shares are the declared ones."""
+    rb, rmb = cmp.rewardbench_like(0, 8), cmp.rmb_like(0, 6)
+    v = cmp.prose_values(rb, rmb)
+    assert (v["n_rb_pairs"], v["n_rmb_prompts"], v["n_rmb_pairs"], v["n_rmb_bon"]) == \
+        (8, 6, len(rmb.sets["pairwise"]), len(rmb.sets["bon"]))
+    assert v["n_comparator_responses"] == 2 * 8 + cmp.RMB_RESPONSES * 6
+    share = cmp.declared_mix(cmp.RMB_SECTIONS)[0]
+    assert v["rmb_sections"].split(", ") == [f"{s} {w:.0%}" for s, w in share.items()]
+    assert (v["rmb_pair_gap"], v["rmb_bon_gap"]) == (cmp.PAIR_GAP, cmp.BON_GAP)
+
+
 class TestPanels:
     def test_draw_panel_in_ranges_and_independent_streams(self):
         """Members lie in the declared ranges; another stream with the same seed gives another panel."""
@@ -138,3 +163,14 @@ class TestPanels:
         assert panels.pair_verdict([2.0, 2.2], [10, 10], judge, rng) == 0
         g = panels.grade([0.3, 5.0], [10, 10], GPTAnnotator(noise=0.0, length_bias=0.0), rng)
         assert g.tolist() == [1.0, 10.0]
+
+    def test_sharing_table(self):
+        """Each cell lists shared_parameters of a judge group and a benchmark's annotators, none, or unknown."""
+        judges = {"j": [HumanAnnotator(noise=0.123)], "g": [GPTAnnotator(noise=0.9)]}
+        annotators = {"same": [HumanAnnotator()], "drawn": panels.draw_panel("human", seed=0, size=2, stream="t"),
+                      "real": None}
+        t = panels.sharing_table(judges, annotators)
+        assert list(t.index) == ["j", "g"] and list(t.columns) == ["same", "drawn", "real"]
+        assert t.loc["j", "same"] == ", ".join(panels.shared_parameters(judges["j"], annotators["same"]))
+        assert t.loc["j", "drawn"] == t.loc["g", "same"] == "none"
+        assert t.loc["g", "real"] == "real annotators: unknown"

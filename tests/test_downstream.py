@@ -1,4 +1,4 @@
-"""Downstream correlation: the tables, correlations with paired bootstraps."""
+"""Downstream correlation: the tables, paired correlations, and the study the chapter runs (scores, plots, claims)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from cheems_lib import downstream, metrics
+from cheems_lib.correlation import correlation
 
 from conftest import make_record
 
@@ -36,52 +37,16 @@ def test_correlate_known_relations():
         downstream.correlate(bench.iloc[:2], down.iloc[:2])
 
 
-def _spearman(x, y):
-    """Reference: Pearson r of pandas' average ranks."""
-    return np.corrcoef(pd.Series(x).rank().to_numpy(), pd.Series(y).rank().to_numpy())[0, 1]
-
-
-class TestCorrelation:
-    def test_replicates_equal_spearman_of_the_resampled_models(self):
-        """Each replicate is the Spearman r of the models drawn (with repeats and ties), as in a literal bootstrap."""
-        rng = np.random.default_rng(1)
-        x, y = rng.integers(0, 5, 15).astype(float), rng.normal(size=15)  # ties in x
-        est = downstream.correlation(x, y, n_boot=50, seed=7)
-        draw = np.random.default_rng(7).integers(15, size=(50, 15))
-        expected = [_spearman(x[d], y[d]) for d in draw]
-        assert est.value == pytest.approx(_spearman(x, y))
-        np.testing.assert_allclose(est.boot[0], expected, rtol=1e-9, atol=1e-12)
-
-    def test_pearson_point_and_constant_replicates(self):
-        """Pearson matches numpy; a replicate that draws one model only is NaN, not a number."""
-        x, y = np.arange(5.0), np.array([0.0, 2.0, 1.0, 5.0, 3.0])
-        est = downstream.correlation(x, y, method="pearson", n_boot=4000, seed=0)
-        assert est.value == pytest.approx(np.corrcoef(x, y)[0, 1])
-        assert np.isnan(est.boot).any() and np.isfinite(est.boot).mean() > 0.99
-        with pytest.raises(ValueError, match="unknown method"):
-            downstream.correlation(x, y, method="kendall")
-
-    def test_clusters_of_identical_copies_equal_the_unclustered_bootstrap(self):
-        """Two identical seeds per training set, resampled as one cluster, give the single copies' replicates."""
-        rng = np.random.default_rng(2)
-        x, y = rng.normal(size=10), rng.normal(size=10)
-        single = downstream.correlation(x, y, n_boot=200, seed=3)
-        doubled = downstream.correlation(np.repeat(x, 2), np.repeat(y, 2), n_boot=200, seed=3,
-                                         clusters=np.repeat(np.arange(10), 2))
-        np.testing.assert_allclose(doubled.boot, single.boot, atol=1e-12)
-        unclustered = downstream.correlation(np.repeat(x, 2), np.repeat(y, 2), n_boot=200, seed=3)
-        lo, hi = unclustered.interval()
-        assert hi - lo < np.subtract(*single.interval()[::-1])  # ignoring the clusters understates the spread
-
+class TestPairedCorrelations:
     def test_same_models_same_seed_are_paired(self):
         """A correlation minus itself is zero in every replicate; correlate's diff is that paired difference."""
         models = [f"m{i}" for i in range(9)]
         rng = np.random.default_rng(4)
         bench = pd.DataFrame({"a": rng.normal(size=9), "b": rng.normal(size=9)}, index=models)
         down = pd.DataFrame({"t1": rng.normal(size=9), "t2": rng.normal(size=9)}, index=models)
-        a = downstream.correlation(bench["a"], down["t1"], n_boot=300, seed=5)
+        a = correlation(bench["a"], down["t1"], n_boot=300, seed=5)
         assert np.all(np.nan_to_num((a - a).boot) == 0)
-        diff = a - downstream.correlation(bench["b"], down["t1"], n_boot=300, seed=5)
+        diff = a - correlation(bench["b"], down["t1"], n_boot=300, seed=5)
         c = downstream.correlate(bench, down, n_boot=300, seed=5, reference="b").set_index(["benchmark", "task", "method"])
         row = c.loc[("a", "t1", "spearman")]
         assert (row["diff"], row["diff_lo"], row["diff_hi"]) == pytest.approx((diff.value, *diff.interval()))
@@ -93,6 +58,170 @@ class TestCorrelation:
         bench = pd.DataFrame({"a": rng.normal(size=8)}, index=models)
         down = pd.DataFrame({"t1": rng.normal(size=8), "t2": rng.normal(size=8)}, index=models[::-1])
         avg = downstream.task_average(bench, down, "a", n_boot=100, seed=1)
-        per = [downstream.correlation(bench["a"], down.loc[models, t], n_boot=100, seed=1) for t in ("t1", "t2")]
+        per = [correlation(bench["a"], down.loc[models, t], n_boot=100, seed=1) for t in ("t1", "t2")]
         assert avg.value == pytest.approx((per[0].value + per[1].value) / 2)
         np.testing.assert_allclose(avg.boot, (per[0].boot + per[1].boot) / 2)
+
+
+def _scores(gpt: bool = True, n_sets: int = 6, seeds: int = 2) -> downstream.Scores:
+    """Synthetic scores: CheemsBench ranks the models as both tasks do, the other columns are noise."""
+    rng = np.random.default_rng(0)
+    models = [f"set{s} · seed {k}" for s in range(n_sets) for k in range(seeds)]
+    quality = np.arange(len(models), dtype=float)
+    cols = ["CheemsBench", "Open Prompt", "Human Instruction"] + (
+        ["CheemsBench GPT", "Open Prompt GPT", "Human Instruction GPT"] if gpt else [])
+    bench = {f"{c} {m}": quality + rng.normal(0, 0.5, len(models)) for c in cols for m in ("acc", "exact")}
+    bench.update({c: rng.normal(size=len(models)) for c in downstream.COMPARATORS})
+    down = pd.DataFrame({"Human win rate": quality / 20, "MT-bench-like grade": 5 + quality / 5}, index=models)
+    return downstream.Scores(pd.DataFrame(bench, index=models), down, {m: "g" for m in models},
+                             [m.split(" ")[0] for m in models])
+
+
+def _world(gpt_files: bool):
+    """A world-like namespace: CheemsBench's subsets and, optionally, their GPT-annotated copies."""
+    from types import SimpleNamespace
+
+    op, hu = [make_record("o", "ab", rank={"a": 0, "b": 1})], [make_record("h", "abc", rank={"a": 0, "b": 1, "c": 1})]
+    files = {"cheems_bench_gpt/open.jsonl": op[:], "cheems_bench_gpt/human.jsonl": hu[:]} if gpt_files else {}
+    return SimpleNamespace(bench_records=op + hu, bench={"open": op, "human": hu}, files=files, summary=None,
+                           device=None, dtype=None)
+
+
+def _comparators():
+    """Comparator-like namespaces with one pair, one pairwise set and one Best-of-N set."""
+    from types import SimpleNamespace
+
+    pair = make_record("rb", "xy", rank={"x": 0, "y": 1})
+    bon = make_record("rmb", "uvw", rank={"u": 0, "v": 1, "w": 1})
+    pw = make_record("rmb", "uv", rank={"u": 0, "v": 1})
+    return (SimpleNamespace(sets={"pairs": [pair]}, records=[pair], panel=["rb judge"]),
+            SimpleNamespace(sets={"pairwise": [pw], "bon": [bon]}, records=[bon], panel=["rmb judge"]))
+
+
+class TestStudy:
+    def test_benchmark_sets_with_and_without_gpt_copies(self):
+        """Every benchmark is named once; the GPT-annotated copies appear only when the world has their files."""
+        rb, rmb = _comparators()
+        plain = downstream.benchmark_sets(_world(False), rb, rmb)
+        assert list(plain) == ["CheemsBench", "Open Prompt", "Human Instruction", "RewardBench-like",
+                               "RMB-like pairwise", "RMB-like BoN"]
+        assert len(plain["CheemsBench"]) == 2 and plain["RMB-like BoN"] == rmb.sets["bon"]
+        gpt = downstream.benchmark_sets(_world(True), rb, rmb)
+        assert [b for b in gpt if "GPT" in b] == ["CheemsBench GPT", "Open Prompt GPT", "Human Instruction GPT"]
+
+    def test_reward_models_names_groups_and_training_sets(self):
+        """Each spec is named by set and seed with its group and set; an extra model is its own external set."""
+        from types import SimpleNamespace
+
+        specs = [SimpleNamespace(name=n, group="Table 4", config=SimpleNamespace(seed=k)) for n in "ab" for k in (0, 1)]
+        rms = downstream.reward_models(specs, ["p0", "p1", "p2", "p3"], extra=["hub/model"])
+        assert list(rms.paths) == ["a · seed 0", "a · seed 1", "b · seed 0", "b · seed 1", "hub/model"]
+        assert rms.paths["b · seed 0"] == "p2" and rms.paths["hub/model"] == "hub/model"
+        assert rms.training_set["a · seed 1"] == "a" and rms.groups["hub/model"] == "external"
+
+    def test_tabulate_and_score_match_the_metrics(self, monkeypatch):
+        """Benchmark columns are benchmark_table's (RMB BoN accuracy = its exact match); task values are evaluate()'s."""
+        from cheems_lib import best_of_n, zoo
+
+        rb, rmb = _comparators()
+        world = _world(False)
+        c = best_of_n.Candidates(best_of_n.TASKS["mt_bench_sim"], [make_record("t", "pq")], np.zeros((1, 2)),
+                                 np.array([[3.0, 7.0]]), None)
+        truth = {("o", "a"): 1.0, ("o", "b"): 0.0, ("h", "a"): 0.0, ("h", "b"): 1.0, ("h", "c"): 2.0,
+                 ("rb", "x"): 1.0, ("rb", "y"): 0.0, ("rmb", "u"): 2.0, ("rmb", "v"): 0.0, ("rmb", "w"): 1.0,
+                 ("t", "p"): 0.0, ("t", "q"): 1.0}
+        flipped = {k: -v for k, v in truth.items()}
+        by_path = {"good": truth, "bad": flipped}
+        monkeypatch.setattr(zoo, "score_or_load", lambda path, recs, **kw: {
+            (r.id, x.id): by_path[path][(r.id, x.id)] for r in recs for x in r.responses})
+        models = downstream.RewardModels({"m1": "good", "m2": "bad"}, {"m1": "A", "m2": "B"}, {"m1": "s1", "m2": "s2"})
+        s = downstream.score(models, world, rb, rmb, {"mt_bench_sim": c})
+        sets = downstream.benchmark_sets(world, rb, rmb)
+        ref = downstream.benchmark_table(sets, {"m1": truth, "m2": flipped})
+        assert s.bench.loc["m1", "RMB-like BoN acc"] == ref.loc["m1", "RMB-like BoN exact"] == 1.0
+        assert s.bench.loc["m2", "CheemsBench acc"] == ref.loc["m2", "CheemsBench acc"]
+        assert "RewardBench-like exact" not in s.bench.columns
+        assert s.down["MT-bench-like grade"].tolist() == [7.0, 3.0] and s.clusters == ["s1", "s2"]
+        assert s.table().columns[0] == "group" and s.table()["group"].tolist() == ["A", "B"]
+
+    def test_prose_values(self):
+        """Population size, training sets and groups are counted from the scores; responses from the world."""
+        s = _scores(n_sets=3, seeds=2)
+        s.groups = {m: ("Table 4" if i < 4 else "Table 3") for i, m in enumerate(s.bench.index)}
+        v = downstream.prose_values(s, _world(False), range(2))
+        assert (v["n_models"], v["n_sets"], v["n_bench_responses"]) == (6, 3, 5)
+        assert v["groups_text"] == "4 from Table 4, 2 from Table 3"
+
+    def test_benchmark_annotators_and_judge_sharing(self):
+        """CheemsBench's annotators come from the world's config (unknown without one); the sentence names shares."""
+        from cheems_lib.annotators import HumanAnnotator
+
+        rb, rmb = _comparators()
+        world = _world(False)
+        assert downstream.benchmark_annotators(world, rb, rmb)["CheemsBench (human)"] is None
+        world.summary = {"config": {"human": {"noise": 0.2}}}
+        ann = downstream.benchmark_annotators(world, rb, rmb)
+        assert ann["CheemsBench (human)"] == [HumanAnnotator(noise=0.2)] and ann["CheemsBench GPT"] is None
+        assert ann["RMB-like"] == ["rmb judge"]
+        assert "share no parameter" in downstream.judge_sharing({"A": "none", "B": "real annotators: unknown"})
+        assert downstream.judge_sharing({"A": "none", "B": "noise, tie_margin"}) == \
+            "The win-rate judges share noise, tie_margin with B."
+
+    def test_plot_correlations_draws_r_and_intervals(self):
+        """Two heatmaps (Spearman, Pearson) whose cells are correlate()'s r in the given row order, annotated."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        s = _scores()
+        corr = downstream.correlate(s.bench, s.down, n_boot=50, seed=0)
+        order = list(s.bench.columns)[::-1]
+        fig = downstream.plot_correlations(corr, order)
+        heat = [ax for ax in fig.axes if ax.get_title()]
+        assert [ax.get_title() for ax in heat] == ["Spearman correlation", "Pearson correlation"]
+        d = corr[corr["method"] == "pearson"].pivot(index="benchmark", columns="task", values="r").loc[order]
+        np.testing.assert_allclose(np.asarray(heat[1].collections[0].get_array()).reshape(d.shape), d.to_numpy())
+        row = corr[(corr["method"] == "spearman") & (corr["benchmark"] == order[0])].iloc[0]
+        assert heat[0].texts[0].get_text() == f"{row['r']:.2f}\n[{row['lo']:.2f}, {row['hi']:.2f}]"
+        plt.close(fig)
+
+    def test_plot_scatter_plots_each_model(self):
+        """One panel per column; its points are each model's (benchmark score, task value)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        table = _scores().table()
+        fig = downstream.plot_scatter(table, ["CheemsBench acc", "RewardBench-like acc"], "Human win rate")
+        assert len(fig.axes) == 2 and fig.axes[0].get_legend() is not None and fig.axes[1].get_legend() is None
+        pts = np.concatenate([c.get_offsets() for c in fig.axes[1].collections])
+        np.testing.assert_allclose(pts, table[["RewardBench-like acc", "Human win rate"]].to_numpy())
+        plt.close(fig)
+
+    @pytest.mark.parametrize("gpt", [True, False])
+    def test_add_claims(self, gpt):
+        """A benchmark that ranks the models as the tasks do beats noise comparators; no GPT copy: untestable."""
+        from cheems_lib.claims import Ledger
+
+        ledger = Ledger("downstream", "test")
+        downstream.add_claims(ledger, _scores(gpt), n_boot=200, seed=0, seeds=2)
+        best, versus_gpt = ledger.claims["fig5-cheemsbench-best"], ledger.claims["fig5-human-beats-gpt"]
+        assert best.verdict == "supported" and best.seeds == 2 and best.estimate > 0.5
+        assert "across 12 reward models" in best.statistic and "Human win rate and MT-bench-like grade" in best.statistic
+        assert best.sentence.startswith("CheemsBench's accuracy correlates more strongly")
+        assert versus_gpt.kind == ("finding" if gpt else "untestable")
+
+    @pytest.mark.parametrize("gpt", [True, False])
+    def test_comparisons_are_correlate_differences(self, gpt):
+        """One row per reference, metric, subset and task, each correlate()'s paired Spearman difference as text."""
+        s = _scores(gpt)
+        detail = downstream.comparisons(s, n_boot=50, seed=1)
+        assert len(detail) == (len(downstream.COMPARATORS) + gpt) * 2 * 3 * 2
+        row = detail.iloc[-1]
+        c = downstream.correlate(s.bench[[row["benchmark"], row["compared with"]]], s.down, n_boot=50, seed=1,
+                                 reference=row["compared with"], clusters=s.clusters)
+        r = c[(c["method"] == "spearman") & (c["benchmark"] == row["benchmark"]) & (c["task"] == row["task"])].iloc[0]
+        assert row["difference in Spearman r [95% interval]"] == \
+            f"{r['diff']:+.2f} [{r['diff_lo']:+.2f}, {r['diff_hi']:+.2f}]"
