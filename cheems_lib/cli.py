@@ -111,7 +111,8 @@ def cmd_resolve(args) -> None:
 
 def cmd_evaluate(args) -> None:
     from .metrics import evaluate_subset, overall, overall_ci
-    from .records import DataError, check_scores_known, read_scores
+    from .records import DataError
+    from .score_file import check_scores_known, read_scores
 
     stems = [Path(p).stem for p in args.data]
     if len(set(stems)) != len(stems):
@@ -240,7 +241,8 @@ def cmd_score(args) -> None:
 
 def cmd_preference(args) -> None:
     from .distant_supervision import build_preference
-    from .records import read_records, read_scores, write_records
+    from .records import read_records, write_records
+    from .score_file import read_scores
 
     human = read_records(args.human)
     gpt = read_records(args.gpt)

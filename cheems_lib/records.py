@@ -8,7 +8,7 @@ One JSON Lines record per prompt (spec ``formats.md`` §1)::
 
 The official pairwise form ``{"input", "answer1", "answer2", "preference"}`` is grouped
 by prompt text into the same records (response ids = md5 of content). Score files
-(spec §4) are one ``{"prompt_id", "response_id", "score"}`` line per response.
+(spec §4) are read and written by :mod:`cheems_lib.score_file`.
 
 Every problem raises :class:`DataError`, whose message is one line naming the file,
 the line and the fix; nothing is dropped silently. Readers take ``skipped=[]`` to keep
@@ -20,7 +20,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
@@ -30,7 +29,7 @@ import orjson
 __all__ = [
     "DataError", "Response", "Record", "md5", "read_records", "write_records",
     "parse_record", "from_pairwise", "read_pairwise_table", "strict_pairs", "to_pairs",
-    "data_fingerprint", "ScoreTable", "read_scores", "check_scores_known", "write_scores", "score_lines", "unique_records", "preference",
+    "data_fingerprint", "unique_records", "preference", "json_lines",
 ]
 
 TIE, FIRST, SECOND = "0", "1", "2"
@@ -227,7 +226,7 @@ def _decode(raw: bytes, path, n: int) -> Any:
         return obj
 
 
-def _json_lines(path: Path, skipped: list | None = None) -> Iterator[tuple[int, Any]]:
+def json_lines(path: Path, skipped: list | None = None) -> Iterator[tuple[int, Any]]:
     """Yield (line number, decoded object) for each non-blank line; bad lines go to ``skipped`` if given."""
     try:
         fh = open(path, "rb")
@@ -260,7 +259,7 @@ def read_records(path: str | Path, *, skipped: list | None = None) -> list[Recor
     path = Path(path)
     records: list[Record] = []
     pairwise: list[tuple[int, dict]] = []
-    for n, obj in _json_lines(path, skipped):
+    for n, obj in json_lines(path, skipped):
         try:
             if isinstance(obj, dict) and "answer1" in obj:
                 if records:
@@ -391,7 +390,7 @@ def read_pairwise_table(path: str | Path, *, prompt: str = "prompt", response_a:
                     for n, r in enumerate(reader, 2)]
     else:
         rows = [(n, o.get(prompt), o.get(response_a), o.get(response_b), o.get(preference), o)
-                for n, o in _json_lines(path, skipped)]
+                for n, o in json_lines(path, skipped)]
     return from_pairwise(rows, path=path, skipped=skipped)
 
 
@@ -418,86 +417,3 @@ def to_pairs(records: Iterable[Record], *,
         text = {r.id: r.content for r in rec.responses}
         for better, worse in pairs(rec) if pairs is not None else strict_pairs(rec.rank, rec.response_ids):
             yield {"prompt": rec.prompt, "chosen": text[better], "rejected": text[worse]}
-
-
-class ScoreTable(dict):
-    """``{(prompt_id, response_id): score}`` remembering the file and line of each score."""
-
-    def __init__(self, path: Path):
-        super().__init__()
-        self.path, self.lines = path, {}
-
-
-def read_scores(path: str | Path, *, skipped: list | None = None) -> ScoreTable:
-    """Read a score file (spec §4) into ``{(prompt_id, response_id): score}``.
-
-    Raises on a missing field, a non-finite score or a duplicate (prompt, response); with
-    ``skipped`` (a list) such lines are appended there instead, and the first score of a
-    duplicated response is kept.
-    """
-    path = Path(path)
-    out = ScoreTable(path)
-    for n, obj in _json_lines(path, skipped):
-        try:
-            key, score = _score_line(obj, path, n, out)
-        except DataError as e:
-            if skipped is None:
-                raise
-            skipped.append(e)
-            continue
-        out[key] = float(score)
-        out.lines[key] = n
-    return out
-
-
-def _score_line(obj, path, n: int, seen: ScoreTable) -> tuple[tuple[str, str], float]:
-    try:
-        key, score = (str(obj["prompt_id"]), str(obj["response_id"])), obj["score"]
-    except (KeyError, TypeError):
-        raise DataError(path, n, "expected {\"prompt_id\", \"response_id\", \"score\"}") from None
-    if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
-        raise DataError(path, n, f"score {score!r} is not a finite number", "rescore this response")
-    if key in seen:
-        raise DataError(path, n, f"duplicate score for prompt {key[0]!r} response {key[1]!r}",
-                        f"keep one line per response (first at line {seen.lines[key]})")
-    return key, score
-
-
-def check_scores_known(scores: ScoreTable, records: Iterable[Record]) -> None:
-    """Raise on the first score whose (prompt, response) is in none of ``records``."""
-    known = {(rec.id, r.id) for rec in records for r in rec.responses}
-    for key in scores:
-        if key not in known:
-            raise DataError(scores.path, scores.lines.get(key), f"score for unknown prompt/response {key[0]!r}/{key[1]!r}",
-                            "check that the scores were computed on these data files")
-
-
-def score_lines(scores: Iterable[tuple[str, str, float]], path: str | Path | None = None) -> bytes:
-    """Spec §4 lines of ``(prompt_id, response_id, score)`` triples; refuses a non-finite score."""
-    out = []
-    for pid, rid, s in scores:
-        if not math.isfinite(s):
-            raise DataError(path, None, f"refusing to write non-finite score for {pid}/{rid}")
-        out.append(orjson.dumps({"prompt_id": pid, "response_id": rid, "score": float(s)}) + b"\n")
-    return b"".join(out)
-
-
-def write_scores(scores: Iterable[tuple[str, str, float]], path: str | Path, *, append: bool = False) -> int:
-    """Write ``(prompt_id, response_id, score)`` triples as a spec §4 score file.
-
-    A new file appears atomically; ``append=True`` adds whole lines to an existing file
-    in one write, flushed (what a resumable run streams).
-    """
-    from .outputs import atomic_open
-
-    scores = list(scores)
-    data = score_lines(scores, path)
-    if append:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "ab") as fh:
-            fh.write(data)
-            fh.flush()
-    else:
-        with atomic_open(path, "wb") as fh:
-            fh.write(data)
-    return len(scores)

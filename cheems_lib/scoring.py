@@ -126,7 +126,7 @@ class ScoreOutput:
 
     def done(self) -> set[tuple[str, str]]:
         """Keys already scored, in OUT and every partial file; a torn last line is dropped first."""
-        from .records import read_scores
+        from .score_file import read_scores
 
         keys: set[tuple[str, str]] = set()
         for p in self._parts():
@@ -141,7 +141,7 @@ class ScoreOutput:
 
     def append(self, scores: dict[tuple[str, str], float]) -> None:
         """Append whole lines to this process's partial file and flush them."""
-        from .records import score_lines
+        from .score_file import score_lines
 
         data = score_lines(((p, r, s) for (p, r), s in scores.items()), self.mine)
         with open(self.mine, "ab") as fh:
@@ -151,7 +151,7 @@ class ScoreOutput:
     def finish(self, records: Sequence[Record]) -> int:
         """Merge OUT and the partial files into OUT, atomically, in record order; returns the lines."""
         from .outputs import atomic_open
-        from .records import read_scores, score_lines
+        from .score_file import read_scores, score_lines
 
         parts = self._parts()
         merged: dict[tuple[str, str], float] = {}

@@ -10,7 +10,8 @@ import pytest
 
 from cheems_lib.cli import main
 from cheems_lib.conflicts import resolve
-from cheems_lib.records import read_records, write_records, write_scores
+from cheems_lib.records import read_records, write_records
+from cheems_lib.score_file import write_scores
 from conftest import ROOT, make_record
 
 CHEEMS = [sys.executable, "-m", "cheems_lib.cli"]
@@ -175,7 +176,7 @@ def test_score_resume_after_a_torn_line(scored_world, tmp_path):
     (tmp_path / "torn.jsonl.partial").write_text("\n".join(lines[:7]) + "\n" + lines[7][:10])
     out = run("score", *rm, "--data", data, "-o", torn)
     assert out.returncode == 0 and json.loads(out.stdout)["skipped"] == 7, out.stderr
-    from cheems_lib.records import read_scores
+    from cheems_lib.score_file import read_scores
     a, b = read_scores(full), read_scores(torn)
     assert list(a) == list(b) and all(abs(a[k] - b[k]) < 1e-5 for k in a)  # other batches: rounding only
     assert not (tmp_path / "torn.jsonl.partial").exists()
@@ -224,7 +225,7 @@ def test_score_data_parallel_two_processes(scored_world, tmp_path):
            "-o", str(two)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    from cheems_lib.records import read_scores
+    from cheems_lib.score_file import read_scores
     a, b = read_scores(one), read_scores(two)
     assert a.keys() == b.keys() and all(abs(a[k] - b[k]) < 1e-5 for k in a)
     assert not list(tmp_path.glob("two.jsonl.part*"))

@@ -84,7 +84,8 @@ class TestLengthDebias:
 
 def test_build_preference_and_cli(world, tmp_path):
     """build_preference and its CLI keep every record and give each a rank."""
-    from cheems_lib.records import write_records, write_scores
+    from cheems_lib.records import write_records
+    from cheems_lib.score_file import write_scores
     from test_cli import run
 
     human, gpt = world.files["cheems_preference/human.jsonl"], world.files["cheems_preference/gpt.jsonl"]

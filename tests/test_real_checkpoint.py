@@ -16,7 +16,8 @@ from importlib import metadata
 
 import pytest
 
-from cheems_lib.records import read_scores, write_records
+from cheems_lib.records import write_records
+from cheems_lib.score_file import read_scores
 from cheems_lib.simulation import WorldConfig, build_world
 from conftest import ROOT
 

@@ -1,4 +1,4 @@
-"""Reading, validating and writing the official formats (spec §1, §4)."""
+"""Reading, validating and writing the official record formats (spec §1)."""
 from __future__ import annotations
 
 import json
@@ -11,8 +11,7 @@ from itertools import permutations
 import numpy as np
 
 from cheems_lib import records
-from cheems_lib.records import (DataError, md5, read_pairwise_table, read_records, read_scores,
-                                strict_pairs, to_pairs, write_records, write_scores)
+from cheems_lib.records import DataError, md5, read_pairwise_table, read_records, strict_pairs, to_pairs, write_records
 from conftest import ROOT, make_record
 
 
@@ -123,26 +122,6 @@ class TestToPairs:
         assert [(p["chosen"], p["rejected"]) for p in pairs] == [("response c", "response a")]
         with pytest.raises(ValueError, match="no rank"):
             list(to_pairs([rec]))
-
-
-class TestScores:
-    def test_round_trip(self, tmp_path):
-        """Scores written by write_scores read back unchanged."""
-        write_scores([("p", "a", 1.5), ("p", "b", -2)], tmp_path / "s.jsonl")
-        assert read_scores(tmp_path / "s.jsonl") == {("p", "a"): 1.5, ("p", "b"): -2.0}
-
-    @pytest.mark.parametrize("line, message", [
-        ('{"prompt_id": "p", "response_id": "b", "score": NaN}', "not a finite number"),
-        ('{"prompt_id": "p", "response_id": "b"}', "expected"),
-        ('{"prompt_id": "p", "response_id": "a", "score": 2}', "duplicate"),
-        ('{"prompt_id": "p", "response_id": "b", "score": "high"}', "not a finite number"),
-    ])
-    def test_bad_scores(self, tmp_path, line, message):
-        """A bad scores line is a DataError naming its file and line."""
-        path = _write(tmp_path / "s.jsonl", ['{"prompt_id": "p", "response_id": "a", "score": 1}', line])
-        with pytest.raises(DataError, match=message) as e:
-            read_scores(path)
-        assert f"{path}:2:" in str(e.value)
 
 
 def test_shipped_example_loads():
