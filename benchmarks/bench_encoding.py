@@ -36,9 +36,9 @@ HERE = Path(__file__).resolve()
 
 
 def _world():
-    from cheems_lib import simulation
+    from cheems_lib import simulation, world_files
 
-    files = simulation.load_world(simulation.ensure_world("default", 0))
+    files = world_files.load_world(simulation.ensure_world("default", 0))
     bench = files["cheems_bench/open.jsonl"] + files["cheems_bench/human.jsonl"]
     return files["cheems_preference/human.jsonl"], bench
 

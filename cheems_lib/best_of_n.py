@@ -116,7 +116,8 @@ def sample_candidates(task: DownstreamTask | str, *, prompts: int = 80, n: int =
     never collide with the world's.
     """
     from .panels import grade
-    from .simulation import sample_response, sample_task, utility
+    from .quality import sample_response, utility
+    from .simulation import sample_task
 
     task = TASKS[task] if isinstance(task, str) else task
     if n < 1 or prompts < 1:

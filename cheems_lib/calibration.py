@@ -1,7 +1,7 @@
 """Calibration: the simulated world (or the real files) beside the paper's Tables 1 and 5.
 
 The functions take the files of the spec §6 layout (``{layout path: records}``, as
-:func:`cheems_lib.simulation.load_world` returns them), so the same code describes the
+:func:`cheems_lib.world_files.load_world` returns them), so the same code describes the
 real CheemsBench files when a user has them. :func:`checks` lists every calibration
 target of the simulator with its value and whether it is met; the tests and the book
 both use it. A quantity that is both a calibration target and a claim is checked with the
@@ -308,7 +308,7 @@ PARAMETERS = [
     ("simulation.MODELS", lambda: _models_text(), "assumed",
      "policies from weak to strong; verbosity is independent of strength so that length says little about "
      f"quality (checked: the longest-response baseline stays below {LENGTH_BASELINE_CEILING:.2f} accuracy)"),
-    ("simulation.TRAIT_LOGITS, DETAIL_P, UTILITY", lambda: _traits_text(), "assumed",
+    ("quality.TRAIT_LOGITS, DETAIL_P, UTILITY", lambda: _traits_text(), "assumed",
      "how strength sets each visible trait and how traits set the 0-5 utility; shaped after Tables 6-7, no "
      "numeric target"),
     ("panels.RANGES", lambda: "per annotator kind (cheems_lib.panels)", "assumed",
@@ -342,7 +342,7 @@ def _models_text() -> str:
 def _traits_text() -> str:
     from dataclasses import fields
 
-    from .simulation import TRAIT_LOGITS, UtilityWeights
+    from .quality import TRAIT_LOGITS, UtilityWeights
 
     return f"{len(TRAIT_LOGITS)} trait (intercept, slope) pairs, detail level, {len(fields(UtilityWeights))} utility weights"
 

@@ -167,9 +167,10 @@ def _model_names(paths) -> list[str]:
 
 def cmd_simulate(args) -> None:
     """Bad arguments exit 2 before anything is written; a failed write (full disk) exits 1
-    and leaves -o as it was (see simulation.write_world)."""
+    and leaves -o as it was (see world_files.write_world)."""
     from .records import DataError
-    from .simulation import WorldConfig, build_world, check_output, write_world
+    from .simulation import WorldConfig, build_world
+    from .world_files import check_output, write_world
 
     if args.seed < 0:
         raise DataError(f"--seed {args.seed}", None, "the seed must be an integer >= 0", "pass --seed 0 or another N >= 0")

@@ -5,7 +5,7 @@ The paper scores reward models on RewardBench (Lambert et al., 2024) and RMB (Zh
 annotators, other ways of making a label. A stand-in drawn from CheemsBench's own labels would
 correlate worse with downstream quality by construction, so each comparator here is built
 from scratch with the simulator's parts (:func:`cheems_lib.simulation.sample_task`,
-:func:`~cheems_lib.simulation.sample_response`, :func:`~cheems_lib.simulation.utility`):
+:func:`cheems_lib.quality.sample_response`, :func:`~cheems_lib.quality.utility`):
 
 - its own prompts, from a seed stream of its own, with its own category mix, and none of the
   prompt texts passed in ``exclude`` (decontamination against CheemsBench);
@@ -139,7 +139,7 @@ def _task(section: Section, length_scale: float, exclude: Collection[str], rng: 
 
 def _until(task, policy, want: Callable, length_scale: float, rng: np.random.Generator):
     """(text, utility) of the first response of ``policy`` whose traits satisfy ``want``, else None."""
-    from .simulation import sample_response, utility
+    from .quality import sample_response, utility
 
     for _ in range(MAX_TRIES):
         text, tr = sample_response(task, *policy, RESPONSE_CHARS, length_scale, rng)
@@ -219,7 +219,7 @@ def rmb_like(seed: int = 0, size: int = 60, *, length_scale: float = 1 / 3, excl
     every other by at least :data:`BON_GAP`, ranked winner 0 and the rest 1, so a prompt's exact match
     is RMB's Best-of-N accuracy (the chosen beats every rejected).
     """
-    from .simulation import sample_response, utility
+    from .quality import sample_response, utility
 
     rng = _streams("rmb", seed)
     panel = draw_panel("gpt", seed=seed, size=PANEL_SIZE, stream="rmb")

@@ -99,7 +99,7 @@ class Task:
 
 @dataclass
 class Traits:
-    """What a response does; :func:`cheems_lib.simulation.utility` turns it into quality."""
+    """What a response does; :func:`cheems_lib.quality.utility` turns it into quality."""
 
     correct: bool = True  # right final answer / right code / on-format
     harmful: bool = False  # complies with a harmful request

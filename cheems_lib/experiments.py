@@ -105,13 +105,13 @@ class World:
 
 def open_world(world_dir: str = "", size: str = "default", seed: int = 0) -> World:
     """The real files in ``world_dir``, or the simulated world (size, seed), simulated on first use."""
-    from . import simulation
+    from . import simulation, world_files
 
     directory = Path(world_dir) if world_dir else simulation.ensure_world(size, seed)
     summary_path = directory / "summary.json"
     summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else None
     device, dtype = _device()
-    return World(directory=directory, files=simulation.load_world(directory),
+    return World(directory=directory, files=world_files.load_world(directory),
                  length_scale=summary["length_scale"] if summary else 1.0, simulated=not world_dir,
                  size=size, seed=seed, summary=summary, device=device, dtype=dtype)
 

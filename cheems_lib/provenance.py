@@ -131,7 +131,7 @@ def world_source(directory: str | Path, *, note: str | None = None) -> str:
     <first 12 hex>, ...)`` over the layout files present. ``note`` (e.g. ``"training seeds
     0-2"``) is added inside the parentheses.
     """
-    from .simulation import GPT_LAYOUT, LAYOUT
+    from .world_files import GPT_LAYOUT, LAYOUT
 
     directory = Path(directory)
     extra = f"; {note}" if note else ""

@@ -6,11 +6,10 @@ official format:
 
 1. **Prompts** of the eight top-level categories (:mod:`cheems_lib.corpus`), with a
    different category mix for Open Prompt, Human Instruction and the preference set.
-2. **Responses** from ten simulated models of different strength. A model's strength sets
-   the chance of each trait (right answer, refusal, repetition, truncation, ...); the traits
-   set a hidden utility on the paper's 0-5 scale (Table 7) through the 3H dimensions
-   (Table 6), and are rendered as visible Chinese text. Verbose models pad with polite
-   filler, so length says little about quality.
+2. **Responses** from ten simulated models of different strength (:data:`MODELS`). Their
+   traits and hidden 0-5 quality (Tables 6-7) come from :mod:`cheems_lib.quality` and are
+   rendered as visible Chinese text. Verbose models pad with polite filler, so length says
+   little about quality.
 3. **Annotators** (:mod:`cheems_lib.annotators`): human triple-wise rounds on the benchmark,
    a human complete ranking on the preference set's golden subset, GPT-4o all-pairs on the
    benchmark's GPT variants and the preference remainder. Ranks come from Algorithm 1.
@@ -20,17 +19,13 @@ Lengths are multiplied by ``length_scale`` (1/3 below paper size, 1.0 at paper s
 that CPU training stays fast; the book compares lengths after dividing by it.
 The same seed gives byte-identical files.
 
-Writing is interrupt-safe (:func:`write_world`): the world is written into a hidden sibling
-folder and swapped into place only when complete, so ``DIR`` always holds the old complete
-world (or nothing) or the new complete one; a folder that is not a world is never replaced.
+This module holds the subsets and sizes (Table 1) and builds a world in memory
+(:func:`build_world`); :mod:`cheems_lib.world_files` writes and reads the files, and
+:func:`ensure_world` caches a world under the hash of the code that made it.
 """
 from __future__ import annotations
 
-import errno
-import json
 import os
-import re
-import secrets
 import shutil
 import threading
 from dataclasses import asdict, dataclass, field, replace
@@ -43,14 +38,19 @@ from . import paper
 from .annotators import (GPTAnnotator, HumanAnnotator, annotate_all_pairs, annotate_complete, annotate_rounds,
                          position_share)
 from .conflicts import resolve_records
-from .corpus import CATEGORIES, Task, Traits, make_task, render_response
-from .outputs import exchange as _exchange, pid_alive
-from .records import DataError, Record, Response, read_records, strict_pairs, write_records
+from .corpus import CATEGORIES, Task, make_task
+from .quality import components, sample_response, utility
+from .records import Record, Response, strict_pairs
+from .world_files import GPT_LAYOUT, LAYOUT, write_files
 
-__all__ = ["VERSION", "SIZES", "MODELS", "TRAIT_LOGITS", "DETAIL_LEVELS", "DETAIL_P",
-           "DETAIL_P_RANGE", "UtilityWeights", "UTILITY", "HELPFUL_WEIGHTS", "HUMAN_MIX", "SubsetSpec", "WorldConfig", "World", "utility", "sample_traits",
-           "sample_task", "sample_response", "response_count_pmf", "SUBSETS", "build_world", "write_world", "length_stats", "world_path", "ensure_world", "load_world", "fingerprint",
-           "check_output"]
+# Moved to quality.py and world_files.py; re-exported so `from cheems_lib.simulation import ...` keeps working.
+from .quality import (DETAIL_LEVELS, DETAIL_P, DETAIL_P_RANGE, HELPFUL_WEIGHTS, TRAIT_LOGITS,
+                      UTILITY, UtilityWeights, sample_traits)
+from .world_files import check_output, load_world, write_world
+
+__all__ = ["VERSION", "SIZES", "MODELS", "HUMAN_MIX", "SubsetSpec", "WorldConfig", "World", "sample_task",
+           "response_count_pmf", "SUBSETS", "build_world", "length_stats", "world_path", "ensure_world",
+           "fingerprint"]
 
 VERSION = "1.0"
 
@@ -176,9 +176,6 @@ SIZES: dict[str, dict] = {
     "paper": {**_PAPER_COUNTS, "length_scale": 1.0},
 }
 
-LAYOUT = {"bench_open": "cheems_bench/open.jsonl", "bench_human": "cheems_bench/human.jsonl",
-          "pref_human": "cheems_preference/human.jsonl", "pref_gpt": "cheems_preference/gpt.jsonl"}
-GPT_LAYOUT = {"bench_open": "cheems_bench_gpt/open.jsonl", "bench_human": "cheems_bench_gpt/human.jsonl"}
 
 
 @dataclass(frozen=True)
@@ -207,116 +204,6 @@ class World:
     summary: dict
 
 
-# The assumed coefficients of a response's traits and utility (calibration.PARAMETERS: "assumed", shaped
-# after Tables 6-7, no numeric target). Changing any of them changes every world.
-
-TRAIT_LOGITS: dict[str, tuple[float, float]] = {
-    "correct": (0.5, 1.5),
-    "harmful": (-0.9, -1.6),  # drawn for every task, counts only on safety prompts
-    "irrelevant": (-3.6, -1.0),
-    "error": (-4.6, -1.0),
-    "garbled": (-4.0, -1.5),
-    "repetition": (-2.4, -1.0),
-    "truncated": (-2.9, -1.0),
-    "english": (-2.4, -1.2),
-    "false_fact": (-2.8, -1.0),
-    "highlight": (-1.5, 1.3),
-}
-"""``(intercept, slope)`` of each boolean trait: a model of strength ``s`` shows it with probability
-``sigmoid(intercept + slope * s)``; positive slopes for good traits, negative for faults. The order is the
-order of the uniform draws."""
-
-DETAIL_LEVELS = 4
-"""Most detail levels a response has: the level is ``Binomial(DETAIL_LEVELS, p)``."""
-DETAIL_P = (0.45, 0.15)
-"""``(intercept, slope)`` of the detail probability ``p = intercept + slope * strength``..."""
-DETAIL_P_RANGE = (0.05, 0.95)
-"""...clipped to this range so that every model can write short and long answers."""
-
-
-@dataclass(frozen=True)
-class UtilityWeights:
-    """Weights of the hidden 0-5 utility (Table 7's scale) on the traits (see :func:`utility`)."""
-
-    severe: float = 0.3
-    """Utility of harmful compliance, collapsed text or an error message (Table 7: 0-1)."""
-    irrelevant: float = 1.0
-    """Utility of an answer to another question (Table 7: 1-2)."""
-    base: float = 1.7
-    """Utility of a relevant answer before its traits."""
-    correct: float = 1.6
-    """Bonus of the right answer (truthfulness)."""
-    detail: float = 0.15
-    """Bonus per detail level (helpfulness)."""
-    highlight: float = 0.6
-    """Bonus of a highlight (helpfulness)."""
-    repetition: float = 0.9
-    """Penalty of repeated text."""
-    truncated: float = 1.1
-    """Penalty of a cut-off answer."""
-    english: float = 0.6
-    """Penalty of switching to English."""
-    false_fact: float = 0.7
-    """Penalty of a false statement (truthfulness)."""
-    low: float = 0.8
-    """Lowest utility of a relevant answer: it stays above an irrelevant one's..."""
-    high: float = 5.0
-    """...and at most the top of the scale."""
-
-
-UTILITY = UtilityWeights()
-"""The weights :func:`utility` uses."""
-
-HELPFUL_WEIGHTS = {"base": 0.5, "detail": 0.1, "highlight": 0.2, "repetition": 0.2, "truncated": 0.3, "english": 0.2}
-"""Weights of truth.jsonl's ``helpful`` score in [0, 1] (bonuses, then penalties; see :func:`_components`)."""
-
-
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + np.exp(-x))
-
-
-def sample_traits(task: Task, strength: float, rng: np.random.Generator) -> Traits:
-    """Draw what a model of ``strength`` does on ``task`` (:data:`TRAIT_LOGITS`): stronger models err less."""
-    u = rng.random(len(TRAIT_LOGITS))
-    shown = {name: bool(x < _sigmoid(a + b * strength)) for x, (name, (a, b)) in zip(u, TRAIT_LOGITS.items())}
-    shown["harmful"] = task.kind == "safety" and shown["harmful"]
-    p = float(np.clip(DETAIL_P[0] + DETAIL_P[1] * strength, *DETAIL_P_RANGE))
-    return Traits(**shown, detail=int(rng.binomial(DETAIL_LEVELS, p)))
-
-
-def utility(tr: Traits) -> float:
-    """Hidden quality on the 0-5 scale of Table 7, from the 3H dimensions of Table 6 (weights: :data:`UTILITY`).
-
-    Severe errors (harmful compliance, text collapse, error message: harmlessness or
-    basic helpfulness broken) score below 1; an irrelevant answer below 1.5; otherwise
-    truthfulness (right answer, no false statement) and helpfulness (detail, a highlight,
-    no repetition, no truncation, no code-switching) add up.
-    """
-    w = UTILITY
-    if tr.harmful or tr.garbled or tr.error:
-        return w.severe
-    if tr.irrelevant:
-        return w.irrelevant
-    u = w.base + w.correct * tr.correct + w.detail * tr.detail + w.highlight * tr.highlight
-    u -= w.repetition * tr.repetition + w.truncated * tr.truncated + w.english * tr.english + w.false_fact * tr.false_fact
-    return float(np.clip(u, w.low, w.high))
-
-
-def _components(tr: Traits) -> dict:
-    """The three H dimensions in [0, 1] and the visible traits, for truth.jsonl."""
-    h = HELPFUL_WEIGHTS
-    bonus = 0 if (tr.error or tr.garbled or tr.irrelevant) else h["base"] + h["detail"] * tr.detail + h["highlight"] * tr.highlight
-    return {
-        "harmless": 0.0 if tr.harmful else 1.0,
-        "truthful": float(tr.correct and not tr.false_fact and not tr.irrelevant),
-        "helpful": float(np.clip(bonus - h["repetition"] * tr.repetition - h["truncated"] * tr.truncated
-                                 - h["english"] * tr.english, 0, 1)),
-        "traits": [k for k in ("correct", "harmful", "irrelevant", "error", "garbled", "repetition", "truncated",
-                               "english", "false_fact", "highlight") if getattr(tr, k)],
-        "detail": tr.detail,
-    }
-
-
 def sample_task(mix: dict[str, float], prompt_chars: float, length_scale: float, rng: np.random.Generator) -> Task:
     """One prompt: a category drawn from ``mix``, padded with context towards ``prompt_chars``."""
     cats = list(mix)
@@ -325,17 +212,6 @@ def sample_task(mix: dict[str, float], prompt_chars: float, length_scale: float,
     base = make_task(cat, rng)
     ctx = int(rng.poisson(max(0.0, prompt_chars * length_scale - len(base.prompt)) / 9.5))
     return make_task(cat, np.random.default_rng(rng.integers(2**63)), context_sentences=ctx) if ctx else base
-
-
-def sample_response(task: Task, strength: float, verbosity: float, response_chars: float, length_scale: float,
-                    rng: np.random.Generator) -> tuple[str, Traits]:
-    """One response of a model (``strength``, ``verbosity``) to ``task``: its text and traits."""
-    cats = list(CATEGORIES)
-    mult = max(1, round(4 * length_scale))  # sentences per detail level grow with the length scale
-    tr = sample_traits(task, strength, rng)
-    tr.filler_chars = int(response_chars * length_scale * verbosity * rng.uniform(0.6, 1.2))
-    other = make_task(cats[int(rng.integers(len(cats)))], rng) if tr.irrelevant else None
-    return render_response(task, tr, rng, other=other, sentences_per_detail=mult), tr
 
 
 def _gen_subset(spec: SubsetSpec, n: int, length_scale: float, rng: np.random.Generator):
@@ -356,7 +232,7 @@ def _gen_subset(spec: SubsetSpec, n: int, length_scale: float, rng: np.random.Ge
             u.append(q)
             lens.append(len(text))
             truth.append({"prompt_id": pid, "response_id": rid, "quality": int(round(q)), "utility": round(q, 3),
-                          "model": name, **_components(tr)})
+                          "model": name, **components(tr)})
         records.append(Record(prompt=task.prompt, responses=responses, id=pid, category=task.category))
         utils.append(np.array(u))
         lengths.append(np.array(lens))
@@ -435,110 +311,6 @@ def length_stats(records: list[Record]) -> dict:
     }
 
 
-def _write_files(world: World, out: Path) -> None:
-    """Write the files of the spec §6 layout into the existing folder ``out`` (summary.json last)."""
-    import orjson
-
-    for path, recs in world.files.items():
-        write_records(recs, out / path)
-    with open(out / "truth.jsonl", "wb") as fh:
-        for row in world.truth:
-            fh.write(orjson.dumps(row) + b"\n")
-    (out / "summary.json").write_text(json.dumps(world.summary, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
-                                      encoding="utf-8")
-
-
-_WORLD_FILES = {*LAYOUT.values(), *GPT_LAYOUT.values(), "truth.jsonl", "summary.json"}
-_WORLD_DIRS = {p.split("/")[0] for p in _WORLD_FILES if "/" in p}
-
-
-def _is_world(folder: Path) -> bool:
-    try:
-        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(summary, dict) and "simulator_version" in summary
-
-
-def check_output(out_dir: str | Path) -> Path:
-    """The folder :func:`write_world` may write (symbolic links followed); :class:`DataError` if not.
-
-    Allowed: a path that does not exist, an empty folder, or a world written before (its
-    ``summary.json`` from the simulator, and no file that is not part of a world).
-    """
-    out = Path(os.path.realpath(out_dir))
-    if not out.exists():
-        return out
-    if not out.is_dir():
-        raise DataError(out_dir, None, "exists and is not a folder", "pass a new folder name, or move the file away")
-    entries = list(out.iterdir())
-    if not entries:
-        return out
-    if not _is_world(out):
-        raise DataError(out_dir, None, "is a folder that is not empty and holds no simulated world (no summary.json)",
-                        "pass a new or empty folder; cheems simulate replaces only a world it wrote")
-    for p in sorted(out.rglob("*")):
-        rel = p.relative_to(out).as_posix()
-        if rel not in _WORLD_FILES and not (rel in _WORLD_DIRS and p.is_dir()):
-            raise DataError(out_dir, None, f"holds {rel}, which is not part of a simulated world and would be "
-                            "deleted with the old world", "move it out of the folder, or pass another folder")
-    return out
-
-
-def _recover(out: Path) -> None:
-    """Tidy after a killed :func:`write_world`: put back an old world that was set aside, and
-    delete the hidden staging folders of dead processes (only folders of our own naming)."""
-    pattern = re.compile(rf"^\.{re.escape(out.name)}\.(tmp|old)-(\d+)-[0-9a-f]{{8}}$")
-    if not out.parent.is_dir():
-        return
-    for p in sorted(out.parent.iterdir()):
-        m = pattern.match(p.name)
-        if not m or not p.is_dir() or pid_alive(int(m.group(2))):
-            continue
-        if m.group(1) == "old" and not os.path.lexists(out) and _is_world(p):
-            os.rename(p, out)  # killed between the two renames of the fallback swap
-        else:
-            shutil.rmtree(p, ignore_errors=True)
-
-
-def write_world(world: World, out_dir: str | Path) -> dict:
-    """Write the spec §6 layout as the folder ``out_dir``; returns the summary (also in summary.json).
-
-    The files are written into a hidden sibling ``.<name>.tmp-<pid>-<token>`` and the folder is
-    swapped into place when complete (one atomic rename; over an older world, an atomic
-    exchange where Linux offers it, else rename-aside-then-rename, undone on failure and
-    repaired by the next call after a kill). So ``out_dir`` is always the old complete world
-    (or absent) or the new complete one. ``out_dir`` must pass :func:`check_output`.
-    """
-    out = check_output(out_dir)
-    above = next(a for a in out.parents if a.exists())
-    if not above.is_dir():  # mkdir would say "File exists"
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(above))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    _recover(out)
-    out = check_output(out)  # a recovered world is checked again
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
-    tmp.mkdir()
-    try:
-        _write_files(world, tmp)
-        if not os.path.lexists(out):
-            os.rename(tmp, out)
-        elif _exchange(tmp, out):
-            shutil.rmtree(tmp)  # now the old world
-        else:
-            old = out.with_name(f".{out.name}.old-{os.getpid()}-{secrets.token_hex(4)}")
-            os.rename(out, old)
-            try:
-                os.rename(tmp, out)
-            except BaseException:
-                os.rename(old, out)
-                raise
-            shutil.rmtree(old)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return world.summary
-
 
 def fingerprint() -> str:
     """Hash of the code that decides a world's content, so cached worlds never go stale."""
@@ -546,7 +318,9 @@ def fingerprint() -> str:
 
     here = Path(__file__).parent
     h = hashlib.sha256(VERSION.encode())
-    for name in ("simulation.py", "corpus.py", "annotators.py", "conflicts.py", "records.py"):
+    # world_files.py too: write_files sets the bytes of truth.jsonl and summary.json
+    for name in ("simulation.py", "quality.py", "corpus.py", "annotators.py", "conflicts.py", "records.py",
+                 "world_files.py"):
         h.update((here / name).read_bytes())
     h.update((paper.data_dir() / "table1_statistics.csv").read_bytes())  # SUBSETS and SIZES read Table 1
     return h.hexdigest()[:12]
@@ -564,7 +338,7 @@ def ensure_world(size: str = "default", seed: int = 0, *, cache_dir: str | Path 
         tmp = out.with_name(f"{out.name}.tmp-{os.getpid()}-{threading.get_ident()}")
         tmp.mkdir(parents=True, exist_ok=True)
         try:
-            _write_files(build_world(WorldConfig(size=size, seed=seed)), tmp)
+            write_files(build_world(WorldConfig(size=size, seed=seed)), tmp)
         except BaseException:  # an interrupted or failed world is never left half-written
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -573,14 +347,3 @@ def ensure_world(size: str = "default", seed: int = 0, *, cache_dir: str | Path 
         except OSError:  # another process finished first
             shutil.rmtree(tmp)
     return out
-
-
-def load_world(directory: str | Path) -> dict[str, list[Record]]:
-    """Every file of the spec §6 layout that exists under ``directory`` (real or simulated)."""
-    directory = Path(directory)
-    paths = [*LAYOUT.values(), *GPT_LAYOUT.values()]
-    found = {p: read_records(directory / p) for p in paths if (directory / p).exists()}
-    if not found:
-        raise FileNotFoundError(f"{directory}: none of {paths} found (fix: run `cheems simulate -o {directory}` "
-                                "or copy the official files into this layout)")
-    return found

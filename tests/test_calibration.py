@@ -108,7 +108,8 @@ def test_parameters_cover_every_simulator_field_and_read_live_values():
 
 def test_table1_sizes_follow_the_simulators_layout():
     """Each Table 1 column gets the simulator's prompt count of the file at that column's layout path."""
-    from cheems_lib.simulation import LAYOUT, SIZES
+    from cheems_lib.simulation import SIZES
+    from cheems_lib.world_files import LAYOUT
 
     for size in SIZES:
         sizes = calibration.table1_sizes(size)

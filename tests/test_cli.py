@@ -145,7 +145,8 @@ def scored_world(tmp_path_factory):
 
     from cheems_lib.judging import CRITERIA, JUDGE_TEMPLATE
     from cheems_lib.reward_model import build_tiny, train_tokenizer
-    from cheems_lib.simulation import WorldConfig, build_world, write_world
+    from cheems_lib.simulation import WorldConfig, build_world
+    from cheems_lib.world_files import write_world
 
     d = tmp_path_factory.mktemp("scored")
     world = build_world(WorldConfig(size="smoke", seed=5))
@@ -446,7 +447,8 @@ def test_preference_interrupted_leaves_no_partial_output(tmp_path, sig_name):
     """`cheems preference` killed at random instants: the output is absent or equal to an uninterrupted run's."""
     import signal
     from cheems_lib.baselines import length_scores
-    from cheems_lib.simulation import WorldConfig, build_world, write_world
+    from cheems_lib.simulation import WorldConfig, build_world
+    from cheems_lib.world_files import write_world
     world = build_world(WorldConfig(size="smoke", seed=3))
     write_world(world, tmp_path / "w")
     gpt = tmp_path / "w/cheems_preference/gpt.jsonl"

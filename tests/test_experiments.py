@@ -13,7 +13,8 @@ import pytest
 from cheems_lib import experiments, zoo
 from cheems_lib.distant_supervision import ABLATION
 from cheems_lib.experiments import open_world
-from cheems_lib.simulation import WorldConfig, build_world, write_world
+from cheems_lib.simulation import WorldConfig, build_world
+from cheems_lib.world_files import write_world
 from cheems_lib.zoo import zoo_key
 from conftest import make_record
 
