@@ -190,8 +190,9 @@ EFFECTS: dict[str, tuple[str, str, str]] = {
     "math only, machine": (MULTI_MACHINE, "less", "a math-only set never shows the other categories' failure modes "
                            "(and has fewer prompts: size and domain are confounded here)"),
 }
-"""Each one-property change the chapter reads: ``{variant: (its reference, expected direction of
-Overall, the simulated mechanism behind that expectation)}``."""
+"""Each one-property change the chapter reads, as ``{variant: (reference, direction, mechanism)}``:
+the variant's reference set, the expected direction of its Overall against that reference, and
+the simulated mechanism behind that expectation."""
 
 
 def _interval(row, col: str) -> str:
