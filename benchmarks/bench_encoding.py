@@ -46,7 +46,7 @@ def _world():
 def encoding(repeats: int) -> dict:
     """Part 1: one by one vs batched on every benchmark response, same tokenizer as training builds."""
     from cheems_lib import reward_model as rm
-    from cheems_lib.training import TrainConfig
+    from cheems_lib.training_config import TrainConfig
 
     human, bench = _world()
     cfg = TrainConfig()
@@ -84,7 +84,7 @@ def worker(size: str) -> None:
     """
     import cheems_lib
     from cheems_lib import zoo
-    from cheems_lib.training import TrainConfig
+    from cheems_lib.training_config import TrainConfig
 
     human, bench = _world()
     with tempfile.TemporaryDirectory() as cache:

@@ -27,7 +27,7 @@ def main():
 
     from cheems_lib import judging, reward_model, simulation, world_files
     from cheems_lib.scoring import score_records
-    from cheems_lib.training import TrainConfig, train
+    from cheems_lib.training import TrainConfig, train  # TrainConfig through the re-export: older versions run too
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prompts", type=int, default=60)

@@ -193,7 +193,8 @@ def cmd_train(args) -> None:
     import os
     from dataclasses import fields
 
-    from .training import TrainConfig, check_learning_rate, choose_preset, train
+    from .training import train
+    from .training_config import TrainConfig, check_learning_rate, choose_preset
     from .zoo import data_fingerprint
 
     name, reason = choose_preset(args.model, args.preset)
@@ -255,7 +256,7 @@ def cmd_preference(args) -> None:
     else:
         from .reward_model import load
         from .scoring import score_records
-        from .training import TrainConfig
+        from .training_config import TrainConfig
         from .zoo import train_or_load
 
         rm_path = args.rm or train_or_load(human, TrainConfig(seed=args.seed), progress=sys.stderr.isatty())
@@ -349,11 +350,11 @@ _FLAG_CHOICES = {"mixed_precision": ["no", "bf16", "fp16"]}
 
 
 def _add_config_flags(parser) -> None:
-    """One flag per :class:`~cheems_lib.training.TrainConfig` field but ``model`` (``max_length``:
+    """One flag per :class:`~cheems_lib.training_config.TrainConfig` field but ``model`` (``max_length``:
     ``--max-length``), its help the field's docstring. Each defaults to None: the preset decides."""
     from dataclasses import fields
 
-    from .training import TrainConfig  # imports no torch
+    from .training_config import TrainConfig  # imports no torch
 
     docs = _field_docs(TrainConfig)
     for f in fields(TrainConfig):
@@ -439,7 +440,7 @@ def _run(args) -> int:
     from .outputs import LockedError
     from .records import DataError
     from .reward_model import ModelError
-    from .training import TrainError
+    from .training_config import TrainError
 
     try:
         args.func(args)

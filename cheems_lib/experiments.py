@@ -146,7 +146,7 @@ class Family:
     def config(self, name: str, seed: int):
         """Tiny models: the tiny preset with ``epochs``; real models: Table 9 (``TrainConfig.for_model``)."""
         from .reward_model import is_tiny
-        from .training import TrainConfig
+        from .training_config import TrainConfig
 
         model = self.models.get(name, "tiny")
         return TrainConfig.for_model(model, seed=seed, **({"epochs": self.epochs} if is_tiny(model) else {}))
@@ -175,7 +175,7 @@ def table4_sets(world: World, *, gpt_prompts: int = 800, margin: float = 0.0, se
     """
     from . import distant_supervision as ds
     from . import zoo
-    from .training import TrainConfig
+    from .training_config import TrainConfig
 
     gpt = world.gpt(gpt_prompts)
     rm_human = zoo.train_or_load(world.human, TrainConfig(epochs=epochs, seed=seed))

@@ -224,7 +224,7 @@ def position_consistency(verdicts: Sequence[PairVerdict]) -> float:
 def train_tiny_judge(records: Sequence[Record], output_dir, *, progress: bool = False, **settings):
     """Fine-tune a tiny Qwen2 causal LM to answer the judge prompt with A, B or C; returns ``output_dir``.
 
-    ``settings`` are fields of :class:`cheems_lib.training.JudgeTrainConfig` (size,
+    ``settings`` are fields of :class:`cheems_lib.training_config.JudgeTrainConfig` (size,
     max_pairs, epochs, learning_rate, max_tokens_per_batch, max_length, seed, ...).
     Examples are ranked pairs of ``records`` (at most ``max_pairs``, seeded), each shown in
     both orders; a tie in the ranking is ``C``. The training itself is
@@ -232,7 +232,8 @@ def train_tiny_judge(records: Sequence[Record], output_dir, *, progress: bool = 
     a normal checkpoint, loaded back with :func:`load_judge`, the path a real LLM judge
     takes: a stand-in for a real judge on machines without one.
     """
-    from .training import JudgeTrainConfig, train_judge
+    from .training import train_judge
+    from .training_config import JudgeTrainConfig
 
     cfg = JudgeTrainConfig(**settings)
     tok, examples = judge_examples(records, cfg.max_pairs, cfg.max_length, seed=cfg.seed, vocab_size=cfg.tokenizer_vocab)

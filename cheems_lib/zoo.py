@@ -22,7 +22,8 @@ from typing import Sequence
 import orjson
 
 from .records import Record, data_fingerprint
-from .training import TrainConfig, train
+from .training import train
+from .training_config import TrainConfig
 
 __all__ = ["Busy", "data_fingerprint", "zoo_key", "train_or_load", "judge_or_load", "score_or_load"]
 
@@ -30,7 +31,8 @@ __all__ = ["Busy", "data_fingerprint", "zoo_key", "train_or_load", "judge_or_loa
 def _code_fingerprint() -> str:
     here = Path(__file__).parent
     h = hashlib.sha256()
-    for name in ("training.py", "batching.py", "reward_model.py"):
+    for name in ("training.py", "training_config.py", "training_pairs.py", "run_folder.py", "batching.py",
+                 "reward_model.py"):
         h.update((here / name).read_bytes())
     return h.hexdigest()
 
@@ -85,7 +87,7 @@ def judge_or_load(records: Sequence[Record], *, cache_dir: str | Path = "build/z
     here = Path(__file__).parent
     blob = json.dumps({"data": data_fingerprint(records), "kw": kw,
                        "code": hashlib.sha256((here / "judging.py").read_bytes() + _code_fingerprint().encode()).hexdigest()},
-                      sort_keys=True, default=str)  # judge training lives in training.py
+                      sort_keys=True, default=str)  # judge training: training.py and training_config.py
     out = Path(cache_dir) / f"judge-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
     if (out / "config.json").exists():
         return out

@@ -304,7 +304,7 @@ def test_every_config_field_has_a_flag():
     from dataclasses import fields
 
     from cheems_lib.cli import _parser
-    from cheems_lib.training import TrainConfig
+    from cheems_lib.training_config import TrainConfig
 
     names = [f.name for f in fields(TrainConfig) if f.name != "model"]
     args = _parser().parse_args(["train", "--data", "d", "--output", "o"])

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from cheems_lib.simulation import WorldConfig, build_world
-from cheems_lib.training import TrainConfig
+from cheems_lib.training_config import TrainConfig
 from cheems_lib.zoo import train_or_load, zoo_key
 
 

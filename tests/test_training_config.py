@@ -1,0 +1,57 @@
+"""cheems_lib.training_config: range checks naming the flag, the tiny and Table 9 presets, the learning-rate guard."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from cheems_lib.training_config import TrainConfig, TrainError
+
+
+@pytest.mark.parametrize("field,value", [("epochs", 0), ("epochs", 1.5), ("learning_rate", float("nan")),
+                                         ("learning_rate", -1e-3), ("max_length", 0), ("max_tokens_per_batch", 0),
+                                         ("grad_accum", 0), ("reg_coef", float("inf")), ("warmup_ratio", -0.1),
+                                         ("weight_decay", -1.0), ("max_grad_norm", -1.0), ("seed", -1),
+                                         ("max_steps", -1), ("save_every", -1), ("log_every", 0),
+                                         ("mixed_precision", "fp8"), ("tokenizer_vocab", 0)])
+def test_validate_names_flag_value_and_range(field, value):
+    """Each out-of-range field is refused before training, naming its flag, the value and the range."""
+    with pytest.raises(TrainError, match=f"--{field.replace('_', '-')} {value}: out of range, must be"):
+        TrainConfig(**{field: value}).validate()
+    TrainConfig().validate()
+    TrainConfig.paper().validate()
+
+
+def test_for_model_keeps_tiny_defaults_and_gives_pretrained_table9():
+    """A tiny name builds exactly TrainConfig(model=...); a hub name gets Table 9, scaled to the machine; flags win."""
+    from dataclasses import asdict
+
+    assert asdict(TrainConfig.for_model("tiny-xl", epochs=1, seed=3)) == asdict(TrainConfig(model="tiny-xl", epochs=1, seed=3))
+    cpu = TrainConfig.for_model("Qwen/Qwen2.5-7B-Instruct", device="cpu", seed=2)
+    gpu = TrainConfig.for_model("Qwen/Qwen2.5-7B-Instruct", device="cuda")
+    paper = TrainConfig.paper()
+    for c in (cpu, gpu):
+        assert (c.learning_rate, c.max_length, c.warmup_ratio, c.reg_coef) == (
+            paper.learning_rate, paper.max_length, paper.warmup_ratio, paper.reg_coef)
+    assert cpu.mixed_precision == "no" and cpu.seed == 2
+    assert cpu.max_tokens_per_batch * cpu.grad_accum == gpu.max_tokens_per_batch * gpu.grad_accum  # same tokens per step
+    assert TrainConfig.for_model("some/model", "tiny").learning_rate == TrainConfig().learning_rate  # forced preset
+
+
+def test_learning_rate_check_only_for_pretrained():
+    """Above 1e-4 a pretrained checkpoint is refused (naming Table 9's 5e-06) unless forced; tiny models are free."""
+    from cheems_lib.training_config import check_learning_rate
+
+    check_learning_rate(TrainConfig(model="tiny", learning_rate=2e-3))
+    with pytest.raises(TrainError, match=r"0\.002 .*5e-06.*--force-lr"):
+        check_learning_rate(TrainConfig(model="some/model", learning_rate=2e-3))
+    check_learning_rate(TrainConfig(model="some/model", learning_rate=2e-3), force=True)
+    check_learning_rate(TrainConfig(model="some/model", learning_rate=1e-4))
+
+
+def test_judge_warmup_is_the_named_fraction():
+    """The judge's warm-up of warmup_fraction 0.1 is the old hidden max(1, batches // 10) for every count."""
+    from cheems_lib.training_config import JudgeTrainConfig
+
+    f = JudgeTrainConfig().warmup_fraction
+    assert all(max(1, math.floor(f * n)) == max(1, n // 10) for n in range(1, 100_000))
