@@ -44,13 +44,12 @@ def side_by_side(results: Mapping[str, list[dict]], paper, *, seed: int = 0):
     value beside ours as "mean [95% interval]". ``paper`` is Table 4 indexed by ``training_data``."""
     import pandas as pd
 
-    from .leaderboard import board
+    from .leaderboard import board, interval_cell
 
     ours = board(results, seed=seed).set_index("model").loc[list(results)]
 
     def cell(name, col):
-        row = ours.loc[name]
-        return f"{row[col]:.3f} [{row[col + '_lo']:.3f}, {row[col + '_hi']:.3f}]"
+        return interval_cell(ours.loc[name], col)
 
     return pd.DataFrame([{"training data": name, "seeds": int(ours.loc[name, "seeds"]),
                           "paper open acc": paper.loc[name, "open_acc"], "ours open acc": cell(name, "open_acc"),

@@ -21,7 +21,7 @@ from .metrics import evaluate_subset
 from .records import Record
 
 __all__ = ["leaderboard", "evaluate_scores", "board", "text_board", "category_accuracy", "baseline_scores", "score_models",
-           "TABLE2_COLUMNS", "INTERVAL_SAYS", "interval_text", "table2", "baseline_sentence", "judge_sentence",
+           "TABLE2_COLUMNS", "INTERVAL_SAYS", "interval_cell", "interval_text", "table2", "baseline_sentence", "judge_sentence",
            "deterministic_label", "add_findings", "category_estimates", "category_figure"]
 
 
@@ -125,9 +125,14 @@ INTERVAL_SAYS = "{estimate:.3f} [{lo:.3f}, {hi:.3f}] (95% interval; training see
 """How a claim sentence quotes its estimate (a ``Claim.says`` fragment)."""
 
 
+def interval_cell(row, column: str) -> str:
+    """``value [lo, hi]`` (three decimals) of one :func:`board` row's ``column``."""
+    return f"{row[column]:.3f} [{row[column + '_lo']:.3f}, {row[column + '_hi']:.3f}]"
+
+
 def interval_text(frame, column: str) -> list[str]:
-    """``value [lo, hi]`` (three decimals) for each row of a :func:`board` column."""
-    return [f"{v:.3f} [{lo:.3f}, {hi:.3f}]" for v, lo, hi in zip(frame[column], frame[f"{column}_lo"], frame[f"{column}_hi"])]
+    """:func:`interval_cell` for each row of a :func:`board` column."""
+    return [interval_cell(row, column) for _, row in frame.iterrows()]
 
 
 def table2(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[str, Sequence[Record]]]],

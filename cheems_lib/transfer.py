@@ -195,11 +195,9 @@ the variant's reference set, the expected direction of its Overall against that 
 the simulated mechanism behind that expectation."""
 
 
-def _interval(row, col: str) -> str:
-    return f"{row[col]:.3f} [{row[col + '_lo']:.3f}, {row[col + '_hi']:.3f}]"
-
-
 def _table3_row(name: str, d: dict | None, board) -> dict:
+    from .leaderboard import interval_cell as _interval
+
     near = nearest(d) if d and not d["stands_for"] else {}  # only where no row shares all three
     r = board.loc[name]
     return {"training data": name, "prompts": len(d["records"]) if d else "-", "seeds": int(r["seeds"]),

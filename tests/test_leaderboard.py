@@ -167,3 +167,14 @@ def test_score_models_equals_score_records_per_set(tmp_path):
         ref, _ = score_records(model, t, part, batch_size=1)
         assert got[str(tmp_path)].keys() == ref.keys()
         assert all(abs(got[str(tmp_path)][k] - ref[k]) <= 1e-5 for k in ref)
+
+
+def test_interval_cell_quotes_value_and_interval():
+    """A board row's column is quoted as "value [lo, hi]" to three decimals, the same for one row or a column."""
+    import pandas as pd
+
+    from cheems_lib.leaderboard import interval_cell, interval_text
+
+    frame = pd.DataFrame({"overall": [0.61234, 0.5], "overall_lo": [0.55, 0.4449], "overall_hi": [0.6666, 0.6]})
+    assert interval_cell(frame.iloc[0], "overall") == "0.612 [0.550, 0.667]"
+    assert interval_text(frame, "overall") == ["0.612 [0.550, 0.667]", "0.500 [0.445, 0.600]"]
