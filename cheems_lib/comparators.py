@@ -34,8 +34,9 @@ import numpy as np
 from .panels import draw_panel, grade, pair_verdict
 from .records import Record, Response
 
-__all__ = ["Section", "REWARDBENCH_SECTIONS", "RMB_SECTIONS", "Comparator", "declared_mix", "rewardbench_like",
-           "rmb_like", "beside", "prose_values"]
+__all__ = ["Section", "REWARDBENCH_SECTIONS", "RMB_SECTIONS", "STRONG", "WEAK", "MID", "PROMPT_CHARS",
+           "RESPONSE_CHARS", "PANEL_SIZE", "MAX_TRIES", "RMB_RESPONSES", "RMB_POLICIES", "PAIR_GAP", "BON_GAP",
+           "Comparator", "declared_mix", "rewardbench_like", "rmb_like", "beside", "prose_values"]
 
 
 @dataclass(frozen=True)

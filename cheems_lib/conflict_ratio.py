@@ -1,6 +1,6 @@
 """Table 5's conflict ratio with bootstrap intervals, and appendix C's claims tested on a world.
 
-:mod:`cheems_lib.conflicts` is Algorithm 1 itself; the CLI, the simulator and the metrics import
+:mod:`cheems_lib.conflicts` is Algorithm 1 itself (with its worked example); the CLI, the simulator and the metrics import
 it, so it stays below :mod:`cheems_lib.claims` and :mod:`cheems_lib.calibration`. This module sits
 above them and holds what the conflicts chapter measures:
 

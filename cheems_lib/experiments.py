@@ -33,7 +33,7 @@ from .records import Record
 
 __all__ = ["World", "open_world", "ModelSpec", "Family", "table4_sets", "table3_sets", "data_ladder",
            "ladder_family", "model_sizes", "leaderboard_family", "population", "train", "score_family",
-           "evaluate", "evaluate_scores", "estimate", "board", "seeds_text"]
+           "evaluate", "evaluate_scores", "estimate", "board", "seeds_text", "SUBSET_NAMES"]
 
 SUBSET_NAMES = {"open": "Open Prompt", "human": "Human Instruction"}
 

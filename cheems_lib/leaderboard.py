@@ -5,7 +5,8 @@ or one per training seed) on every subset with :func:`cheems_lib.metrics.evaluat
 (bootstrap over prompts); :func:`board` turns such results into one row per model:
 accuracy and exact match per subset and Overall, means over seeds with 95% intervals.
 :func:`leaderboard` does both; :func:`text_board` is the plain-text table of
-``cheems evaluate`` with several score files. :func:`category_accuracy` gives Fig. 4's data.
+``cheems evaluate`` with several score files. :func:`category_accuracy` is per-category accuracy
+as a long table without intervals, for one's own score files.
 
 The evaluation chapter (Table 2, Fig. 4, §6.1) is built from the rest: :func:`score_models`
 scores real reward models, :func:`table2` is the table as shown, :func:`baseline_sentence` and

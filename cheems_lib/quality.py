@@ -131,7 +131,6 @@ def components(tr: Traits) -> dict:
     }
 
 
-
 def sample_response(task: Task, strength: float, verbosity: float, response_chars: float, length_scale: float,
                     rng: np.random.Generator) -> tuple[str, Traits]:
     """One response of a model (``strength``, ``verbosity``) to ``task``: its text and traits."""

@@ -29,7 +29,7 @@ import orjson
 __all__ = [
     "DataError", "Response", "Record", "md5", "read_records", "write_records",
     "parse_record", "from_pairwise", "read_pairwise_table", "strict_pairs", "to_pairs",
-    "data_fingerprint", "unique_records", "preference", "json_lines",
+    "data_fingerprint", "unique_records", "preference", "json_lines", "TIE", "FIRST", "SECOND",
 ]
 
 TIE, FIRST, SECOND = "0", "1", "2"

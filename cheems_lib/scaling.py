@@ -54,7 +54,6 @@ def count_pairs(records: Sequence[Record]) -> int:
     return sum(len(strict_pairs(rec.rank or {})) for rec in records)
 
 
-
 def sweep_points(results: Mapping[str, list[dict]], x: Mapping[str, Sequence[float]],
                  labels: Mapping[str, str]):
     """One row per model, training seed and subset: its accuracy, at ``x[name][i]`` for the i-th seed.

@@ -43,11 +43,6 @@ from .quality import components, sample_response, utility
 from .records import Record, Response, strict_pairs
 from .world_files import GPT_LAYOUT, LAYOUT, write_files
 
-# Moved to quality.py and world_files.py; re-exported so `from cheems_lib.simulation import ...` keeps working.
-from .quality import (DETAIL_LEVELS, DETAIL_P, DETAIL_P_RANGE, HELPFUL_WEIGHTS, TRAIT_LOGITS,
-                      UTILITY, UtilityWeights, sample_traits)
-from .world_files import check_output, load_world, write_world
-
 __all__ = ["VERSION", "SIZES", "MODELS", "HUMAN_MIX", "SubsetSpec", "WorldConfig", "World", "sample_task",
            "response_count_pmf", "SUBSETS", "build_world", "length_stats", "world_path", "ensure_world",
            "fingerprint"]
@@ -175,7 +170,6 @@ SIZES: dict[str, dict] = {
                 "length_scale": 1 / 3},
     "paper": {**_PAPER_COUNTS, "length_scale": 1.0},
 }
-
 
 
 @dataclass(frozen=True)
@@ -309,7 +303,6 @@ def length_stats(records: list[Record]) -> dict:
         "avg_chars_chosen": chosen / comps if comps else float("nan"),
         "avg_chars_rejected": rejected / comps if comps else float("nan"),
     }
-
 
 
 def fingerprint() -> str:

@@ -35,10 +35,6 @@ from .run_folder import Plan, agreed_plan, append_json_line, publish, save_check
 from .training_config import JudgeTrainConfig, TrainConfig, TrainError, effective_settings, start_line
 from .training_pairs import EncodedData, collate, encode_records
 
-# re-exported for `from cheems_lib.training import ...`; they live in training_config / training_pairs now
-from .training_config import (BOOKKEEPING_FIELDS, PRESETS, PRETRAINED_MAX_LR,  # noqa: F401
-                              check_learning_rate, choose_preset, paper_machine_settings)
-
 __all__ = ["bt_loss", "train", "forward_rewards", "grouped_rewards", "StepMetrics", "train_judge"]
 
 
