@@ -23,11 +23,12 @@ import numpy as np
 from . import calibration, claims
 from .annotators import decisions_per_prompt
 from .records import Record
+from .world_files import GPT_LAYOUT, LAYOUT
 
 __all__ = ["FILES", "BiasSample", "plot_fig15", "add_claims"]
 
-FILES = {"Human": ("cheems_bench/open.jsonl", "cheems_bench/human.jsonl"),
-         "GPT": ("cheems_bench_gpt/open.jsonl", "cheems_bench_gpt/human.jsonl")}
+FILES = {"Human": (LAYOUT["bench_open"], LAYOUT["bench_human"]),
+         "GPT": (GPT_LAYOUT["bench_open"], GPT_LAYOUT["bench_human"])}
 """Fig. 15's annotators and the benchmark files (spec §6 layout) holding their annotations."""
 _WHO = {"Human": "human annotators", "GPT": "GPT-4o"}
 

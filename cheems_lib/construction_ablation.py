@@ -7,7 +7,7 @@ steps buy. Here each row is trained with several training seeds
 (:func:`cheems_lib.experiments.table4_sets`, :func:`cheems_lib.experiments.evaluate`), and:
 
 - :func:`side_by_side` sets our accuracies and Overall beside the paper's;
-- :func:`plot_overall` draws each row's Overall per seed, its mean and interval;
+- :func:`cheems_lib.figures.overall_dots` draws each row's Overall per seed, its mean and interval;
 - :func:`add_claims` tests the paper's claims on a :class:`cheems_lib.claims.Ledger`: one
   paired comparison per direction Table 4 shows (:data:`DIRECTIONS`), "CheemsPreference is
   the best" by :func:`cheems_lib.claims.best_of`, and the two RewardBench claims, which the
@@ -19,7 +19,7 @@ from typing import Mapping
 
 from .distant_supervision import ABLATION
 
-__all__ = ["PAPER_COLUMNS", "DIRECTIONS", "side_by_side", "plot_overall", "add_claims"]
+__all__ = ["PAPER_COLUMNS", "DIRECTIONS", "side_by_side", "add_claims"]
 
 PAPER_COLUMNS = ["paper open acc", "paper human acc", "paper overall"]
 """The columns of :func:`side_by_side` that hold the paper's numbers (data/paper/table4_ablation.csv)."""
@@ -56,20 +56,6 @@ def side_by_side(results: Mapping[str, list[dict]], paper, *, seed: int = 0):
                           "paper human acc": paper.loc[name, "human_acc"], "ours human acc": cell(name, "human_acc"),
                           "paper overall": paper.loc[name, "overall"], "ours overall": cell(name, "overall")}
                          for name in results])
-
-
-def plot_overall(overall: Mapping[str, object], *, seed: int = 0):
-    """Each row's Overall (:class:`cheems_lib.claims.Estimate`, top to bottom in order): a dot per
-    training seed, the mean and its 95% interval (:func:`cheems_lib.figures.seed_dots`)."""
-    import matplotlib.pyplot as plt
-
-    from .figures import seed_dots
-
-    fig, ax = plt.subplots(figsize=(7, 0.45 * len(overall) + 1.2))
-    seed_dots(overall, ax=ax, seed=seed, xlabel="Overall on CheemsBench (ours)")
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
-    fig.tight_layout()
-    return fig
 
 
 def _paper_pair(paper, a: str, b: str) -> str:
@@ -111,12 +97,12 @@ def _add_rewardbench(ledger, paper) -> None:
 def _add_best(ledger, overall: Mapping[str, object], paper, seed: int) -> None:
     """CheemsPreference is the best row only if its paired interval beats every other row's."""
     from .claims import Claim, best_of
+    from .leaderboard import INTERVAL_SAYS as tmpl
 
     verdict, diff = best_of(overall, _COMBINED, seed=seed)
     rival = min((n for n in overall if n != _COMBINED), key=lambda n: (overall[_COMBINED] - overall[n]).value)
     lo, hi = diff.interval(seed=seed)
     paper_rival = paper.loc[[n for n in ABLATION if n != _COMBINED], "overall"].idxmax()
-    tmpl = "{estimate:.3f} [{lo:.3f}, {hi:.3f}] (95% interval; training seeds: {seeds})"
     ledger.add(Claim(
         "tab4-combined-best", "§6.3, Table 4", "human + processed GPT (CheemsPreference) is the best training set",
         "finding", verdict, estimate=diff.value, ci_low=lo, ci_high=hi, seeds=diff.seeds,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from .calibration import TABLE1_COLUMNS, claim_kind, table1_per_prompt
 from .claims import TABLE1_TOLERANCE, Claim, all_of, ratio_estimate
+from .world_files import GPT_LAYOUT
 
 __all__ = ["FILE_NAMES", "beside_paper", "comparison_bound", "bound_texts", "add_comparison_claims",
            "add_length_claims", "response_counts_figure", "category_counts", "categories_figure", "lengths_figure"]
@@ -29,7 +30,7 @@ FILE_NAMES = {"cheemsbench_open_prompt": ("open-prompt", "CheemsBench Open Promp
               "cheemspreference_gpt": ("preference-gpt", "CheemsPreference GPT"),
               "cheemspreference_human": ("preference-human", "CheemsPreference human")}
 # the benchmark's GPT-annotated variants repeat the human files' prompts and responses
-_GPT_BENCH = "cheems_bench_gpt"
+_GPT_BENCH = tuple(GPT_LAYOUT.values())
 
 
 def beside_paper(ours, paper):

@@ -116,8 +116,10 @@ def benchmark_sets(world, rewardbench, rmb) -> dict[str, list[Record]]:
     responses the models score once: CheemsBench's sets share prompts and responses."""
     sets = {"CheemsBench": world.bench_records, "Open Prompt": world.bench["open"],
             "Human Instruction": world.bench["human"]}
-    if "cheems_bench_gpt/open.jsonl" in world.files:
-        gpt_open, gpt_human = world.files["cheems_bench_gpt/open.jsonl"], world.files["cheems_bench_gpt/human.jsonl"]
+    from .world_files import GPT_LAYOUT
+
+    if GPT_LAYOUT["bench_open"] in world.files:
+        gpt_open, gpt_human = world.files[GPT_LAYOUT["bench_open"]], world.files[GPT_LAYOUT["bench_human"]]
         sets.update({"CheemsBench GPT": gpt_open + gpt_human, "Open Prompt GPT": gpt_open,
                      "Human Instruction GPT": gpt_human})
     sets.update({"RewardBench-like": rewardbench.sets["pairs"], "RMB-like pairwise": rmb.sets["pairwise"],

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-__all__ = ["draw_preference_graph", "seed_dots"]
+__all__ = ["draw_preference_graph", "seed_dots", "overall_dots"]
 
 
 def draw_preference_graph(graph, *, ax, rank: Mapping[str, int] | None = None, title: str = "",
@@ -59,3 +59,15 @@ def seed_dots(estimates: Mapping[str, object], *, ax, seed: int = 0, xlabel: str
     ax.set_xlabel(xlabel)
     ax.grid(axis="x", alpha=0.3)
     return ax
+
+
+def overall_dots(overall: Mapping[str, object], *, seed: int = 0):
+    """A figure of each training set's Overall on CheemsBench (:func:`seed_dots`, top to bottom in
+    order), legend on top; returns the Figure (Table 3's and Table 4's rows)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(overall) + 1.2))
+    seed_dots(overall, ax=ax, seed=seed, xlabel="Overall on CheemsBench (ours)")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig

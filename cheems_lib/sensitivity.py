@@ -25,10 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+from .construction_ablation import DIRECTIONS
+
 __all__ = ["SweepConfig", "Assumption", "ASSUMPTIONS", "CLAIM", "STATISTIC", "shared_noise_sweep", "ratio_sweep",
            "summarize", "sweep_figure", "add_sweep_claim"]
 
-CLAIM = "the GPT subset alone underperforms the human subset"
+_CLAIM_ID, CLAIM = DIRECTIONS[0][:2]
 """The claim (Table 4's first comparison, ``tab4-human-beats-gpt``) whose verdict is swept."""
 STATISTIC = "Overall accuracy on CheemsBench, human-subset model minus GPT-subset model (paired)"
 """Its statistic."""
@@ -75,11 +77,11 @@ class Assumption:
 
 ASSUMPTIONS = {
     "shared_noise": Assumption(
-        "tab4-human-beats-gpt-vs-shared-noise", "humans' shared noise", "HumanAnnotator.shared_noise",
+        f"{_CLAIM_ID}-vs-shared-noise", "humans' shared noise", "HumanAnnotator.shared_noise",
         " world's own value", "sensitivity-shared-noise", "real files have no simulator parameter to sweep",
         "These are real files: there is no simulated parameter to sweep."),
     "ratio": Assumption(
-        "tab4-human-beats-gpt-vs-ratio", "GPT : human ratio", "GPT-annotated prompts per human-annotated prompt",
+        f"{_CLAIM_ID}-vs-ratio", "GPT : human ratio", "GPT-annotated prompts per human-annotated prompt",
         " paper's ratio", "sensitivity-ratio", "the sweep trains on the simulated subsets only",
         "These are real files: the ratio sweep runs on the simulated world only."),
 }
@@ -112,9 +114,8 @@ def shared_noise_sweep(world, values: Sequence[float], cfg: SweepConfig = SweepC
     from tqdm.auto import tqdm
 
     from .annotators import HumanAnnotator
-    from .simulation import WorldConfig, build_world
-
-    from .simulation import SIZES
+    from .simulation import SIZES, WorldConfig, build_world
+    from .world_files import LAYOUT
 
     rows = []
     n_gpt = gpt_prompts or SIZES[world.size]["pref_human"]
@@ -122,9 +123,8 @@ def shared_noise_sweep(world, values: Sequence[float], cfg: SweepConfig = SweepC
         # files are prefix-stable in their prompt count, so only the GPT prompts used are simulated
         files = build_world(WorldConfig(size=world.size, seed=world.seed, counts={"pref_gpt": n_gpt},
                                         human=replace(HumanAnnotator(), shared_noise=float(v)))).files
-        human = files["cheems_preference/human.jsonl"]
-        gpt = files["cheems_preference/gpt.jsonl"]
-        bench = {"open": files["cheems_bench/open.jsonl"], "human": files["cheems_bench/human.jsonl"]}
+        human, gpt = files[LAYOUT["pref_human"]], files[LAYOUT["pref_gpt"]]
+        bench = {"open": files[LAYOUT["bench_open"]], "human": files[LAYOUT["bench_human"]]}
         rows.append({"value": float(v), **_difference(world, human, gpt, bench, cfg)})
     return pd.DataFrame(rows)
 

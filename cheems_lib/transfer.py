@@ -17,9 +17,9 @@ Table 3 rows it stands for: those whose annotation, format and domain are all it
 test checks them against :data:`TABLE3_DATASETS` and ``data/paper/table3_datasets.csv``).
 :func:`nearest` names the rows that differ from an analogue in one property only.
 
-The chapter's tables, figure and claims: :func:`table3` (ours), :func:`published_table3` (the
-paper's, with our properties), :func:`variants_figure`, :func:`add_claims` (Table 3's claims),
-and :func:`effects` (each change of :data:`EFFECTS` against its reference).
+The chapter's tables and claims: :func:`table3` (ours), :func:`published_table3` (the paper's,
+with our properties), :func:`add_claims` (Table 3's claims) and :func:`effects` (each change of
+:data:`EFFECTS` against its reference); its figure is :func:`cheems_lib.figures.overall_dots`.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from .records import FIRST, SECOND, Record, strict_pairs
 
 __all__ = ["pairwise_only", "domain_only", "noisy_labels", "analogues", "PROPERTIES", "TABLE3_DATASETS",
            "nearest", "table3_groups", "paper_accuracy", "MULTI_HUMAN", "MULTI_MACHINE", "PAIR_HUMAN", "PAIR_MACHINE",
-           "EFFECTS", "table3", "published_table3", "variants_figure", "paper_groups_text", "add_claims", "effects"]
+           "EFFECTS", "table3", "published_table3", "paper_groups_text", "add_claims", "effects"]
 
 PROPERTIES = ("annotation", "format", "domain")
 """The properties an analogue shares with the Table 3 rows it stands for."""
@@ -233,20 +233,6 @@ def published_table3(sets: dict[str, dict]):
         published[prop] = [TABLE3_DATASETS[d][prop] for d in published["dataset"]]
     published["our analogue"] = [analogue_of.get(d, "-") for d in published["dataset"]]
     return published
-
-
-def variants_figure(overall: dict, *, seed: int = 0):
-    """Overall of each training set and baseline (:func:`cheems_lib.figures.seed_dots` of ``overall``,
-    ``{name: Estimate}``), legend on top; returns the Figure."""
-    import matplotlib.pyplot as plt
-
-    from .figures import seed_dots
-
-    fig, ax = plt.subplots(figsize=(7, 0.45 * len(overall) + 1.2))
-    seed_dots(overall, ax=ax, seed=seed, xlabel="Overall on CheemsBench (ours)")
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
-    fig.tight_layout()
-    return fig
 
 
 def paper_groups_text() -> str:

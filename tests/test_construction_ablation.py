@@ -38,17 +38,6 @@ def test_side_by_side(t4):
     assert side.loc[2, "ours overall"] == f"{ours['overall']:.3f} [{ours['overall_lo']:.3f}, {ours['overall_hi']:.3f}]"
 
 
-def test_plot_overall():
-    """One row per training set, top to bottom in order; the diamonds sit at the means over seeds."""
-    overall = _overall([0.60, 0.50, 0.55, 0.58, 0.62, 0.70])
-    fig = ablation.plot_overall(overall)
-    (ax,) = fig.axes
-    assert [t.get_text() for t in ax.get_yticklabels()] == list(ABLATION)[::-1]
-    diamonds = [c for c in ax.collections if c.get_offsets().shape[0] == 1]
-    assert np.allclose(sorted(d.get_offsets()[0, 0] for d in diamonds), sorted(e.value for e in overall.values()))
-    fig.clf()
-
-
 def test_claims_follow_the_rows(t4):
     """With the paper's ordering every tested claim is supported; RewardBench claims are untestable; counts add up."""
     ledger = Ledger("preference", SOURCE)

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from cheems_lib.claims import Estimate  # noqa: E402
-from cheems_lib.figures import seed_dots  # noqa: E402
+from cheems_lib.figures import overall_dots, seed_dots  # noqa: E402
 
 
 def test_seed_dots_draws_one_dot_per_seed_a_mean_and_an_interval():
@@ -22,4 +22,18 @@ def test_seed_dots_draws_one_dot_per_seed_a_mean_and_an_interval():
     assert [len(c.get_offsets()) for c in dots] == [3, 1]
     assert np.allclose(means[0].get_offsets()[0], [0.6, 1]) and np.allclose(means[1].get_offsets()[0], [0.4, 0])
     assert len(ax.lines) == 2 and [t.get_text() for t in ax.get_yticklabels()] == ["b", "a"]
+    plt.close(fig)
+
+
+def test_overall_dots_is_one_row_per_training_set_with_its_mean():
+    """Table 3's and Table 4's figure: one row per training set in order, its diamond at the mean over seeds,
+    the Overall axis label and a legend above the axes."""
+    rng = np.random.default_rng(1)
+    overall = {name: Estimate(np.array([v - 0.01, v + 0.01]), rng.normal(v, 0.01, (2, 100)))
+               for name, v in {"human": 0.6, "gpt": 0.5, "both": 0.65}.items()}
+    fig = overall_dots(overall)
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["both", "gpt", "human"]
+    assert np.allclose([c.get_offsets()[0, 0] for c in ax.collections[1::2]], [0.6, 0.5, 0.65])
+    assert ax.get_xlabel() == "Overall on CheemsBench (ours)" and ax.get_legend() is not None
     plt.close(fig)

@@ -157,21 +157,6 @@ def test_published_table3_adds_our_properties_and_analogue(sets):
         assert row["our analogue"] == (standing[0] if standing else "-")
 
 
-def test_variants_figure_plots_each_overall(evaluated):
-    """One row per model, top to bottom in order, its diamond at the mean over seeds."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    _, overall = evaluated
-    fig = transfer.variants_figure(overall)
-    ax = fig.axes[0]
-    assert [c.get_offsets()[0][0] for c in ax.collections[1::2]] == pytest.approx([e.value for e in overall.values()])
-    assert [t.get_text() for t in ax.get_yticklabels()] == list(overall)[::-1]
-    plt.close(fig)
-
-
 def test_paper_groups_text_quotes_each_dataset_mean():
     """Each group of table3_groups, with each dataset's mean accuracy read from the CSV, three decimals."""
     t3 = transfer.paper_accuracy()
