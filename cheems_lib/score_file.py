@@ -84,7 +84,7 @@ def write_scores(scores: Iterable[tuple[str, str, float]], path: str | Path, *, 
     """Write ``(prompt_id, response_id, score)`` triples as a spec §4 score file.
 
     A new file appears atomically; ``append=True`` adds whole lines to an existing file
-    in one write, flushed (what a resumable run streams).
+    in one write, flushed (how :class:`cheems_lib.scoring.ScoreOutput` streams its partial files).
     """
     from .outputs import atomic_open
 
@@ -94,7 +94,7 @@ def write_scores(scores: Iterable[tuple[str, str, float]], path: str | Path, *, 
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         with open(path, "ab") as fh:
             fh.write(data)
-            fh.flush()
+            fh.flush()  # a killed process keeps what was flushed; no fsync per batch (it would cost more than a batch)
     else:
         with atomic_open(path, "wb") as fh:
             fh.write(data)

@@ -141,12 +141,9 @@ class ScoreOutput:
 
     def append(self, scores: dict[tuple[str, str], float]) -> None:
         """Append whole lines to this process's partial file and flush them."""
-        from .score_file import score_lines
+        from .score_file import write_scores
 
-        data = score_lines(((p, r, s) for (p, r), s in scores.items()), self.mine)
-        with open(self.mine, "ab") as fh:
-            fh.write(data)
-            fh.flush()  # a killed process keeps what was flushed; no fsync per batch (it would cost more than a batch)
+        write_scores(((p, r, s) for (p, r), s in scores.items()), self.mine, append=True)
 
     def finish(self, records: Sequence[Record]) -> int:
         """Merge OUT and the partial files into OUT, atomically, in record order; returns the lines."""
