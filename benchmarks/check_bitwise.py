@@ -25,7 +25,11 @@ def sha(data: bytes) -> str:
 def main():
     import torch
 
-    from cheems_lib import judging, reward_model, simulation, world_files
+    from cheems_lib import judging, reward_model, simulation
+    try:
+        from cheems_lib.world_files import load_world
+    except ImportError:  # versions before the simulation split
+        from cheems_lib.simulation import load_world
     from cheems_lib.scoring import score_records
     from cheems_lib.training import TrainConfig, train  # TrainConfig through the re-export: older versions run too
 
@@ -34,7 +38,7 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(1)  # the thread count can change float reductions; fix it for both versions
     with tempfile.TemporaryDirectory() as tmp:
-        files = world_files.load_world(simulation.ensure_world("smoke", 0, cache_dir=Path(tmp) / "worlds"))
+        files = load_world(simulation.ensure_world("smoke", 0, cache_dir=Path(tmp) / "worlds"))
         train_recs = files["cheems_preference/human.jsonl"][: args.prompts]
         bench = files["cheems_bench/human.jsonl"][: args.prompts]
         out = Path(tmp) / "rm"
