@@ -42,3 +42,22 @@ def smoke_book(tmp_path_factory):
     logs: list[str] = []
     html = build("smoke", root=root, log=logs.append)
     return root, html, logs
+
+
+@pytest.fixture(scope="session")
+def smoke_dir(tmp_path_factory):
+    """The smoke world (seed 3) written to disk once per session; tests only read it."""
+    from cheems_lib.simulation import WorldConfig, build_world
+    from cheems_lib.world_files import write_world
+
+    out = tmp_path_factory.mktemp("world")
+    write_world(build_world(WorldConfig(size="smoke", seed=3)), out)
+    return out
+
+
+def digest(directory) -> dict[str, str]:
+    """SHA-256 of every file under ``directory``, by relative path."""
+    import hashlib
+
+    return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(Path(directory).rglob("*")) if p.is_file()}

@@ -1,7 +1,6 @@
 """The simulated world (spec §6): layout, determinism, Algorithm 1, calibration, response counts, cache."""
 from __future__ import annotations
 
-import hashlib
 import json
 
 import numpy as np
@@ -13,19 +12,7 @@ from cheems_lib.corpus import CATEGORIES, Traits, make_task, render_response
 from cheems_lib.records import read_records
 from cheems_lib.simulation import SIZES, WorldConfig, build_world
 from cheems_lib.world_files import GPT_LAYOUT, LAYOUT, write_world
-from conftest import ROOT
-
-
-@pytest.fixture(scope="module")
-def smoke_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("world")
-    write_world(build_world(WorldConfig(size="smoke", seed=3)), out)
-    return out
-
-
-def _digest(directory):
-    return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(directory.rglob("*")) if p.is_file()}
+from conftest import digest
 
 
 class TestLayout:
@@ -72,12 +59,12 @@ class TestDeterminism:
     def test_same_seed_same_bytes(self, smoke_dir, tmp_path):
         """The same seed writes byte-identical files."""
         write_world(build_world(WorldConfig(size="smoke", seed=3)), tmp_path)
-        assert _digest(tmp_path) == _digest(smoke_dir)
+        assert digest(tmp_path) == digest(smoke_dir)
 
     def test_other_seed_other_bytes(self, smoke_dir, tmp_path):
         """Another seed writes other files."""
         write_world(build_world(WorldConfig(size="smoke", seed=4)), tmp_path)
-        assert _digest(tmp_path) != _digest(smoke_dir)
+        assert digest(tmp_path) != digest(smoke_dir)
 
 
 class TestQualityIsVisible:

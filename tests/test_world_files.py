@@ -1,24 +1,12 @@
 """The files of a world on disk (spec §6): interrupt-safe writing, recovery after a kill, loading."""
 from __future__ import annotations
 
-import hashlib
 
 import pytest
 
 from cheems_lib.simulation import WorldConfig, build_world
 from cheems_lib.world_files import load_world, write_world
-
-
-@pytest.fixture(scope="module")
-def smoke_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("world")
-    write_world(build_world(WorldConfig(size="smoke", seed=3)), out)
-    return out
-
-
-def _digest(directory):
-    return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(directory.rglob("*")) if p.is_file()}
+from conftest import digest
 
 
 def test_load_world_reports_missing_layout(tmp_path):
@@ -50,7 +38,7 @@ class TestWritingSafely:
         out = tmp_path / "w"
         assert _cli(["simulate", "--size", "smoke", "--seed", "1", "-o", str(out)], capsys)[0] == 0
         assert _cli(["simulate", "--size", "smoke", "--seed", "3", "-o", str(out)], capsys)[0] == 0
-        assert _digest(out) == _digest(smoke_dir) and _hidden(tmp_path) == []
+        assert digest(out) == digest(smoke_dir) and _hidden(tmp_path) == []
 
     def test_swap_without_atomic_exchange(self, smoke_dir, tmp_path, monkeypatch):
         """Where renameat2 is missing, rename-aside-then-rename gives the same result and no leftovers."""
@@ -59,7 +47,7 @@ class TestWritingSafely:
         monkeypatch.setattr(world_files, "_exchange", lambda a, b: False)
         write_world(build_world(WorldConfig(size="smoke", seed=1)), tmp_path / "w")
         write_world(build_world(WorldConfig(size="smoke", seed=3)), tmp_path / "w")
-        assert _digest(tmp_path / "w") == _digest(smoke_dir) and _hidden(tmp_path) == []
+        assert digest(tmp_path / "w") == digest(smoke_dir) and _hidden(tmp_path) == []
 
     def test_a_world_set_aside_by_a_killed_run_is_restored(self, smoke_dir, tmp_path):
         """Killed between the two renames: the next run puts the old world back, then replaces it; ours only."""
@@ -72,7 +60,7 @@ class TestWritingSafely:
         from cheems_lib import world_files
 
         world_files._recover(tmp_path / "w")
-        assert _digest(tmp_path / "w") == _digest(smoke_dir) and _hidden(tmp_path) == [".w.old-mine"]
+        assert digest(tmp_path / "w") == digest(smoke_dir) and _hidden(tmp_path) == [".w.old-mine"]
 
     @pytest.mark.parametrize("case", ["file", "foreign folder", "world with extra file", "negative seed"])
     def test_bad_arguments_exit_2_and_write_nothing(self, case, smoke_dir, tmp_path, capsys):
@@ -90,10 +78,10 @@ class TestWritingSafely:
             (out / "cheems_bench" / "scores.jsonl").write_text("keep me\n")
         else:
             seed = "-1"
-        before = _digest(tmp_path)
+        before = digest(tmp_path)
         rc, err = _cli(["simulate", "--size", "smoke", "--seed", seed, "-o", str(out)], capsys)
         assert rc == 2 and len(err) == 1 and err[0].startswith("cheems: ") and "(fix: " in err[0], err
-        assert _digest(tmp_path) == before and _hidden(tmp_path) == []
+        assert digest(tmp_path) == before and _hidden(tmp_path) == []
 
     def test_full_disk_keeps_the_old_world(self, smoke_dir, tmp_path, capsys, monkeypatch):
         """A write that fails (ENOSPC) half-way: exit 1, one line with path and reason, old world intact."""
@@ -117,7 +105,7 @@ class TestWritingSafely:
         monkeypatch.setattr(world_files, "write_records", full)
         rc, err = _cli(["simulate", "--size", "smoke", "--seed", "5", "-o", str(out)], capsys)
         assert rc == 1 and len(err) == 1 and "No space left on device" in err[0] and str(tmp_path) in err[0], err
-        assert _digest(out) == _digest(smoke_dir) and _hidden(tmp_path) == []
+        assert digest(out) == digest(smoke_dir) and _hidden(tmp_path) == []
 
     def test_output_under_a_file_is_one_line(self, tmp_path, capsys):
         """-o below a file (like /dev/full/x): exit 1 with the path and the reason, no traceback."""
@@ -168,7 +156,7 @@ class TestInterrupts:
         import shutil
         import signal
 
-        new = _digest(smoke_dir)  # seed 3, uninterrupted
+        new = digest(smoke_dir)  # seed 3, uninterrupted
         old_world = tmp_path / "old"
         write_world(build_world(WorldConfig(size="smoke", seed=1)), old_world)
         rng = random.Random(20250217 + old)
@@ -180,8 +168,8 @@ class TestInterrupts:
                     shutil.copytree(old_world, out)
                 rc, err = _run_killed(["simulate", "--size", "smoke", "--seed", "3", "-o", str(out)],
                                          sig, when, tmp_path)
-                got = _digest(out) if out.exists() else None
-                before = _digest(old_world) if old else None
+                got = digest(out) if out.exists() else None
+                before = digest(old_world) if old else None
                 assert got in (before, new), (sig, when, rc, err)
                 if sig == signal.SIGKILL:
                     assert rc in (0, -signal.SIGKILL), (when, rc, err)
@@ -192,4 +180,4 @@ class TestInterrupts:
                     assert [p for p in _hidden(tmp_path) if p.startswith(".w.")] == []
                 # the next run repairs whatever a kill left and writes the complete world
                 write_world(build_world(WorldConfig(size="smoke", seed=3)), out)
-                assert _digest(out) == new and [p for p in _hidden(tmp_path) if p.startswith(".w.")] == []
+                assert digest(out) == new and [p for p in _hidden(tmp_path) if p.startswith(".w.")] == []
