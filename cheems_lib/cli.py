@@ -268,6 +268,48 @@ def cmd_preference(args) -> None:
                  "records": len(records), **report})
 
 
+def cmd_import(args) -> None:
+    """Convert public real data into records (see :mod:`cheems_lib.real_data`); one JSON summary on stdout.
+
+    Inputs whose SHA-256 differs from the known copies import too, with a note on stderr."""
+    from . import real_data
+    from .records import write_records
+
+    if args.source != "dpo-zh" and len(args.inputs) != 1:
+        raise UsageError(f"cheems import {args.source} takes one folder, got {len(args.inputs)} inputs "
+                         "(fix: pass one folder; only dpo-zh merges several files)")
+    if args.questions and args.source != "llmzoo":
+        raise UsageError("--questions is for cheems import llmzoo (fix: drop it)")
+    if args.source == "real":
+        manifest = real_data.import_real(args.inputs[0], args.output)
+        inputs = {k: v for e in manifest["files"].values() for k, v in e["inputs"].items()}
+        _note_unknown({k: v["known_copy"] for k, v in inputs.items()})
+        _print_json({"output": str(args.output), "files": {rel: {k: e[k] for k in ("prompts", "responses",
+                     "annotations", "labels", "sha256")} for rel, e in manifest["files"].items()},
+                     "inputs_known_copies": all(v["known_copy"] for v in inputs.values())})
+        return
+    if args.source == "llmzoo":
+        records = real_data.read_llmzoo_set(args.inputs[0], questions=args.questions)
+        report = {"prompts": len(records), "responses": sum(len(r.responses) for r in records),
+                  "annotations": sum(len(r.annotations) for r in records),
+                  "aspects": sorted({a for r in records for a in r.extra["aspects"]})}
+        paths = [p for p in Path(args.inputs[0]).rglob("*.jsonl")] + ([args.questions] if args.questions else [])
+    else:
+        records, report = real_data.read_dpo_zh(args.inputs)
+        paths = args.inputs
+    write_records(records, args.output)  # atomic
+    infos = {str(p): real_data.input_info(p) for p in sorted(map(str, paths))}
+    _note_unknown({k: v["known_copy"] is not None for k, v in infos.items()})
+    _print_json({"output": str(args.output), **report, "inputs": infos})
+
+
+def _note_unknown(known: dict) -> None:
+    for path, ok in known.items():
+        if not ok:
+            print(f"cheems: note: {path} is not the copy data/real was made from (sha256 differs); "
+                  "imported anyway", file=sys.stderr)
+
+
 def cmd_book(args) -> None:
     """Bad arguments exit 2 before anything runs; failed chapters (one line each) or a failed
     render exit 1 after the other chapters ran and the book was rendered."""
@@ -290,7 +332,8 @@ def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="cheems", description="Companion to the Cheems paper: "
                                 "resolve annotations, evaluate reward models, build the book.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_resolve, _add_evaluate, _add_simulate, _add_train, _add_score, _add_preference, _add_book):
+    for add in (_add_resolve, _add_evaluate, _add_simulate, _add_train, _add_score, _add_preference, _add_import,
+                _add_book):
         add(sub)
     return p
 
@@ -406,6 +449,20 @@ def _add_preference(sub) -> None:
     f.add_argument("--no-debias", action="store_true", help="skip length debiasing")
     f.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of debiasing (and of the default reward model)")
     f.set_defaults(func=cmd_preference)
+
+
+def _add_import(sub) -> None:
+    i = sub.add_parser("import", help="convert public real Chinese preference data (LLMZoo zh, DPO-zh) to records",
+                       description="real SRC -o DIR: the whole data/real folder (spec 6b layout, manifest, licences) "
+                       "from SRC/llmzoo-zh and SRC/dpo-zh; llmzoo SET_DIR -o OUT.jsonl: one LLMZoo answer set; "
+                       "dpo-zh FILE [FILE ...] -o OUT.jsonl: chosen/rejected files merged into one ranked file")
+    i.add_argument("source", choices=["real", "llmzoo", "dpo-zh"], help="what to import")
+    i.add_argument("inputs", type=Path, nargs="+", metavar="INPUT",
+                   help="real: the source folder; llmzoo: an answer set's folder of aspect reviews; dpo-zh: files")
+    i.add_argument("-o", "--output", type=Path, required=True,
+                   help="real: output folder; else the output JSONL (written atomically)")
+    i.add_argument("--questions", type=Path, help="llmzoo: questions-zh.jsonl (orders the records, checks texts)")
+    i.set_defaults(func=cmd_import)
 
 
 def _add_book(sub) -> None:
