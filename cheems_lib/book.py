@@ -6,8 +6,29 @@ papermill with the profile's parameters (plus ``-p NAME VALUE`` overrides) into
 off and warnings as errors.
 
 A chapter is executed again only when its cache key changes: the hash of its source,
-its parameters, the library's source files and the size/mtime of data files its
-parameters name. The key is stored in the executed notebook's metadata.
+its parameters, the library's source files and the size/mtime of the data files its path
+parameters name (:func:`input_files`). The key is stored in the executed notebook's metadata.
+
+The parameters cell (:func:`parameters_of`) is one line per parameter, valid Python that
+papermill reads too::
+
+    name: type = default  # CONSTRAINT: help
+
+where the help may start with a declared constraint, followed by a colon:
+
+- ``in [LO, HI]``: a number (``int``, ``float``, or each element of ``list[int]``/``list[float]``)
+  from LO to HI inclusive; every numeric parameter declares one.
+- ``one of a|b|c``: a string (or each element of a ``list[str]``) among these.
+- ``file``, ``folder``, ``world folder`` (holding records files of the spec §6/§6b layout): a path,
+  relative to the repository root, that must exist and be of that kind; ``... or missing``: the
+  path (or a world folder's files) may be missing, the chapter reports what it found. An empty
+  value is allowed where the default is empty (e.g. ``world_dir``: simulate). By convention
+  ``*_path`` parameters are files and ``*_dir`` parameters folders. Only the files a chapter can
+  read are hashed for its cache key (:func:`input_files`); no folder is walked.
+
+``cheems book`` checks every value (types, list elements, ranges, choices, paths) before any
+kernel starts; each chapter's first cell calls :func:`check_parameters`, so a plain papermill run
+refuses the same values.
 
 Nothing is lost (see the README, "Nothing is lost"):
 
@@ -22,11 +43,17 @@ Nothing is lost (see the README, "Nothing is lost"):
   gets a placeholder page with the error, and when rendering, a chapter never executed in
   this checkout gets one saying so (notebooks without a cache key, so the next build
   executes those chapters).
-- Bad arguments (unknown chapter or ``-p`` name, a ``-p`` value of the wrong type,
-  ``jobs < 0``) raise :class:`BookInputError` before anything runs (``cheems book`` exits 2).
+- Bad arguments (unknown chapter or ``-p`` name, a ``-p`` value of the wrong type, out of its
+  declared range or naming a missing or wrong kind of path, ``jobs < 0``) raise
+  :class:`BookInputError` before anything runs (``cheems book`` exits 2).
+- One build at a time per checkout: a second ``cheems book`` while one runs exits 2 at once
+  (``another cheems book is running (pid N)``), holding the lock ``_build/cheems-book.lock``
+  (:class:`cheems_lib.outputs.OutputLock`, released when the process dies).
+- When jupyter-book fails, the message shows its first error lines (the cause) and its last lines.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -40,14 +67,18 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .outputs import pid_alive
+from .outputs import LockedError, OutputLock, pid_alive
 from .chapters import CHAPTERS, PROFILES, chapter
 
 __all__ = ["BookError", "BookInputError", "ChapterFailed", "ChaptersFailed", "parameters_of", "coerce", "cache_key", "data_files", "execute_chapter", "default_jobs", "build",
-           "find_root"]
+           "find_root", "check_value", "check_parameters", "input_files", "build_lock"]
 
 # `name: type = default  # help`, one parameter per line (papermill reads the same form)
 _PARAM = re.compile(r"^(?P<name>[A-Za-z_]\w*)\s*:\s*(?P<type>[^=]+?)\s*=\s*(?P<default>.+?)\s*(?:#\s*(?P<help>.*))?$")
+# the constraint a help may start with (see the module docstring), then ": " and the text
+_NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_CHECK = re.compile(rf"^(?:in \[(?P<lo>{_NUM}), (?P<hi>{_NUM})\]|one of (?P<choices>[\w.-]+(?:\|[\w.-]+)+)"
+                    rf"|(?P<path>file|folder|world folder)(?P<missing> or missing)?)(?::\s|$)")
 
 
 class BookError(RuntimeError):
@@ -80,8 +111,23 @@ def find_root(start: Path | None = None) -> Path:
     raise BookInputError(f"{here}: no _toc.yml found here or above (fix: run from the repository root)")
 
 
-def parameters_of(source: Path) -> dict[str, dict[str, str]]:
-    """Parse a chapter's ``parameters`` cell into ``{name: {"type", "default", "help"}}``."""
+def _check_of(help_text: str) -> dict | None:
+    """The constraint a parameter's help starts with: ``{"text", "range": (lo, hi)}``, ``{"text", "choices"}``
+    or ``{"text", "path": kind, "missing": bool}``; None when it declares none."""
+    m = _CHECK.match(help_text)
+    if not m:
+        return None
+    text = help_text[:m.end()].rstrip().rstrip(":")
+    if m["lo"] is not None:
+        return {"text": text, "range": (json.loads(m["lo"]), json.loads(m["hi"]))}
+    if m["choices"]:
+        return {"text": text, "choices": m["choices"].split("|")}
+    return {"text": text, "path": m["path"], "missing": bool(m["missing"])}
+
+
+def parameters_of(source: Path) -> dict[str, dict[str, Any]]:
+    """Parse a chapter's ``parameters`` cell into ``{name: {"type", "default", "help", "check"}}``;
+    ``check`` is the constraint the help starts with (module docstring), or None."""
     import jupytext
 
     nb = jupytext.read(source)
@@ -94,7 +140,8 @@ def parameters_of(source: Path) -> dict[str, dict[str, str]]:
                 m = _PARAM.match(line.strip())
                 if not m:
                     raise BookError(f"{source}: parameters cell line {n} is not `name: type = default  # help`: {line!r}")
-                out[m["name"]] = {"type": m["type"], "default": m["default"], "help": m["help"] or ""}
+                out[m["name"]] = {"type": m["type"], "default": m["default"], "help": m["help"] or "",
+                                  "check": _check_of(m["help"] or "")}
             return out
     raise BookError(f"{source}: no cell tagged 'parameters' (fix: tag the first code cell)")
 
@@ -116,6 +163,78 @@ def coerce(value: Any, type_name: str) -> Any:
     return json.loads(value)  # lists, dicts, optional values
 
 
+_IS = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+       "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+       "str": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bool)}
+
+
+def _elements(value: Any, type_name: str) -> list | None:
+    """The values to check one by one (a list's elements for ``list[T]``); None if ``value`` is not of the type."""
+    m = re.fullmatch(r"list\[(\w+)\]", type_name.replace(" ", ""))
+    items = value if m else [value]
+    inner = m[1] if m else type_name
+    if m and not isinstance(value, list) or not all(_IS.get(inner, lambda v: True)(v) for v in items):
+        return None
+    return items
+
+
+def _path_problem(value: str, check: dict, default: str, root: Path) -> tuple[str, str] | None:
+    """Why the path ``value`` does not fit a ``file``/``folder``/``world folder`` parameter; looks up
+    names only, never walks a folder."""
+    from .world_files import RECORD_FILES, layout_files
+
+    if value == "" and default in ('""', "''"):
+        return None  # the documented "none" (e.g. world_dir: simulate the world)
+    kind, path = check["path"], root / value
+    if not path.exists():
+        if check["missing"]:
+            return None
+        return f"no such {'file' if kind == 'file' else 'folder'}", f"check the path (relative paths start at {root})"
+    if kind == "file" and not path.is_file():
+        return "is a folder, not a file", "pass the file itself, not a folder"
+    if kind != "file" and not path.is_dir():
+        return "is a file, not a folder", "pass the folder that holds the files"
+    if kind == "world folder" and not check["missing"] and not any(
+            str(f.relative_to(path)) in RECORD_FILES for f in layout_files(path)):
+        return ("is not a world folder (none of the spec §6 records files, e.g. cheems_bench/open.jsonl, is in it)",
+                "pass a folder written by `cheems simulate -o DIR` or holding the official files in that layout")
+    return None
+
+
+def check_value(value: Any, spec: dict[str, Any], root: Path) -> tuple[str, str] | None:
+    """Why ``value`` is not allowed for the parameter ``spec`` (from :func:`parameters_of`), as (problem,
+    fix); None if it is. Checks the type (a list's elements too) and the declared constraint."""
+    items = _elements(value, spec["type"])
+    if items is None:
+        a = "an" if spec["type"][:1] in "aeiou" else "a"
+        return f"not {a} {spec['type']}", f"pass {a} {spec['type']} like the default {spec['default']}"
+    check = spec.get("check") or {}
+    for i, v in enumerate(items):
+        at = f"element {i} ({json.dumps(v)}) " if items is value else ""  # a list's element
+        if "range" in check and not check["range"][0] <= v <= check["range"][1]:  # NaN fails too
+            return f"{at}must be {check['text']}", f"pass a value {check['text']}"
+        if "choices" in check and v not in check["choices"]:
+            return f"{at}must be {check['text']}", f"pass one of {', '.join(check['choices'])}"
+        if "path" in check and isinstance(v, str):
+            problem = _path_problem(v, check, spec["default"], root)
+            if problem:
+                return problem
+    return None
+
+
+def check_parameters(name: str, namespace: dict[str, Any]) -> None:
+    """Refuse, in a chapter's kernel, parameter values outside their declarations (the chapter's first
+    cell calls ``check_parameters("<chapter>", globals())``), so a plain papermill run checks what
+    ``cheems book`` checks. Paths are relative to the working directory, the repository root.
+    Raises :class:`BookInputError` (one line)."""
+    source = find_root() / "notebooks" / f"{name}.md"
+    for param, spec in parameters_of(source).items():
+        problem = check_value(namespace.get(param), spec, Path.cwd())
+        if problem:
+            raise BookInputError(f"parameter {param} = {json.dumps(namespace.get(param), default=str)}: {problem[0]} "
+                                 f"(fix: {problem[1]}; see the parameters cell of notebooks/{name}.md)")
+
+
 def _library_fingerprint() -> str:
     h = hashlib.sha256()
     for p in sorted(Path(__file__).parent.glob("*.py")):
@@ -123,19 +242,37 @@ def _library_fingerprint() -> str:
     return h.hexdigest()
 
 
+def input_files(params: dict[str, Any], declared: dict[str, dict], root: Path) -> list[Path]:
+    """The files the path parameters in ``params`` name: a ``file``'s file, a ``world folder``'s spec
+    §6/§6b files (:func:`cheems_lib.world_files.layout_files`), a ``folder``'s files (not its
+    subfolders). Never walks a tree, so ``-p world_dir /`` costs a few lookups."""
+    from .world_files import layout_files
+
+    files: list[Path] = []
+    for name, value in params.items():
+        kind = ((declared.get(name) or {}).get("check") or {}).get("path")
+        if not kind or not isinstance(value, str) or not value:
+            continue
+        path = root / value
+        if kind == "file":
+            files += [path] if path.is_file() else []
+        elif kind == "world folder":
+            files += layout_files(path)
+        elif path.is_dir():
+            files += sorted(f for f in path.iterdir() if f.is_file())
+    return files
+
+
 def cache_key(source: Path, params: dict[str, Any], root: Path) -> str:
-    """Hash of what a chapter's output depends on."""
+    """Hash of what a chapter's output depends on (the data: size and mtime of :func:`input_files`)."""
     h = hashlib.sha256()
     h.update(source.read_bytes())
     h.update(json.dumps(params, sort_keys=True, default=str).encode())
     h.update(_library_fingerprint().encode())
     h.update(os.environ.get("CHEEMS_FORCE_VERDICT", "").encode())  # forced verdicts (tests) change the prose
-    for v in params.values():
-        if isinstance(v, str) and v and (root / v).exists():
-            for f in sorted((root / v).rglob("*")) if (root / v).is_dir() else [root / v]:
-                if f.is_file():
-                    st = f.stat()
-                    h.update(f"{f}:{st.st_size}:{st.st_mtime_ns}".encode())
+    for f in input_files(params, parameters_of(source), root):
+        st = f.stat()
+        h.update(f"{f}:{st.st_size}:{st.st_mtime_ns}".encode())
     return h.hexdigest()
 
 
@@ -152,11 +289,12 @@ def _cached_key(path: Path) -> str | None:
 def data_files(source: Path, params: dict[str, Any], root: Path) -> tuple[str | None, list[Path]]:
     """The data a chapter reads: its world folder's files and the paper's tables in data/paper."""
     from . import simulation
+    from .world_files import layout_files
 
     world = params.get("world_dir") or None
     if world is None and "size" in params:
         world = str(simulation.world_path(params["size"], params.get("seed", 0)))
-    files = sorted(p for p in (root / world).rglob("*") if p.is_file()) if world and (root / world).is_dir() else []
+    files = sorted(layout_files(root / world)) if world and (root / world).is_dir() else []
     files += sorted((root / "data" / "paper").glob("*.csv"))
     return world, files
 
@@ -410,6 +548,11 @@ def _plans(profile: str, chapters: list[str] | None, overrides: dict[str, str], 
         unknown = set(params) - set(declared)
         if unknown:
             raise BookError(f"chapters.py: chapter {ch.name!r} sets undeclared parameters {sorted(unknown)}")
+        for k, v in params.items():  # the registry's values: a wrong one is our bug (exit 1)
+            problem = check_value(v, declared[k], root)
+            if problem:
+                raise BookError(f"chapters.py: chapter {ch.name!r}, profile {profile}: {k} = {json.dumps(v)}: "
+                                f"{problem[0]} (fix: {problem[1]})")
         for k, v in overrides.items():
             if k in declared:
                 try:
@@ -417,12 +560,34 @@ def _plans(profile: str, chapters: list[str] | None, overrides: dict[str, str], 
                 except ValueError as e:
                     raise BookInputError(f"-p {k} {v}: not a {declared[k]['type']} ({e}) "
                                          f"(fix: see the parameters cell of notebooks/{ch.name}.md)") from None
+                problem = check_value(params[k], declared[k], root)
+                if problem:  # before any kernel starts
+                    raise BookInputError(f"-p {k} {v}: {problem[0]} (fix: {problem[1]}; "
+                                         f"see the parameters cell of notebooks/{ch.name}.md)")
                 used.add(k)
         plans.append((ch.name, params))
     if set(overrides) - used:
         raise BookInputError(f"-p {' '.join(sorted(set(overrides) - used))}: no selected chapter has such a parameter "
                              f"(fix: see the parameters cell at the top of each chapter)")
     return plans
+
+
+# lines that say what went wrong: Sphinx's "WARNING:"/"ERROR:" lines and exception lines ("OSError: ...")
+_ERROR_LINE = re.compile(r"\b(?:ERROR|CRITICAL|SEVERE|WARNING)\b|^[\w.]*(?:Error|Exception|Warning)\b[^:]*:")
+
+
+def _render_failure(output: str, *, head: int = 5, tail: int = 5) -> str:
+    """jupyter-book's failure output cut to what says why: its first ``head`` error lines (the cause;
+    a chained traceback ends in a generic "There was an error in building your book") and its last
+    ``tail`` lines."""
+    output = re.sub(r"\x1b\[[0-9;]*m", "", output)  # Sphinx colours its warnings
+    lines = [line.rstrip() for line in output.splitlines() if line.strip()]
+    first = [line for line in lines[:-tail] if _ERROR_LINE.search(line)][:head]
+    last = lines[-tail:]
+    text = ["jupyter-book build failed" + (", first errors:" if first else ":"), *("  " + line for line in first)]
+    if first and last:
+        text.append(f"  ... last lines ({len(lines)} in all):")
+    return "\n".join(text + ["  " + line for line in last])
 
 
 def _render(root: Path, failures: list[str], log: Callable[[str], None]) -> Path:
@@ -444,8 +609,7 @@ def _render(root: Path, failures: list[str], log: Callable[[str], None]) -> Path
     log("[cheems book] rendering: " + " ".join(cmd[1:]))
     proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     if proc.returncode:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-30:])
-        raise BookError("\n".join(failures + [f"jupyter-book build failed:\n{tail}"]))
+        raise BookError("\n".join(failures + [_render_failure(proc.stdout + "\n" + proc.stderr)]))
     html_dir = root / "_build" / "html"
     log(f"[cheems book] HTML in {html_dir / 'index.html'}")
     return html_dir
@@ -458,13 +622,42 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
 
     ``jobs`` chapters run at once (0: :func:`default_jobs`); they share the model zoo, whose
     per-model locks make a chapter wait for a model another chapter is training.
-    Bad arguments raise :class:`BookInputError` before anything runs. A failing chapter does
+    Bad arguments (also values outside their declared ranges, missing or wrong kinds of paths) raise
+    :class:`BookInputError` before anything runs, and so does a second build of the same checkout
+    while one runs (:func:`build_lock`). A failing chapter does
     not stop the others or the rendering; :class:`ChaptersFailed` is raised at the end.
     Before rendering, the downloads' sidecars are merged into ``tables/index.csv`` and
     ``figures/index.csv`` (:func:`cheems_lib.provenance.write_index`).
     """
     root = root or find_root()
     plans = _plans(profile, chapters, overrides or {}, root, jobs)
+    with _one_build(root):
+        return _build(plans, root, profile=profile, force=force, html=html, jobs=jobs, log=log)
+
+
+def build_lock(root: Path) -> OutputLock:
+    """The lock a ``cheems book`` holds on the checkout ``root`` while it runs: ``_build/cheems-book.lock``."""
+    return OutputLock(root / "_build" / "cheems-book")
+
+
+@contextlib.contextmanager
+def _one_build(root: Path):
+    """Hold :func:`build_lock`; a second build of the same checkout is refused at once (its chapters
+    and jupyter-book would write the same files), with the running build's pid."""
+    try:
+        lock = build_lock(root).__enter__()
+    except LockedError as e:
+        pid = re.search(r"\(pid ([^)]*)\)", str(e))
+        raise BookInputError(f"{root}: another cheems book is running (pid {pid[1] if pid else '?'}) "
+                             "(fix: wait for it to finish, then run this command again)") from None
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)
+
+
+def _build(plans, root: Path, *, profile: str, force: bool, html: bool, jobs: int, log) -> Path:
+    """:func:`build` once its arguments are checked and the build lock is held."""
     extra = root / "book" / "_extra"  # downloads (cheems_lib.publish); html_extra_path
     extra.mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(root / "book", extra / "figures", extra / "tables")

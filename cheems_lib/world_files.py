@@ -22,11 +22,15 @@ from pathlib import Path
 from .outputs import exchange as _exchange, pid_alive
 from .records import DataError, Record, read_records, write_records
 
-__all__ = ["LAYOUT", "GPT_LAYOUT", "write_files", "check_output", "write_world", "load_world"]
+__all__ = ["LAYOUT", "GPT_LAYOUT", "RECORD_FILES", "write_files", "check_output", "write_world", "load_world",
+           "layout_files"]
 
 LAYOUT = {"bench_open": "cheems_bench/open.jsonl", "bench_human": "cheems_bench/human.jsonl",
           "pref_human": "cheems_preference/human.jsonl", "pref_gpt": "cheems_preference/gpt.jsonl"}
 GPT_LAYOUT = {"bench_open": "cheems_bench_gpt/open.jsonl", "bench_human": "cheems_bench_gpt/human.jsonl"}
+# every records file a world folder may hold: the simulated layout (spec §6) and the official release (§6b)
+RECORD_FILES = (*LAYOUT.values(), *GPT_LAYOUT.values(), "data/cheems_bench/open.jsonl", "data/cheems_bench/human.jsonl",
+                "cheems_preference.jsonl", "data/cheems_preference.jsonl")
 
 
 def write_files(world, out: Path) -> None:
@@ -149,3 +153,13 @@ def load_world(directory: str | Path) -> dict[str, list[Record]]:
         raise FileNotFoundError(f"{directory}: none of {paths} found (fix: run `cheems simulate -o {directory}` "
                                 "or copy the official files into this layout)")
     return found
+
+
+def layout_files(directory: str | Path) -> list[Path]:
+    """The files of the spec §6 / §6b layouts that exist in ``directory``: :data:`RECORD_FILES`,
+    ``truth.jsonl``, ``summary.json`` and ``manifest.json``. It looks up these names only, never
+    walks the folder, so any folder (even ``/``) answers at once; no records file among them
+    means ``directory`` is not a world."""
+    directory = Path(directory)
+    return [directory / p for p in (*RECORD_FILES, "truth.jsonl", "summary.json", "manifest.json")
+            if (directory / p).is_file()]

@@ -132,13 +132,20 @@ def test_failing_chapter_keeps_last_good_run_and_book_renders(conflicts_done, tm
     shutil.copytree(conflicts_done, root)
     good = _sha(root / "book/conflicts.ipynb")
     logs = []
-    # data_path is conflicts' own parameter, n_bins biases' own: conflicts fails, biases fails (never ran), data runs
+    # data_path is conflicts' own parameter: an existing file that is not JSONL makes conflicts fail at run time;
+    # biases fails in a cell added after its parameters (it never ran); data runs
+    (root / "broken.jsonl").write_text("not json\n", encoding="utf-8")
+    biases = root / "notebooks/biases.md"
+    head, rest = biases.read_text(encoding="utf-8").split(":tags: [parameters]\n", 1)
+    cell, rest = rest.split("```\n", 1)
+    failing = "```{code-cell} ipython3\nraise ValueError('broken')\n```\n"
+    biases.write_text(f"{head}:tags: [parameters]\n{cell}```\n\n{failing}{rest}", encoding="utf-8")
     with pytest.raises(ChaptersFailed) as e:
-        build("smoke", ["conflicts", "biases", "data"], {"data_path": "no/such.jsonl", "n_bins": "0"}, root=root,
+        build("smoke", ["conflicts", "biases", "data"], {"data_path": "broken.jsonl"}, root=root,
               force=True, log=logs.append)
     lines = e.value.lines
     assert len(lines) == 2 and lines[0].startswith("notebooks/conflicts.md: chapter 'conflicts' failed in cell ")
-    assert "no/such.jsonl" in lines[0] and lines[0].endswith(
+    assert "broken.jsonl" in lines[0] and lines[0].endswith(
         "(failed notebook: book/conflicts.failed.ipynb; book/conflicts.ipynb keeps the last good run)")
     assert lines[1].startswith("notebooks/biases.md: chapter 'biases' failed") and "the page is a placeholder" in lines[1]
     assert _sha(root / "book/conflicts.ipynb") == good
@@ -151,20 +158,145 @@ def test_failing_chapter_keeps_last_good_run_and_book_renders(conflicts_done, tm
     assert not (root / "book/conflicts.failed.ipynb").exists() and _sha(root / "book/conflicts.ipynb") != good
 
 
-@pytest.mark.parametrize("argv", [["--jobs", "-1"], ["--chapter", "no_such_chapter"], ["-p", "no_such_parameter", "1"],
-                                  ["--chapter", "biases", "-p", "n_bins", "many"]],
-                         ids=["jobs", "chapter", "parameter", "value"])
-def test_bad_arguments_exit_2_before_running(argv, tmp_path, monkeypatch, capsys):
-    """A negative --jobs, an unknown chapter or -p name, a -p value of the wrong type: one line, exit 2, nothing run."""
+BAD_ARGUMENTS = {  # id: (arguments, what the one line says)
+    "jobs": (["--jobs", "-1"], "--jobs -1: not a number"),
+    "chapter": (["--chapter", "no_such_chapter"], "--chapter no_such_chapter: no such chapter"),
+    "parameter": (["-p", "no_such_parameter", "1"], "no selected chapter has such a parameter"),
+    "value": (["--chapter", "biases", "-p", "n_bins", "many"], "-p n_bins many: not a int"),
+    "seeds-0": (["--chapter", "downstream", "-p", "train_seeds", "0"], "-p train_seeds 0: must be in [1, 10] (fix: "),
+    "seeds-11": (["--chapter", "scaling", "-p", "train_seeds", "11"], "-p train_seeds 11: must be in [1, 10]"),
+    "n_boot": (["-p", "n_boot", "-5"], "-p n_boot -5: must be in [100, 100000]"),
+    "nan": (["--chapter", "preference", "-p", "margin", "nan"], "-p margin nan: must be in [0, 100]"),
+    "choice": (["--chapter", "data", "-p", "size", "huge"], "-p size huge: must be one of smoke|default|paper"),
+    "list-type": (["--chapter", "scaling", "-p", "sizes", '["tiny", 3]'], "not a list[str]"),
+    "list-element": (["--chapter", "sensitivity", "-p", "shared_noise", "[0.5, -1]"],
+                     "-p shared_noise [0.5, -1]: element 1 (-1) must be in [0, 10]"),
+    "file-is-root": (["--chapter", "conflicts", "-p", "data_path", "/"], "-p data_path /: is a folder, not a file"),
+    "file-missing": (["--chapter", "conflicts", "-p", "data_path", "no/such.jsonl"], "no/such.jsonl: no such file"),
+    "folder-is-file": (["--chapter", "data", "-p", "world_dir", "data/examples/annotations.jsonl"],
+                       "is a file, not a folder"),
+    "folder-is-root": (["--chapter", "data", "-p", "world_dir", "/"], "-p world_dir /: is not a world folder"),
+    "folder-missing": (["--chapter", "data", "-p", "world_dir", "no/such"], "-p world_dir no/such: no such folder"),
+}
+
+
+@pytest.mark.parametrize("argv,says", BAD_ARGUMENTS.values(), ids=BAD_ARGUMENTS.keys())
+def test_bad_arguments_exit_2_before_running(argv, says, tmp_path, monkeypatch, capsys):
+    """A negative --jobs, an unknown chapter or -p name, a -p value of the wrong type, out of its declared range or
+    choices (a list's elements too), a path that is missing or of the wrong kind (`/`, checked without walking it):
+    one line naming the value and the fix, exit 2, no kernel started, nothing written."""
+    import os
+    import pathlib
+
+    from cheems_lib import book
     from cheems_lib.cli import main
 
     root = copy_repo(tmp_path)
     monkeypatch.chdir(root)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("nothing may run or walk a folder")
+
+    monkeypatch.setattr(book, "execute_chapter", forbidden)
+    monkeypatch.setattr(pathlib.Path, "rglob", forbidden)
+    monkeypatch.setattr(os, "walk", forbidden)
     with pytest.raises(SystemExit) as e:
         main(["book", "--profile", "smoke", "--no-html", *argv])
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and len(err) == 1 and err[0].startswith("cheems: ") and "(fix: " in err[0], err
+    assert says in err[0], err
     assert not list((root / "book").glob("*.ipynb"))
+
+
+def test_cache_key_hashes_only_the_files_a_chapter_reads(tmp_path, monkeypatch):
+    """A world folder's key covers its spec §6 files, not other files in it; a file parameter its file; `/` as a
+    world folder or file is a few lookups, never a walk."""
+    import os
+    import pathlib
+
+    from cheems_lib.book import cache_key
+
+    root = copy_repo(tmp_path)
+    source = root / "notebooks/conflicts.md"
+    world = root / "world"
+    (world / "cheems_bench").mkdir(parents=True)
+    (world / "cheems_bench/open.jsonl").write_text("{}\n", encoding="utf-8")
+    (world / "notes").mkdir()
+    params = {"world_dir": "world", "data_path": "data/examples/annotations.jsonl"}
+    key = cache_key(source, params, root)
+    (world / "notes/todo.txt").write_text("unrelated", encoding="utf-8")
+    (world / "readme.md").write_text("unrelated", encoding="utf-8")
+    assert cache_key(source, params, root) == key
+    (world / "cheems_bench/open.jsonl").write_text("{}\n{}\n", encoding="utf-8")
+    assert cache_key(source, params, root) != key
+    key = cache_key(source, params, root)
+    (root / "data/examples/annotations.jsonl").write_text("\n", encoding="utf-8")
+    assert cache_key(source, params, root) != key
+
+    def not_at_root(owner, name):  # the library's own folder may be listed (its fingerprint), `/` never
+        original = getattr(owner, name)
+
+        def guarded(*args, **kwargs):
+            assert not args or str(args[0]) != "/", f"cache_key listed / ({name})"
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, guarded)
+
+    for owner, name in ((pathlib.Path, "rglob"), (pathlib.Path, "glob"), (pathlib.Path, "iterdir"), (os, "walk"),
+                        (os, "scandir"), (os, "listdir")):
+        not_at_root(owner, name)
+    assert cache_key(source, {"world_dir": "/", "data_path": "/"}, root)
+
+
+def test_second_build_is_refused_with_the_running_pid(tmp_path, monkeypatch, capsys):
+    """While another process holds the checkout's build lock, `cheems book` exits 2 at once with one line naming
+    its pid, and runs nothing."""
+    import os
+
+    from cheems_lib import book
+    from cheems_lib.cli import main
+    from cheems_lib.outputs import OutputLock
+
+    root = copy_repo(tmp_path)
+    monkeypatch.chdir(root)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a second build ran a chapter")
+
+    monkeypatch.setattr(book, "execute_chapter", forbidden)
+    with OutputLock(root / "_build" / "cheems-book"):  # what a running `cheems book` holds (book.build_lock)
+        with pytest.raises(SystemExit) as e:
+            main(["book", "--profile", "smoke", "--chapter", "conflicts", "--no-html"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1, err
+    assert f"another cheems book is running (pid {os.getpid()})" in err[0] and "(fix: wait" in err[0], err
+    assert not list((root / "book").glob("*.ipynb"))
+
+
+def test_render_failure_shows_the_cause(tmp_path, monkeypatch):
+    """When jupyter-book fails, the message shows its first error lines (the cause, however long the traceback after
+    it; without colour codes) and its last lines, not only the tail."""
+    import subprocess
+
+    from cheems_lib import book
+
+    root = copy_repo(tmp_path)
+    warning = "/book/data.ipynb:3: WARNING: undefined label: 'paper-table1'"
+    output = "\n".join(["Running Jupyter-Book v1.0.4", f"\x1b[91m{warning}\x1b[39;49;00m", "Traceback (most recent call last):",
+                        *[f'  File "/venv/lib/sphinx/module{i}.py", line {i}, in step{i}' for i in range(40)],
+                        "FileNotFoundError: [Errno 2] No such file or directory: '_build/.doctrees/book/data.doctree'",
+                        "", "The above exception was the direct cause of the following exception:", "",
+                        *[f'  File "/venv/lib/jupyter_book/cli{i}.py", line {i}, in main{i}' for i in range(20)],
+                        "RuntimeError: There was an error in building your book. Look above for the cause."])
+    monkeypatch.setattr(book.subprocess, "run",
+                        lambda cmd, **kw: subprocess.CompletedProcess(cmd, 1, stdout=output, stderr=""))
+    with pytest.raises(book.BookError) as e:
+        book._render(root, ["notebooks/data.md: chapter 'data' failed"], lambda s: None)
+    lines = str(e.value).splitlines()
+    assert lines[0] == "notebooks/data.md: chapter 'data' failed" and lines[1].startswith("jupyter-book build failed")
+    assert lines[2] == "  " + warning  # without Sphinx's colour codes
+    assert any("FileNotFoundError: [Errno 2] No such file or directory: '_build/.doctrees" in line for line in lines)
+    assert "Look above for the cause" in lines[-1] and len(lines) <= 15
 
 
 def test_unknown_parameter_is_refused(tmp_path):

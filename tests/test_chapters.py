@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from cheems_lib.book import coerce, parameters_of
+from cheems_lib.book import BookInputError, check_parameters, check_value, coerce, parameters_of
 from cheems_lib.chapters import CHAPTERS, PROFILES, toc_yaml
 from conftest import ROOT
 
@@ -44,6 +44,71 @@ def test_chapter_carries_its_stable_labels(ch):
     text = (ROOT / "notebooks" / f"{ch.name}.md").read_text(encoding="utf-8")
     for label in ch.labels:
         assert f"({label})=" in text or f":name: {label}" in text, label
+
+
+@pytest.mark.parametrize("ch", CHAPTERS, ids=lambda c: c.name)
+def test_every_parameter_declares_what_it_allows(ch):
+    """Every numeric parameter (lists too) declares a range, every `*_path` is a file and every `*_dir` a folder,
+    `size` declares its choices; the defaults and every profile's values are allowed."""
+    import ast
+
+    declared = parameters_of(ROOT / "notebooks" / f"{ch.name}.md")
+    for name, spec in declared.items():
+        check = spec["check"] or {}
+        if spec["type"] in ("int", "float", "list[int]", "list[float]"):
+            assert "range" in check and check["range"][0] <= check["range"][1], (name, spec)
+        if name.endswith("_path"):
+            assert check.get("path") == "file", name
+        if name.endswith("_dir"):
+            assert check.get("path") in ("folder", "world folder"), name
+        if name == "size":
+            assert check.get("choices") == list(PROFILES), name
+        assert check_value(ast.literal_eval(spec["default"]), spec, ROOT) is None, (name, spec["default"])
+    for profile in PROFILES:
+        for name, value in ch.parameters(profile).items():
+            assert check_value(value, declared[name], ROOT) is None, (profile, name, value)
+
+
+def test_check_value_covers_each_kind():
+    """Ranges (NaN and booleans refused), list elements one by one, choices and types each give a problem and a fix."""
+    count = {"type": "int", "default": "3", "check": {"text": "in [1, 10]", "range": (1, 10)}}
+    noise = {"type": "list[float]", "default": "[0.0]", "check": {"text": "in [0, 10]", "range": (0, 10)}}
+    size = {"type": "str", "default": '"default"', "check": {"text": "one of smoke|default|paper",
+                                                           "choices": ["smoke", "default", "paper"]}}
+    names = {"type": "list[str]", "default": "[]", "check": None}
+    assert check_value(3, count, ROOT) is None and check_value([0.5, 10], noise, ROOT) is None
+    assert check_value(0, count, ROOT) == ("must be in [1, 10]", "pass a value in [1, 10]")
+    assert check_value(True, count, ROOT)[0] == "not an int" and check_value(2.0, count, ROOT)[0] == "not an int"
+    assert check_value(float("nan"), {**noise, "type": "float"}, ROOT)[0] == "must be in [0, 10]"
+    assert check_value([0.5, -1], noise, ROOT)[0] == "element 1 (-1) must be in [0, 10]"
+    assert check_value(0.5, noise, ROOT)[0] == "not a list[float]"
+    assert check_value("huge", size, ROOT) == ("must be one of smoke|default|paper",
+                                               "pass one of smoke, default, paper")
+    assert check_value(["tiny", 3], names, ROOT)[0] == "not a list[str]" and check_value(["a"], names, ROOT) is None
+
+
+@pytest.mark.parametrize("ch", CHAPTERS, ids=lambda c: c.name)
+def test_chapter_checks_its_parameters_in_its_kernel(ch):
+    """The first cell after the parameters cell calls check_parameters, so a plain papermill run refuses what
+    `cheems book` refuses."""
+    import jupytext
+
+    cells = jupytext.read(ROOT / "notebooks" / f"{ch.name}.md").cells
+    at = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    first = next(c for c in cells[at + 1:] if c.cell_type == "code")
+    assert f'check_parameters("{ch.name}", globals())' in first.source
+
+
+def test_check_parameters_refuses_in_the_kernel(monkeypatch):
+    """check_parameters (what a chapter's kernel runs) raises one line naming the parameter, value and range."""
+    import ast
+
+    monkeypatch.chdir(ROOT)
+    values = {n: ast.literal_eval(s["default"]) for n, s in parameters_of(ROOT / "notebooks/downstream.md").items()}
+    check_parameters("downstream", values)
+    with pytest.raises(BookInputError, match=r"^parameter train_seeds = 0: must be in \[1, 10\] \(fix: pass a value "
+                                              r"in \[1, 10\]; see the parameters cell of notebooks/downstream.md\)$"):
+        check_parameters("downstream", {**values, "train_seeds": 0})
 
 
 def test_coerce():
