@@ -26,7 +26,15 @@ on simulated data; the reason says why). Every kind but ``finding`` needs its re
 
 A chapter collects its claims in a :class:`Ledger`, glues one sentence per claim (generated
 from the verdict, never typed) and saves them to ``book/_extra/claims/<chapter>.json``; the
-Claims page reads them all (:func:`load_all`) and exports ``tables/claims.csv``.
+Claims page reads them all (:func:`load_shown`) and exports ``tables/claims.csv``.
+
+The ledger uses only the run that each page shows. A claims file says which run wrote it:
+``run`` is the digest of what that run saved (chapter, source, claims), and :meth:`Ledger.save`
+glues the same digest (``claims-run-<chapter>``) into the executed notebook. A file whose
+``run`` differs from the one recorded in ``book/<chapter>.ipynb`` (written by a plain
+papermill run, or by a run whose notebook was not kept) is not used: the Claims page names
+the chapter as stale and says how to rebuild it. ``cheems book`` keys the Claims page on the
+bytes of the claim files and the runs the pages record (:func:`inputs_digest`).
 
 For tests, ``CHEEMS_FORCE_VERDICT="claim-id=contradicted,..."`` forces verdicts; a forced claim
 is marked ``forced`` everywhere it is shown.
@@ -37,6 +45,8 @@ is marked ``forced`` everywhere it is shown.
 """
 from __future__ import annotations
 
+import ast
+import hashlib
 import json
 import math
 import os
@@ -52,8 +62,8 @@ from .metrics import stratified_draws
 __all__ = ["KINDS", "VERDICTS", "CI", "N_BOOT", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
            "TABLE1_TOLERANCE", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "NEAR_TIE_UTILITY",
            "CLAIM_COLUMNS", "Estimate", "ratio_estimate", "subset_estimate", "category_estimate", "mean_of", "decide",
-           "comparison_says", "best_of", "all_of", "Claim", "Ledger", "load_all", "to_frame", "forced_verdicts",
-           "claims_dir"]
+           "comparison_says", "best_of", "all_of", "Claim", "Ledger", "load_all", "load_shown", "shown_run",
+           "inputs_digest", "to_frame", "forced_verdicts", "claims_dir"]
 
 KINDS = ("calibrated", "finding", "structural", "untestable")
 VERDICTS = ("supported", "contradicted", "inconclusive")
@@ -429,29 +439,90 @@ class Ledger:
         styler = self.frame()[list(columns)].style.format(precision=3, na_rep=na_rep).hide(axis="index")
         return styler.set_caption(caption) if caption else styler
 
-    def save(self, root: str | Path = ".") -> Path:
-        """Write ``book/_extra/claims/<chapter>.json`` atomically."""
+    def save(self, root: str | Path = ".", *, glue: bool = True) -> Path:
+        """Write ``book/_extra/claims/<chapter>.json`` atomically, with its ``run`` digest, and glue
+        that digest as ``claims-run-<chapter>`` into the notebook that runs this (see the module doc)."""
         from .outputs import atomic_open
 
         out = claims_dir(root) / f"{self.chapter}.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         body = {"chapter": self.chapter, "source": self.source, "claims": [c.to_json() for c in self.claims.values()]}
+        body["run"] = _run_digest(body)
         with atomic_open(out, "w", encoding="utf-8") as fh:
             json.dump(body, fh, ensure_ascii=False, indent=1, allow_nan=True)
+        if glue:
+            from myst_nb import glue as myst_glue
+
+            myst_glue(f"claims-run-{self.chapter}", body["run"], display=False)
         return out
 
 
-def load_all(root: str | Path = ".", chapters: Sequence[str] | None = None) -> list[dict]:
-    """Every saved claim, in chapter order (``chapters``, default: the book's), each with its ``source``."""
+def _run_digest(body: Mapping) -> str:
+    """sha256 (16 hex digits) of what a chapter's run saved: its chapter, source and claims."""
+    blob = json.dumps({k: body.get(k) for k in ("chapter", "source", "claims")}, sort_keys=True, ensure_ascii=False,
+                      allow_nan=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def shown_run(notebook: str | Path, chapter: str) -> str | None:
+    """The claims run glued into an executed notebook (``book/<chapter>.ipynb``); None if it has none."""
+    try:
+        nb = json.loads(Path(notebook).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for cell in nb.get("cells", []):
+        for o in cell.get("outputs", []):
+            if o.get("metadata", {}).get("scrapbook", {}).get("name") == f"claims-run-{chapter}":
+                data = o.get("data", {})
+                text = data.get("application/papermill.record/text/plain") or data.get("text/plain")
+                return ast.literal_eval(text) if text else None
+    return None
+
+
+def load_shown(folder: str | Path, book: str | Path, chapters: Sequence[str] | None = None
+               ) -> tuple[list[dict], dict[str, str]]:
+    """The saved claims of the runs the pages show: ``(rows, stale)``.
+
+    ``rows``: every claim, in chapter order (``chapters``, default: the book's), each with its
+    ``source``, read from ``folder/<chapter>.json`` only when its ``run`` matches the run
+    recorded in ``book/<chapter>.ipynb`` (:func:`shown_run`) and its content. ``stale``:
+    ``{chapter: why}`` for each file that was not used.
+    """
     from .chapters import CHAPTERS
 
-    out = []
+    rows, stale = [], {}
     for name in chapters or [c.name for c in CHAPTERS]:
+        path = Path(folder) / f"{name}.json"
+        if not path.exists():
+            continue
+        body = json.loads(path.read_text(encoding="utf-8"))
+        shown = shown_run(Path(book) / f"{name}.ipynb", name)
+        if shown is None or body.get("run") != shown or _run_digest(body) != shown:
+            page = f"{Path(book).name}/{name}.ipynb"
+            stale[name] = (f"{path.name} was not written by the run that {page} shows "
+                           f"(fix: cheems book --chapter {name} --force)")
+            continue
+        rows += [{**c, "source": body["source"]} for c in body["claims"]]
+    return rows, stale
+
+
+def load_all(root: str | Path = ".", chapters: Sequence[str] | None = None) -> list[dict]:
+    """The claims of :func:`load_shown` under ``root`` (``book/_extra/claims``, ``book/``)."""
+    return load_shown(claims_dir(root), Path(root) / "book", chapters)[0]
+
+
+def inputs_digest(root: str | Path = ".") -> str:
+    """sha256 of what the Claims page reads under ``root``: each claim file's bytes and the run
+    each chapter's executed notebook records (part of the Claims page's cache key)."""
+    from .chapters import CHAPTERS
+
+    h = hashlib.sha256()
+    for name in [c.name for c in CHAPTERS]:
         path = claims_dir(root) / f"{name}.json"
-        if path.exists():
-            body = json.loads(path.read_text(encoding="utf-8"))
-            out += [{**c, "source": body["source"]} for c in body["claims"]]
-    return out
+        data = path.read_bytes() if path.exists() else b""
+        h.update(f"{name}:{hashlib.sha256(data).hexdigest()}:{shown_run(Path(root) / 'book' / f'{name}.ipynb', name)}\n"
+                 .encode())
+    return h.hexdigest()
 
 
 def to_frame(claims: Sequence[Claim | dict]):

@@ -4,8 +4,8 @@
 config (model, hyperparameters, seed) and the training code, and returns its folder under
 ``cache_dir``; a finished run (``cheems_train.json`` present) is reused, an interrupted one
 is resumed. ``score_or_load(model_dir, records)`` caches a model's scores on a record set
-next to the checkpoint, so chapters that evaluate the same model on the same benchmark
-score it once. A lock file per entry lets chapters run in parallel processes: the second
+next to the checkpoint, keyed on the records' content and the model's weights, so chapters
+that evaluate the same model on the same benchmark score it once. A lock file per entry lets chapters run in parallel processes: the second
 process to need a model waits for the first to finish training it.
 """
 from __future__ import annotations
@@ -112,14 +112,18 @@ def score_or_load(model_dir: str | Path, records: Sequence[Record], *, batch_siz
                   dtype=None, progress: bool = False) -> dict[tuple[str, str], float]:
     """Scores of the zoo model in ``model_dir`` on ``records``, computed once and cached beside it.
 
-    Scores do not depend on the batch size (see :mod:`cheems_lib.scoring`), so it is not part
-    of the key; ``device`` and ``dtype`` are where and how the model is loaded (a GPU and
-    bfloat16 for large models). The cache is ``<model_dir>/scores/<fingerprint>.json``, written atomically.
+    The key is the records' content (:func:`_responses_fingerprint`) and the weights
+    (:func:`cheems_lib.scoring.model_fingerprint`: a folder retrained in place, or any folder
+    passed here that changes, gets new scores). Scores do not depend on the batch size (see
+    :mod:`cheems_lib.scoring`), so it is not part of the key; ``device`` and ``dtype`` are where
+    and how the model is loaded (a GPU and bfloat16 for large models). The cache is
+    ``<model_dir>/scores/<fingerprint>.json``, written atomically.
     """
     from . import reward_model
-    from .scoring import score_records
+    from .scoring import model_fingerprint, score_records
 
-    path = Path(model_dir) / "scores" / f"{_responses_fingerprint(records)}.json"
+    key = hashlib.sha256(f"{_responses_fingerprint(records)}:{model_fingerprint(model_dir)}".encode()).hexdigest()[:16]
+    path = Path(model_dir) / "scores" / f"{key}.json"
     if not path.exists():
         model, tok = reward_model.load(model_dir, dtype=dtype)
         if device:

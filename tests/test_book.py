@@ -402,3 +402,33 @@ ISSUE_14_IDS = (
     "tab4-distant-supervision-helps", "tab4-combined-best", "fig5-cheemsbench-best", "fig5-human-beats-gpt",
     "fig6-data-scaling", "fig7-model-scaling", "tab3-chinese-vs-english", "fig7-pretrained-vs-instruct",
     "tab4-human-beats-gpt-vs-shared-noise", "tab4-human-beats-gpt-vs-ratio")
+
+
+def _glued(notebook, name):
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    return [o["data"]["application/papermill.record/text/plain"] for c in nb["cells"] for o in c.get("outputs", [])
+            if o.get("metadata", {}).get("scrapbook", {}).get("name") == name]
+
+
+def test_claims_ledger_follows_the_run_each_page_shows(conflicts_done, tmp_path):
+    """Rerunning a chapter with another seed re-executes the Claims page and changes the ledger; a claims
+    file written by another run than the page shows (a plain papermill run) is left out and named stale."""
+    root = tmp_path / "book"
+    shutil.copytree(conflicts_done, root)
+    csv = root / "book/_extra/tables/claims.csv"
+    saved = root / "book/_extra/claims/conflicts.json"
+    seed0_csv, seed0_claims = csv.read_text(encoding="utf-8"), saved.read_bytes()
+    assert "seed 0" in seed0_csv
+    logs = []
+    build("smoke", ["conflicts"], {"seed": "1"}, root=root, html=False, log=logs.append)
+    assert "[cheems book] claims: up to date" not in logs
+    seed1_csv = csv.read_text(encoding="utf-8")
+    assert seed1_csv != seed0_csv and "seed 1" in seed1_csv and "seed 0" not in seed1_csv
+    saved.write_bytes(seed0_claims)  # what a papermill run of the seed-0 chapter leaves behind
+    logs = []
+    build("smoke", ["conflicts"], {"seed": "1"}, root=root, html=False, log=logs.append)
+    assert "[cheems book] conflicts: up to date" in logs and "[cheems book] claims: up to date" not in logs
+    ledger = csv.read_text(encoding="utf-8")
+    assert ",conflicts," not in ledger and "seed 0" not in ledger
+    stale = _glued(root / "book/claims.ipynb", "stale")
+    assert stale and "conflicts (conflicts.json was not written by the run that book/conflicts.ipynb shows" in stale[0]

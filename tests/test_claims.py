@@ -1,6 +1,7 @@
 """cheems_lib.claims: the one rule every claim is tested with."""
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -210,13 +211,27 @@ class TestClaim:
             claims.forced_verdicts()
 
 
-def test_ledger_round_trip(tmp_path):
-    """A chapter's saved ledger is read back by the Claims page with the ledger's source, columns first."""
+def _page_shows(root, chapter, run):
+    """A minimal executed notebook ``book/<chapter>.ipynb`` whose run glued ``run`` (as myst_nb's glue writes it)."""
+    out = {"output_type": "display_data", "data": {"application/papermill.record/text/plain": repr(run)},
+           "metadata": {"scrapbook": {"name": f"claims-run-{chapter}", "mime_prefix": "application/papermill.record/"}}}
+    nb = {"cells": [{"cell_type": "code", "source": "ledger.save()", "outputs": [out], "metadata": {}}], "metadata": {}}
+    (root / "book" / f"{chapter}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+
+
+def _ledger(estimate_at=0.01):
     ledger = Ledger("preference", "simulated world (size smoke, seed 0)")
-    ledger.add(Claim.test("tab4-x", _est(np.linspace(0.01, 0.05, 100)), "greater", paper_ref="Table 4",
+    ledger.add(Claim.test("tab4-x", _est(np.linspace(estimate_at, 0.05, 100)), "greater", paper_ref="Table 4",
                           claim="x helps", kind="finding"), glue=False)
     ledger.add(Claim("fig7-y", "§6.4", "y", "untestable", "inconclusive", reason="no pretrained tiny models"), glue=False)
-    ledger.save(tmp_path)
+    return ledger
+
+
+def test_ledger_round_trip(tmp_path):
+    """A chapter's saved ledger is read back by the Claims page with the ledger's source, columns first."""
+    ledger = _ledger()
+    path = ledger.save(tmp_path, glue=False)
+    _page_shows(tmp_path, "preference", json.loads(path.read_text(encoding="utf-8"))["run"])
     rows = claims.load_all(tmp_path, ["preference"])
     assert [r["id"] for r in rows] == ["tab4-x", "fig7-y"]
     assert all(r["source"].startswith("simulated") and r["chapter"] == "preference" for r in rows)
@@ -224,6 +239,28 @@ def test_ledger_round_trip(tmp_path):
     assert list(frame.columns[:len(claims.CLAIM_COLUMNS)]) == claims.CLAIM_COLUMNS
     with pytest.raises(ValueError, match="twice"):
         ledger.add(Claim("fig7-y", "§6.4", "y", "finding", "supported"), glue=False)
+
+
+def test_a_claims_file_of_another_run_than_the_page_is_not_used(tmp_path):
+    """The file says which run wrote it; when that is not the run the page records (another run overwrote
+    it, the page was never built, or the file was edited) it is named stale and its claims are left out;
+    the Claims page's cache input changes with the file's bytes."""
+    shown = json.loads(_ledger().save(tmp_path, glue=False).read_text(encoding="utf-8"))["run"]
+    _page_shows(tmp_path, "preference", shown)
+    before = claims.inputs_digest(tmp_path)
+    other = _ledger(0.02).save(tmp_path, glue=False)  # e.g. a plain papermill run with other parameters
+    assert json.loads(other.read_text(encoding="utf-8"))["run"] != shown
+    assert claims.inputs_digest(tmp_path) != before
+    rows, stale = claims.load_shown(claims.claims_dir(tmp_path), tmp_path / "book", ["preference"])
+    assert rows == [] and "not written by the run that book/preference.ipynb shows" in stale["preference"]
+    assert "cheems book --chapter preference --force" in stale["preference"]
+    (tmp_path / "book" / "preference.ipynb").unlink()
+    assert claims.load_shown(claims.claims_dir(tmp_path), tmp_path / "book", ["preference"])[1].keys() == {"preference"}
+    body = json.loads(other.read_text(encoding="utf-8"))
+    _page_shows(tmp_path, "preference", body["run"])
+    body["claims"][0]["verdict"] = "contradicted"  # edited by hand: its run no longer matches its content
+    other.write_text(json.dumps(body), encoding="utf-8")
+    assert claims.load_all(tmp_path, ["preference"]) == []
 
 
 def test_ledger_styled_shows_the_chosen_columns():

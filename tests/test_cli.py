@@ -499,3 +499,83 @@ def test_evaluate_skip_invalid_ignores_and_counts_scores_of_skipped_records(tmp_
     out = json.loads(res.stdout)
     assert out["skipped_invalid"] == 2 and out["d"]["accuracy"] == 1.0
     assert f"{tmp_path / 's.jsonl'}:3: score for prompt/response 'q'/'a'" in res.stderr
+
+
+# --- stale scores: the sidecar's model and record fingerprints (issue 24) ---
+
+def _retrain_in_place(model_dir, seed):
+    """Replace the tiny reward model's weights, as `cheems train --overwrite` does (new files, same path)."""
+    from transformers import AutoTokenizer
+
+    from cheems_lib.reward_model import build_tiny
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    build_tiny("tiny-xs", tok, seed=seed).save_pretrained(model_dir)
+
+
+def test_score_after_retraining_in_place_rescores_everything(scored_world, tmp_path):
+    """New weights under the same path: every score is recomputed and reported, none kept stale."""
+    import shutil
+    from cheems_lib.score_file import read_scores
+    rm = tmp_path / "rm"
+    shutil.copytree(scored_world / "rm", rm)
+    data = scored_world / "w/cheems_bench/open.jsonl"
+    out = tmp_path / "s.jsonl"
+    assert run("score", "--model", rm, "--trust-head", "--data", data, "-o", out).returncode == 0
+    before = read_scores(out)
+    _retrain_in_place(rm, seed=7)
+    res = run("score", "--model", rm, "--trust-head", "--data", data, "-o", out)
+    report = json.loads(res.stdout)
+    assert res.returncode == 0 and report["scored"] == len(before) and report["skipped"] == 0, res.stderr
+    assert report["rescored_stale"] == len(before) and report["dropped_stale"] == 0
+    fresh = tmp_path / "fresh.jsonl"
+    assert run("score", "--model", rm, "--trust-head", "--data", data, "-o", fresh).returncode == 0
+    assert out.read_bytes() == fresh.read_bytes() and read_scores(out) != before
+    again = json.loads(run("score", "--model", rm, "--trust-head", "--data", data, "-o", out).stdout)
+    assert again["scored"] == 0 and again["rescored_stale"] == 0  # unchanged model and data: reused
+
+
+@pytest.mark.parametrize("model", ["rm", "baseline:longest", "judge"])
+def test_score_rescores_exactly_the_record_whose_text_changed(scored_world, tmp_path, model):
+    """Editing one response's text (same ids) rescores that record only, for every kind of scorer."""
+    data = tmp_path / "d.jsonl"
+    recs = read_records(scored_world / "w/cheems_bench/open.jsonl")
+    write_records(recs, data)
+    args = {"rm": ["--model", scored_world / "rm", "--trust-head"], "judge": ["--model", scored_world / "judge", "--judge"],
+            "baseline:longest": ["--model", "baseline:longest"]}[model]
+    out = tmp_path / "s.jsonl"
+    assert run("score", *args, "--data", data, "-o", out).returncode == 0
+    recs[2].responses[0].content += " 再补充很长的一段话" * 5
+    write_records(recs, data)
+    res = run("score", *args, "--data", data, "-o", out)
+    report = json.loads(res.stdout)
+    n = len(recs[2].responses)
+    assert res.returncode == 0 and report["scored"] == n and report["rescored_stale"] == n, res.stderr
+    assert report["skipped"] == sum(len(r.responses) for r in recs) - n
+    fresh = tmp_path / "fresh.jsonl"
+    assert run("score", *args, "--data", data, "-o", fresh).returncode == 0
+    from cheems_lib.score_file import read_scores
+    a, b = read_scores(out), read_scores(fresh)
+    assert list(a) == list(b) and all(abs(a[k] - b[k]) < 1e-5 for k in a)
+
+
+def test_an_interrupted_rescore_never_reuses_the_stale_scores(tmp_path):
+    """A rerun stopped after marking OUT's scores stale (before OUT is rewritten) still rescores them."""
+    from cheems_lib.baselines import named_scores
+    from cheems_lib.score_file import read_scores
+    from cheems_lib.scoring import ScoreOutput
+    recs = [make_record(f"p{i}", "ab", [("a", "b", "1")]) for i in range(3)]
+    settings = {"model": "baseline:longest"}
+    out = ScoreOutput(tmp_path / "s.jsonl", settings)
+    out.start(recs, "baseline:longest")
+    out.append(named_scores("baseline:longest", recs))
+    out.finish(recs)
+    recs[1].responses[0].content = "更长的回答" * 4
+    assert ScoreOutput(tmp_path / "s.jsonl", settings).start(recs, "baseline:longest") == {"rescored_stale": 2,
+                                                                                         "dropped_stale": 0}
+    again = ScoreOutput(tmp_path / "s.jsonl", settings)  # the stopped run's rerun
+    assert again.start(recs, "baseline:longest")["rescored_stale"] == 2
+    assert again.done() == {("p0", "a"), ("p0", "b"), ("p2", "a"), ("p2", "b")}
+    again.append({k: v for k, v in named_scores("baseline:longest", recs).items() if k[0] == "p1"})
+    again.finish(recs)
+    assert read_scores(tmp_path / "s.jsonl") == named_scores("baseline:longest", recs)
+    assert json.loads((tmp_path / "s.jsonl.cheems.json").read_text())["stale"] == []

@@ -63,3 +63,22 @@ def test_parallel_callers_train_once(tmp_path, monkeypatch):
     for th in threads:
         th.join()
     assert len(calls) == 1 and len(set(got)) == 1
+
+
+def test_score_cache_is_keyed_on_the_weights(tmp_path):
+    """A checkpoint folder whose weights change in place (retrained) gets new scores, not the cached ones."""
+    from cheems_lib import reward_model, zoo
+    from cheems_lib.scoring import score_records
+
+    w = build_world(WorldConfig(size="smoke"))
+    recs = w.files["cheems_preference/gpt.jsonl"][:24]
+    cfg = TrainConfig(model="tiny-xs", epochs=1, max_length=128, tokenizer_vocab=400, max_tokens_per_batch=1024)
+    path = train_or_load(recs, cfg, cache_dir=tmp_path)
+    bench = w.files["cheems_bench/open.jsonl"][:6]
+    first = zoo.score_or_load(path, bench)
+    m, t = reward_model.load(path)
+    reward_model.build_tiny("tiny-xs", t, seed=11).save_pretrained(path)  # new weights under the same folder
+    m, t = reward_model.load(path, require_trained_head=False)
+    direct, _ = score_records(m, t, bench)
+    again = zoo.score_or_load(path, bench)
+    assert again != first and all(abs(again[k] - direct[k]) < 1e-5 for k in direct)
