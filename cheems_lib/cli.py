@@ -7,7 +7,8 @@ Exit codes, the same for every subcommand:
 
 * 0: success (with ``--skip-invalid``, also when rows were skipped: each is printed);
 * 1: a runtime failure (a full disk, an I/O error, a chapter that failed);
-* 2: bad input or usage: one line ``cheems: file:line: problem (fix: ...)``, nothing written;
+* 2: bad input or usage: one line ``cheems: file:line: problem (fix: ...)``, nothing written
+  (a symbolic link loop as a path, ELOOP, included);
 * 130: interrupted (Ctrl-C, SIGINT); 143: terminated (SIGTERM). Outputs are then the old
   complete file or none (:mod:`cheems_lib.outputs`); ``score`` and ``train`` resume.
 """
@@ -168,6 +169,8 @@ def _model_names(paths) -> list[str]:
 def cmd_simulate(args) -> None:
     """Bad arguments exit 2 before anything is written; a failed write (full disk) exits 1
     and leaves -o as it was (see world_files.write_world)."""
+    import errno
+
     from .records import DataError
     from .simulation import WorldConfig, build_world
     from .world_files import check_output, write_world
@@ -179,6 +182,8 @@ def cmd_simulate(args) -> None:
         world = build_world(WorldConfig(size=args.size, seed=args.seed), progress=sys.stderr.isatty())
         summary = write_world(world, args.output)
     except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.ELOOP):  # with the fix (a full disk) or as bad input (a link loop)
+            raise
         raise SystemExit(f"cheems: {e.filename or args.output}: {e.strerror or e}") from None
     _print_json({"output": str(args.output), "size": summary["size"], "seed": summary["seed"],
                  "simulator_version": summary["simulator_version"], "length_scale": summary["length_scale"],
@@ -313,6 +318,8 @@ def _note_unknown(known: dict) -> None:
 def cmd_book(args) -> None:
     """Bad arguments exit 2 before anything runs; failed chapters (one line each) or a failed
     render exit 1 after the other chapters ran and the book was rendered."""
+    import errno
+
     from .book import BookError, BookInputError, build
 
     try:
@@ -325,6 +332,8 @@ def cmd_book(args) -> None:
         print("\n".join(f"cheems: {line}" for line in str(e).splitlines()), file=sys.stderr)
         raise SystemExit(1) from None
     except OSError as e:  # e.g. a full disk while writing book/
+        if e.errno in (errno.ENOSPC, errno.ELOOP):
+            raise
         raise SystemExit(f"cheems: {e.filename or 'book'}: {e.strerror or e}") from None
 
 
@@ -512,13 +521,30 @@ def _run(args) -> int:
         print(f"cheems: {e.filename}: {e.strerror} (fix: check the path)", file=sys.stderr)
         return 2
     except OSError as e:  # a full disk, an I/O error: the outputs are the old complete ones
-        where = e.filename or getattr(args, "output", None) or "output"
-        print(f"cheems: {where}: {e.strerror or e} (fix: free space or write elsewhere; "
-              "the previous output, if any, is unchanged)", file=sys.stderr)
-        return 1
+        return _os_error(e, args)
     except KeyboardInterrupt as e:
         return 143 if "signal 15" in str(e) else 130
     return 0
+
+
+def _os_error(e: OSError, args) -> int:
+    """One line for an OSError that is not a missing path: a link loop is bad input (2), the rest runtime (1)."""
+    import errno
+
+    if e.errno == errno.ELOOP:
+        where = e.filename or getattr(args, "output", None) or "path"
+        print(f"cheems: {where}: {e.strerror} (fix: point the symbolic link at a file or folder, or pass another path)",
+              file=sys.stderr)
+        return 2
+    if e.errno == errno.ENOSPC:  # the output the user named, not the temporary file that was being written
+        where = getattr(args, "output", None) or e.filename or "output"
+        print(f"cheems: {where}: {e.strerror} (fix: free space or write elsewhere; the previous output is "
+              "unchanged)", file=sys.stderr)
+        return 1
+    where = e.filename or getattr(args, "output", None) or "output"
+    print(f"cheems: {where}: {e.strerror or e} (fix: free space or write elsewhere; "
+          "the previous output, if any, is unchanged)", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

@@ -4,9 +4,31 @@ Every file a command writes appears at its destination only when complete: it is
 to a temporary file in the same folder (same file system, so the rename is atomic) and
 renamed over the destination with :func:`os.replace`. A kill at any instant leaves the old
 complete file or the new complete one, never a truncated file; the temporary file is
-removed on an exception or interrupt and is named ``.NAME.tmp-PID`` when a SIGKILL leaves
-it behind. Destinations that are not regular files (``/dev/stdout``, ``/dev/full``, a
-pipe) are written directly: there is nothing to lose there.
+removed on an exception or interrupt and is named ``.NAME.tmp-PID-TOKEN`` when a SIGKILL
+leaves it behind.
+
+What an output path is decides how it is written (:func:`classify_output`, used by every
+writer: :func:`atomic_path`, :func:`atomic_open`, the score file of ``cheems score``, the
+folders of ``cheems simulate`` and ``cheems train``, via :func:`folder_problem`):
+
+* absent or a regular file: written atomically as above;
+* not a regular file (``/dev/null``, ``/dev/full``, a pipe) or a symbolic link to one:
+  written *through*, opened and written in place with nothing renamed (there is nothing
+  there to lose, and a link is never replaced by a regular file);
+* a link to an open file descriptor (``/dev/stdout``, ``/proc/self/fd/1``, a link to
+  either): written through that descriptor, at its current offset, so
+  ``cheems resolve x -o /dev/stdout > out.txt`` puts the records and then the summary in
+  ``out.txt``;
+* a link to a regular file, or a dangling link: written atomically *at the file it points
+  to* (the temporary file beside that file), so the link stays a link;
+* a symbolic link loop: refused, ``OSError(ELOOP)``, which the command line reports as bad
+  input (exit 2) before anything is written;
+* a folder: refused (``IsADirectoryError``) for a file output. A folder output may be a
+  link to a folder (written at the folder it points to) but not a loop, a file or a device.
+
+A full disk is an ``OSError(ENOSPC)`` (exit 1, the previous output unchanged). Libraries that
+report a failed write otherwise (torch's zip writer: a ``RuntimeError`` "unexpected pos";
+safetensors' own error type) are translated by :func:`write_error` where models are saved.
 
 >>> import tempfile, pathlib
 >>> p = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
@@ -14,26 +36,104 @@ pipe) are written directly: there is nothing to lose there.
 ...     _ = fh.write("complete")
 >>> p.read_text()
 'complete'
+>>> classify_output(p).kind, classify_output(p.with_name("new")).kind
+('regular', 'absent')
 """
 from __future__ import annotations
 
 import contextlib
 import errno
 import os
+import re
+import secrets
 import signal
 import stat
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["atomic_path", "atomic_open", "exchange", "pid_alive", "OutputLock", "LockedError", "exit_on_sigterm"]
+__all__ = ["atomic_path", "atomic_open", "classify_output", "OutputPath", "folder_problem", "write_error",
+           "exchange", "pid_alive", "OutputLock", "LockedError", "exit_on_sigterm"]
+
+# the kinds of output path classify_output tells apart
+ABSENT, REGULAR, DIRECTORY, SPECIAL = "absent", "regular", "directory", "special"
+LINK_FD, LINK_SPECIAL, LINK_REGULAR, LINK_DIRECTORY = "link-fd", "link-special", "link-regular", "link-directory"
+DANGLING, LOOP = "dangling", "loop"
+_THROUGH = (SPECIAL, LINK_SPECIAL, LINK_FD)
+_PROC_FD = re.compile(r"/proc/(?:self|(\d+))/fd/(\d+)")
 
 
-def _is_special(path: Path) -> bool:
+@dataclass(frozen=True)
+class OutputPath:
+    """What an output path is (:func:`classify_output`)."""
+
+    kind: str  # one of the kinds above
+    path: Path  # as given
+    target: Path  # where the bytes go: ``path``, or for a link to a regular file (or a dangling one) its target
+    fd: int | None = None  # for LINK_FD: this process's descriptor the link names
+
+    @property
+    def through(self) -> bool:
+        """Written in place (a device, a pipe, a descriptor): nothing renamed, nothing to protect."""
+        return self.kind in _THROUGH
+
+
+def _own_fd(path: Path) -> tuple[bool, int | None]:
+    """Whether a link chain from ``path`` passes through ``/proc/PID/fd/N``; and N when PID is this process."""
+    p = path
+    for _ in range(40):  # the kernel's limit on links followed
+        m = _PROC_FD.fullmatch(os.path.join(os.path.realpath(p.parent), p.name))
+        if m:
+            return True, int(m.group(2)) if m.group(1) in (None, str(os.getpid())) else None
+        if not p.is_symlink():
+            return False, None
+        p = p.parent / os.readlink(p)  # an absolute target replaces the parent
+    return False, None
+
+
+def classify_output(path: str | Path) -> OutputPath:
+    """Tell what ``path`` is as an output: absent, regular, directory, special (a device, a pipe),
+    or a symbolic link to a descriptor, a special file, a regular file, a directory or nothing
+    (dangling), or a loop. Reads only (``lstat``, ``stat``, ``readlink``)."""
+    path = Path(path)
     try:
-        return not stat.S_ISREG(path.stat().st_mode)
-    except FileNotFoundError:
-        return False
+        mode = os.lstat(path).st_mode
+    except OSError as e:  # absent, or below a file (the write then says so); a loop in a parent folder
+        return OutputPath(LOOP if e.errno == errno.ELOOP else ABSENT, path, path)
+    if not stat.S_ISLNK(mode):
+        kind = REGULAR if stat.S_ISREG(mode) else DIRECTORY if stat.S_ISDIR(mode) else SPECIAL
+        return OutputPath(kind, path, path)
+    via_fd, fd = _own_fd(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return OutputPath(LOOP, path, path)
+        return OutputPath(DANGLING, path, Path(os.path.realpath(path)))
+    if via_fd:  # /dev/stdout redirected to a regular file is written through the descriptor, not replaced
+        return OutputPath(LINK_FD if fd is not None else LINK_SPECIAL, path, path, fd)
+    if stat.S_ISREG(mode):
+        return OutputPath(LINK_REGULAR, path, Path(os.path.realpath(path)))
+    return OutputPath(LINK_DIRECTORY if stat.S_ISDIR(mode) else LINK_SPECIAL, path, path)
+
+
+def _loop_error(path) -> OSError:
+    return OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path))
+
+
+def folder_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot be an output folder (a link loop, a device or pipe, a link to one), or None.
+
+    A link to a folder, or a dangling link, is fine: the folder is written where it points.
+    A regular file is left to the caller (each command words that refusal itself).
+    """
+    kind = classify_output(path).kind
+    if kind == LOOP:
+        return f"is a symbolic link loop ({os.strerror(errno.ELOOP)})"
+    if kind in _THROUGH:
+        return "is not a folder but a device, a pipe or a link to one"
+    return None
 
 
 @contextlib.contextmanager
@@ -41,19 +141,26 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` when the block succeeds.
 
     The temporary file is fsynced before the rename so a power loss cannot expose an
-    empty destination either.
+    empty destination either. A link to a regular file (or a dangling link) is written at
+    its target; a device, pipe or link to one is yielded as is (written through); a loop
+    raises ``OSError(ELOOP)`` and a folder ``IsADirectoryError``, before anything is written.
     """
-    path = Path(path)
-    if _is_special(path):
-        yield path
+    out = classify_output(path)
+    if out.kind == LOOP:
+        raise _loop_error(path)
+    if out.kind in (DIRECTORY, LINK_DIRECTORY):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if out.through:
+        yield out.path
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    dest = out.target
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
     try:
         yield tmp
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -61,11 +168,61 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def atomic_open(path: str | Path, mode: str = "wb", **kwargs):
-    """``open(path, mode)`` whose content replaces ``path`` only when the block succeeds."""
+    """``open(path, mode)`` whose content replaces ``path`` only when the block succeeds.
+
+    A link to this process's descriptor (``/dev/stdout``) is written through a duplicate of
+    that descriptor, after what Python has buffered for it, so nothing is overwritten.
+    """
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_open writes whole files; mode {mode!r} is not 'w' or 'wb'")
+    out = classify_output(path)
+    if out.kind == LINK_FD:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(AttributeError, OSError, ValueError):
+                if stream.fileno() == out.fd:
+                    stream.flush()
+        with open(os.dup(out.fd), mode, **kwargs) as fh:
+            yield fh
+        return
     with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as fh:
         yield fh
+
+
+# torch's zip writer (torch.save) reports any failed write, ENOSPC included, as one of these
+_TORCH_WRITE_FAILURES = ("unexpected pos", "PytorchStreamWriter failed", "file write failed")
+NEARLY_FULL_BYTES = 64 * 2**20  # less free space than this after a failed write: the disk is full
+
+
+def _free_bytes(path: Path) -> int | None:
+    for p in (path, *path.parents):
+        with contextlib.suppress(OSError):
+            st = os.statvfs(p)
+            return st.f_bavail * st.f_frsize
+    return None
+
+
+def write_error(e: BaseException, path: str | Path) -> OSError | None:
+    """The ``OSError`` that a library's failed write under ``path`` stands for; None if ``e`` is none.
+
+    safetensors reports ``... (os error 28)`` in its own error type; torch's zip writer a
+    ``RuntimeError`` without the errno, taken as ENOSPC when the file system of ``path``
+    is nearly full (:data:`NEARLY_FULL_BYTES`) and as EIO otherwise. Call it before the
+    half-written files are removed (they hold the space that tells a full disk).
+    """
+    if isinstance(e, OSError):
+        return None
+    text = " ".join(str(e).split())
+    m = re.search(r"os error (\d+)", text)
+    if m:
+        n = int(m.group(1))
+        return OSError(n, os.strerror(n), str(path))
+    torch_zip = isinstance(e, RuntimeError) and any(s in text for s in _TORCH_WRITE_FAILURES)
+    free = _free_bytes(Path(path)) if torch_zip else None
+    if free is not None and free < NEARLY_FULL_BYTES:
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    if torch_zip or type(e).__name__ == "SafetensorError":
+        return OSError(errno.EIO, f"could not write ({text[:200]})", str(path))
+    return None
 
 
 def exchange(a: str | Path, b: str | Path) -> bool:

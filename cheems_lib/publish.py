@@ -31,9 +31,7 @@ one, never a truncated one.
 from __future__ import annotations
 
 import html
-import os
 import re
-import secrets
 import subprocess
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -61,16 +59,13 @@ def replace_atomically(path: str | Path, write: Callable[[Path], Any]) -> Path:
     The rename is atomic (same folder, same file system), so ``path`` holds either its old
     content or the complete new one. The temporary file is removed if ``write`` fails or is
     interrupted; a hard kill can leave a hidden ``.<name>.tmp-*`` file, never a bad ``path``.
+    It is :func:`cheems_lib.outputs.atomic_path`, so a symbolic link stays a link here too.
     """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
-    try:
+    from .outputs import atomic_path
+
+    with atomic_path(path) as tmp:
         write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+    return Path(path)
 
 
 def _check(label: str) -> None:

@@ -22,7 +22,10 @@ Reliability against a killed or interrupted process (power loss is not covered):
 - ``overwrite=True`` trains a finished (or unfinished) output anew in the sibling
   ``.NAME.cheems-overwrite`` and swaps the result in only when complete: until then the old
   model stays untouched. Without it, a finished output or one holding a checkpoint is
-  refused, and a non-empty folder that is not a training folder is never written into.
+  refused, and a non-empty folder that is not a training folder is never written into;
+- a failed write (a full disk; torch's and safetensors' own errors become ``OSError``,
+  :func:`cheems_lib.outputs.write_error`) removes the half-written checkpoint and the hidden
+  siblings of this run (:func:`discarded_on_write_failure`), never the output itself.
 
 Kept apart from :mod:`cheems_lib.training`: the loop decides what to compute, this module only
 where it goes and when it counts as done (:func:`agreed_plan` before the loop, :func:`publish`
@@ -37,19 +40,19 @@ import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .outputs import atomic_open, write_error
 from .outputs import exchange as _exchange
 from .training_config import BOOKKEEPING_FIELDS, TrainConfig, TrainError
 
 __all__ = ["MARKER", "Plan", "agreed_plan", "start_fresh", "trim_log", "append_json_line", "save_checkpoint",
-           "publish"]
+           "publish", "discarded_on_write_failure"]
 
 MARKER = ".cheems_training"  # marks an unfinished training folder (written at the start of a fresh run)
 
 
 def _write_json(path: Path, obj) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+    with atomic_open(path, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
 
 
 def _sibling(out: Path, kind: str) -> Path:
@@ -221,9 +224,9 @@ def start_fresh(work: Path, out: Path, marker: dict) -> None:
 
 def trim_log(path: Path, upto: int) -> None:
     """Drop the log lines written after step ``upto`` (the checkpoint a run resumes from), atomically."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(l + "\n" for l in _read_log(path, upto)), encoding="utf-8")
-    os.replace(tmp, path)
+    kept = _read_log(path, upto)
+    with atomic_open(path, "w", encoding="utf-8") as fh:
+        fh.write("".join(l + "\n" for l in kept))
 
 
 def append_json_line(path: Path, obj: dict) -> None:
@@ -270,9 +273,8 @@ def save_checkpoint(acc, model, tok, root: Path, step: int, identity: dict) -> N
             _write_json(tmp / "cheems_state.json", {"global_step": step, **identity})
     if acc.is_main_process:
         os.replace(tmp, root / name)
-        latest_tmp = root / "latest.tmp"
-        latest_tmp.write_text(name)
-        os.replace(latest_tmp, root / "latest")
+        with atomic_open(root / "latest", "w") as fh:
+            fh.write(name)
         for old in root.glob("step-*"):
             if old.name != name:
                 shutil.rmtree(old, ignore_errors=True)
@@ -283,17 +285,37 @@ def save_checkpoint(acc, model, tok, root: Path, step: int, identity: dict) -> N
 def _writing(folder: Path):
     """Remove ``folder`` if writing it fails, and report any write failure as an OSError naming it.
 
-    safetensors raises its own error type on a full disk; as an OSError it becomes the
-    command line's one-line runtime failure, and the last complete checkpoint stays.
+    safetensors and torch's zip writer report a full disk in their own ways
+    (:func:`cheems_lib.outputs.write_error`); as an OSError (ENOSPC) it becomes the command
+    line's one-line runtime failure, and the last complete checkpoint stays.
     """
     try:
         yield
     except BaseException as e:
+        err = write_error(e, folder)  # before the removal frees the space that tells a full disk
         _rmtree(folder)
-        if type(e).__name__ != "SafetensorError" and "os error" not in str(e):
+        if err is None:
             raise
-        raise OSError(getattr(e, "errno", None) or 5, f"could not write ({' '.join(str(e).split())[:200]})",
-                      str(folder)) from None
+        raise err from None
+
+
+@contextlib.contextmanager
+def discarded_on_write_failure(acc, plan: Plan, out: Path):
+    """On an OSError (a full disk) remove the hidden folders this run made beside ``out``.
+
+    ``.NAME.cheems-final`` always; ``.NAME.cheems-overwrite`` unless the run resumed from a
+    checkpoint in it (that checkpoint is complete: ``--overwrite --resume`` continues once
+    there is space). The output itself is not touched: the previous model of an overwrite,
+    or the last complete checkpoint of a run training in place, stays.
+    """
+    try:
+        yield
+    except OSError:
+        if acc.is_main_process:
+            _rmtree(_sibling(out, "final"))
+            if plan.work != out and plan.resume_dir is None:
+                _rmtree(plan.work)
+        raise
 
 
 def publish(acc, model, tok, out: Path, work: Path, summary: dict) -> None:

@@ -154,30 +154,57 @@ class ScoreOutput:
     no longer match as stale (``stale``: keys of ``OUT`` not to reuse; stale lines of the
     partial files are cut at once), so they are rescored, and :meth:`finish` drops what is
     still stale. ``OUT`` itself is only replaced by :meth:`finish`.
+
+    The output path is classified first (:func:`cheems_lib.outputs.classify_output`): a
+    symbolic link to a regular file (or a dangling one) is resolved, so the partial files,
+    the record and the lock lie beside the file it points to and the link stays a link; a
+    device, a pipe or a link to one (``/dev/stdout``) is written through at the end, with
+    no partial file, record or lock (there is nothing to resume into); a link loop or a
+    folder is refused before anything is written.
     """
 
     def __init__(self, path: str | Path, settings: dict, *, inputs: Iterable[str | Path] = (),
                  rank: int = 0, processes: int = 1):
-        self.path = Path(path)
+        from .outputs import DIRECTORY, LINK_DIRECTORY, LOOP, classify_output
+
+        given = classify_output(path)
+        if given.kind == LOOP:
+            raise DataError(path, None, "is a symbolic link loop", "point the link at a file, or pass another -o")
+        if given.kind in (DIRECTORY, LINK_DIRECTORY):
+            raise DataError(path, None, "is a folder; a score output is a file, resumed from OUT.partial beside it",
+                            "pass a file path (-o scores.jsonl)")
+        self.through = given.through
+        if self.through and processes > 1:
+            raise DataError(path, None, "is a device or pipe, which cannot collect the parts of several processes",
+                            "write to a file (-o scores.jsonl)")
+        self.path = given.target
         self.settings = settings
         self.rank, self.processes = rank, processes
         self.partial = self.path.with_name(self.path.name + ".partial")
         self.sidecar = self.path.with_name(self.path.name + ".cheems.json")
         self.mine = self.partial if processes == 1 else self.partial.with_name(f"{self.partial.name}.{rank}")
-        if self.path.exists() and not self.path.is_file():
-            raise DataError(self.path, None, "is not a regular file; a score output is resumed from OUT.partial beside it",
-                            "pass a file path (-o scores.jsonl)")
-        for p in inputs:
+        self.held: dict[tuple[str, str], float] = {}  # the scores of a written-through output, until finish
+        for p in () if self.through else inputs:
             if self.path.exists() and Path(p).exists() and os.path.samefile(p, self.path):
                 raise DataError(self.path, None, "the score output is also a --data input",
                                 "write the scores to another file (-o)")
 
+    def lock(self):
+        """The single-writer lock on the output (none for a device or pipe)."""
+        from .outputs import OutputLock
+
+        return contextlib.nullcontext() if self.through else OutputLock(self.path)
+
     def _parts(self) -> list[Path]:
+        if self.through:
+            return []
         return [p for p in [self.path, self.partial, *sorted(self.partial.parent.glob(self.partial.name + ".*"))]
                 if p.is_file()]
 
     def check(self) -> None:
         """Refuse an output that cheems did not write, or that holds another model's scores."""
+        if self.through:
+            return
         existing = [p for p in self._parts()]
         if not self.sidecar.exists():
             if existing:
@@ -202,6 +229,9 @@ class ScoreOutput:
 
     def _write_sidecar(self, body: dict) -> None:
         from .outputs import atomic_open
+
+        if self.through:
+            return
 
         with atomic_open(self.sidecar, "w", encoding="utf-8") as fh:
             json.dump(body, fh, indent=2, ensure_ascii=False)
@@ -267,6 +297,10 @@ class ScoreOutput:
         """Append whole lines to this process's partial file and flush them."""
         from .score_file import write_scores
 
+        if self.through:
+            self.held.update(scores)
+            return
+
         write_scores(((p, r, s) for (p, r), s in scores.items()), self.mine, append=True)
 
     def finish(self, records: Sequence[Record]) -> int:
@@ -281,6 +315,7 @@ class ScoreOutput:
         merged: dict[tuple[str, str], float] = {}
         for p in parts:
             merged.update({k: v for k, v in read_scores(p).items() if p != self.path or k not in stale})
+        merged.update(self.held)
         order = [(rec.id, r.id) for rec in records for r in rec.responses if (rec.id, r.id) in merged]
         known = set(order)
         order += [k for k in merged if k not in known]  # earlier scores of other data stay
@@ -317,11 +352,9 @@ def score_to_file(records: Sequence[Record], path: str | Path, settings: dict, m
     import torch
     from accelerate import PartialState
 
-    from .outputs import OutputLock
-
     state = PartialState(cpu=not torch.cuda.is_available())
     out = ScoreOutput(path, settings, inputs=inputs, rank=state.process_index, processes=state.num_processes)
-    with OutputLock(path) if state.is_main_process else contextlib.nullcontext():
+    with out.lock() if state.is_main_process else contextlib.nullcontext():
         if state.is_main_process:
             out.check()  # before loading a model that may take minutes
         scorer = make(state)  # a model that cannot load stops here, before anything is written

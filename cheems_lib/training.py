@@ -30,8 +30,10 @@ from typing import Sequence
 import numpy as np
 
 from .batching import Batch, forward_groups, pack, pad_right, padding_fraction
+from .outputs import folder_problem
 from .records import Record
-from .run_folder import Plan, agreed_plan, append_json_line, publish, save_checkpoint, start_fresh, trim_log
+from .run_folder import (Plan, agreed_plan, append_json_line, discarded_on_write_failure, publish, save_checkpoint,
+                         start_fresh, trim_log)
 from .training_config import JudgeTrainConfig, TrainConfig, TrainError, effective_settings, start_line
 from .training_pairs import EncodedData, collate, encode_records
 
@@ -166,7 +168,11 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
         from .records import data_fingerprint as fingerprint_of
         data_fingerprint = fingerprint_of(records)
     preset = preset or {"name": "custom", "reason": "a TrainConfig passed to train()"}
-    out = Path(output_dir).resolve()
+    problem = folder_problem(output_dir)  # a link loop, a device: refused before anything is written
+    if problem:
+        raise TrainError(f"{output_dir}: {problem}; nothing was written (fix: pass a folder path; a link to a folder "
+                         "is fine)")
+    out = Path(output_dir).resolve()  # a link to a folder: the model is swapped in where it points
     # cpu=True without CUDA: under torchrun / `accelerate launch --multi_gpu` accelerate then runs gloo multi-CPU
     acc = Accelerator(mixed_precision=cfg.mixed_precision, cpu=not torch.cuda.is_available())
     say = say if (say is not None and acc.is_main_process) else (lambda line: None)
@@ -178,30 +184,31 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
     identity = {"config": asdict(cfg), "data_fingerprint": data_fingerprint, "processes": acc.num_processes}
     eff = effective_settings(cfg, preset, acc.num_processes)
     run = _setup(acc, cfg, records, plan.resume_dir, lambda: say(start_line(eff)))
-    done = _restore(run, plan, out, identity)
-    log, total_steps = plan.work / "train_log.jsonl", sum(len(s) for s in run.epoch_steps)
-    bar = _progress_bar(total_steps, done) if progress and acc.is_local_main_process else None
-    step, t_start = 0, time.time()
-    for epoch, steps in enumerate(run.epoch_steps):
-        for per_proc in steps:
-            step += 1
-            if step <= done:
-                continue
-            if cfg.max_steps and step > cfg.max_steps:
-                break
-            t0 = time.time()
-            metrics = _optimisation_step(run, per_proc)
-            if acc.is_main_process and (step % cfg.log_every == 0 or step == total_steps):
-                append_json_line(log, metrics.line(step, epoch, time.time() - t0, run.scheduler.get_last_lr()[0]))
-            if bar is not None:
-                bar.update(1)
-            if (cfg.save_every and step % cfg.save_every == 0) or per_proc is steps[-1]:  # and at each epoch's end
-                save_checkpoint(acc, run.model, run.tok, plan.work / "checkpoints", step, identity)
-    if bar is not None:
-        bar.close()
-    acc.wait_for_everyone()
-    summary = _summary(run, eff, data_fingerprint, total_steps, time.time() - t_start)
-    publish(acc, run.model, run.tok, out, plan.work, summary)
+    with discarded_on_write_failure(acc, plan, out):  # a full disk: no hidden folder stays behind
+        done = _restore(run, plan, out, identity)
+        log, total_steps = plan.work / "train_log.jsonl", sum(len(s) for s in run.epoch_steps)
+        bar = _progress_bar(total_steps, done) if progress and acc.is_local_main_process else None
+        step, t_start = 0, time.time()
+        for epoch, steps in enumerate(run.epoch_steps):
+            for per_proc in steps:
+                step += 1
+                if step <= done:
+                    continue
+                if cfg.max_steps and step > cfg.max_steps:
+                    break
+                t0 = time.time()
+                metrics = _optimisation_step(run, per_proc)
+                if acc.is_main_process and (step % cfg.log_every == 0 or step == total_steps):
+                    append_json_line(log, metrics.line(step, epoch, time.time() - t0, run.scheduler.get_last_lr()[0]))
+                if bar is not None:
+                    bar.update(1)
+                if (cfg.save_every and step % cfg.save_every == 0) or per_proc is steps[-1]:  # and at each epoch's end
+                    save_checkpoint(acc, run.model, run.tok, plan.work / "checkpoints", step, identity)
+        if bar is not None:
+            bar.close()
+        acc.wait_for_everyone()
+        summary = _summary(run, eff, data_fingerprint, total_steps, time.time() - t_start)
+        publish(acc, run.model, run.tok, out, plan.work, summary)
     return summary
 
 

@@ -19,7 +19,7 @@ import secrets
 import shutil
 from pathlib import Path
 
-from .outputs import exchange as _exchange, pid_alive
+from .outputs import exchange as _exchange, folder_problem, pid_alive
 from .records import DataError, Record, read_records, write_records
 
 __all__ = ["LAYOUT", "GPT_LAYOUT", "RECORD_FILES", "write_files", "check_output", "write_world", "load_world",
@@ -67,8 +67,14 @@ def check_output(out_dir: str | Path) -> Path:
     """The folder :func:`write_world` may write (symbolic links followed); :class:`DataError` if not.
 
     Allowed: a path that does not exist, an empty folder, or a world written before (its
-    ``summary.json`` from the simulator, and no file that is not part of a world).
+    ``summary.json`` from the simulator, and no file that is not part of a world). A symbolic
+    link to a folder (or a dangling one) is followed: the world is swapped in where it
+    points and the link stays; a link loop, a device or a pipe is refused
+    (:func:`cheems_lib.outputs.folder_problem`).
     """
+    problem = folder_problem(out_dir)
+    if problem:
+        raise DataError(out_dir, None, problem, "pass a folder path; a link to a folder is fine")
     out = Path(os.path.realpath(out_dir))
     if not out.exists():
         return out

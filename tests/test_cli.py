@@ -281,9 +281,10 @@ def test_resolve_to_a_full_disk_is_one_line(tmp_path):
     """/dev/full: exit 1 with one line, no traceback."""
     out = run("resolve", ROOT / "data/examples/annotations.jsonl", "-o", "/dev/full")
     assert out.returncode == 1 and out.stderr.count("\n") == 1 and "No space left" in out.stderr
+    assert "(fix: free space or write elsewhere; the previous output is unchanged)" in out.stderr
     out = run("score", "--model", "baseline:longest", "--data", _ranked_file(tmp_path), "-o", "/dev/full")
-    assert out.returncode == 2 and "not a regular file" in out.stderr
-    assert not __import__("pathlib").Path("/dev/full.partial").exists()
+    assert out.returncode == 1 and out.stderr.count("\n") == 1 and "No space left" in out.stderr
+    assert not any(__import__("pathlib").Path(f"/dev/full{x}").exists() for x in (".partial", ".cheems.json", ".lock"))
 
 
 def _score_cmd(scored_world, data, out, *extra):
@@ -579,3 +580,73 @@ def test_an_interrupted_rescore_never_reuses_the_stale_scores(tmp_path):
     again.finish(recs)
     assert read_scores(tmp_path / "s.jsonl") == named_scores("baseline:longest", recs)
     assert json.loads((tmp_path / "s.jsonl.cheems.json").read_text())["stale"] == []
+
+
+@pytest.fixture(scope="module")
+def writers(tmp_path_factory):
+    """The arguments, but the output, of each command with -o (preference from --scores: no training)."""
+    from cheems_lib.baselines import length_scores
+    from cheems_lib.simulation import WorldConfig, build_world
+    from cheems_lib.world_files import write_world
+
+    d = tmp_path_factory.mktemp("writers")
+    write_world(build_world(WorldConfig(size="smoke", seed=3)), d / "w")
+    gpt, human = d / "w/cheems_preference/gpt.jsonl", d / "w/cheems_preference/human.jsonl"
+    write_scores([(p, r, s) for (p, r), s in length_scores(read_records(gpt), prefer="longer").items()], d / "s.jsonl")
+    return {"resolve": ["resolve", ROOT / "data/examples/annotations.jsonl", "-o"],
+            "preference": ["preference", "--human", human, "--gpt", gpt, "--scores", d / "s.jsonl", "-o"],
+            "score": ["score", "--model", "baseline:longest", "--data", human, "-o"],
+            "simulate": ["simulate", "--size", "smoke", "-o"],
+            "train": ["train", "--data", human, "--model", "tiny-xs", "--epochs", "1", "--output"]}
+
+
+@pytest.mark.parametrize("sink", ["file", "pipe"])
+@pytest.mark.parametrize("cmd", ["resolve", "preference", "score"])
+def test_an_output_linked_to_stdout_is_written_through(writers, tmp_path, cmd, sink):
+    """-o a link to /proc/self/fd/1: the output, then the summary, go to stdout (a file or a pipe); the link stays."""
+    import os
+
+    link = tmp_path / "so.lnk"
+    link.symlink_to("/proc/self/fd/1")
+    argv = [*CHEEMS, *map(str, writers[cmd]), str(link)]
+    if sink == "file":
+        with open(tmp_path / "out.txt", "w") as fh:
+            res = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE, text=True)
+        text = (tmp_path / "out.txt").read_text()
+    else:
+        res = subprocess.run(argv, capture_output=True, text=True)
+        text = res.stdout
+    assert res.returncode == 0, res.stderr
+    assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
+    rows, _, summary = text.partition("\n{\n")  # the rows are one-line JSON, the summary is indented
+    assert rows and all(json.loads(line) for line in rows.splitlines())
+    assert json.loads("{\n" + summary)["output"] == str(link)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt", "so.lnk"][sink == "pipe":]
+
+
+@pytest.mark.parametrize("cmd", ["resolve", "preference", "score", "simulate", "train"])
+def test_a_link_loop_as_output_is_one_line_exit_2_and_writes_nothing(writers, tmp_path, cmd):
+    """-o a link to itself (ln -s a a): exit 2, one line naming it with a fix, no temporary or sibling file."""
+    loop = tmp_path / "a"
+    loop.symlink_to("a")
+    res = run(*writers[cmd], loop)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr[-2000:]
+    assert res.stderr.startswith(f"cheems: {loop}: ") and "symbolic link" in res.stderr and "(fix: " in res.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["a"] and loop.is_symlink()
+
+
+@pytest.mark.parametrize("cmd", ["resolve", "score"])
+def test_an_output_linked_to_a_regular_file_is_written_there_and_stays_a_link(writers, tmp_path, cmd):
+    """-o a link to a file elsewhere: that file gets the output (a score file's record beside it), the link stays."""
+    import os
+
+    (tmp_path / "real").mkdir()
+    link = tmp_path / "o.lnk"
+    link.symlink_to("real/o.jsonl")
+    for _ in range(2):  # dangling at first, then a link to the file written the first time
+        res = run(*writers[cmd], link)
+        assert res.returncode == 0, res.stderr
+        assert link.is_symlink() and os.readlink(link) == "real/o.jsonl"
+    names = sorted(p.name for p in (tmp_path / "real").iterdir())
+    assert names == (["o.jsonl", "o.jsonl.cheems.json"] if cmd == "score" else ["o.jsonl"])
+    assert (tmp_path / "real/o.jsonl").read_text().count("\n") > 0 and sorted(os.listdir(tmp_path)) == ["o.lnk", "real"]

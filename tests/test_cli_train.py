@@ -314,3 +314,60 @@ def test_every_config_field_has_a_flag():
     assert (args.tokenizer_vocab, args.warmup_ratio, args.mixed_precision) == (500, 0.2, "bf16")
     helps = {a.dest: a.help for a in _parser()._subparsers._group_actions[0].choices["train"]._actions}
     assert helps["tokenizer_vocab"].startswith("Vocabulary of the tokenizer") and set(names) <= set(helps)
+
+
+def _digests(folder):
+    import hashlib
+
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def _check_full_disk_outcome(rc, err, out, before):
+    """Exit 1, the last line the full-disk message with its fix, no traceback, no hidden folder, old model intact."""
+    assert rc == 1 and "Traceback" not in err, err[-2000:]
+    assert err.strip().splitlines()[-1] == (f"cheems: {out}: No space left on device (fix: free space or write "
+                                            "elsewhere; the previous output is unchanged)")
+    assert sorted(p.name for p in out.parent.iterdir()) == ["rm"] and _digests(out) == before
+
+
+def test_torch_failing_on_a_full_disk_is_one_line_and_keeps_the_old_model(data, reference, tmp_path, monkeypatch,
+                                                                          capsys):
+    """torch.save's RuntimeError ("unexpected pos") on a nearly full disk during --overwrite is ENOSPC: exit 1,
+    one line, no .rm.cheems-overwrite or .rm.cheems-final left, the old model untouched."""
+    import torch
+
+    from cheems_lib import outputs
+    from cheems_lib.cli import main
+
+    def full_save(obj, f, *args, **kwargs):
+        with open(f, "wb") as fh:
+            fh.write(b"PK\x03\x04")  # what torch's zip writer had written when the disk filled
+        raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 64 vs 0")
+
+    out = tmp_path / "rm"
+    shutil.copytree(reference, out)
+    before = _digests(out)
+    monkeypatch.setattr(torch, "save", full_save)
+    monkeypatch.setattr(outputs, "_free_bytes", lambda path: 0)
+    rc = main(["train", "--data", str(data), *FAST, "--overwrite", "--output", str(out)])
+    _check_full_disk_outcome(rc, capsys.readouterr().err, out, before)
+
+
+@pytest.mark.parametrize("free_kib", [300, 900])
+def test_a_real_full_disk_during_overwrite_keeps_the_old_model(data, reference, tmp_path, free_kib):
+    """On a small tmpfs (root only) the disk fills during the checkpoint (300 KiB free) or later (900 KiB):
+    exit 1 with one line, no hidden folder, the old model untouched."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    size = sum(p.stat().st_size for p in reference.iterdir()) // 1024 + 64 + free_kib
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}k", "tmpfs", str(mnt)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        out = mnt / "rm"
+        shutil.copytree(reference, out)
+        before = _digests(out)
+        res = run("--data", data, *FAST, "--overwrite", "--output", out)
+        _check_full_disk_outcome(res.returncode, res.stderr, out, before)
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=True)

@@ -62,9 +62,12 @@ class TestWritingSafely:
         world_files._recover(tmp_path / "w")
         assert digest(tmp_path / "w") == digest(smoke_dir) and _hidden(tmp_path) == [".w.old-mine"]
 
-    @pytest.mark.parametrize("case", ["file", "foreign folder", "world with extra file", "negative seed"])
+    @pytest.mark.parametrize("case", ["file", "foreign folder", "world with extra file", "negative seed", "link loop",
+                                      "link to a pipe"])
     def test_bad_arguments_exit_2_and_write_nothing(self, case, smoke_dir, tmp_path, capsys):
-        """A file, a folder that is not a world, a world holding other files, or --seed -1: one line, exit 2."""
+        """A file, a folder that is not a world, a world holding other files, --seed -1, a link to itself or to a
+        named pipe: one line, exit 2, and a link stays a link."""
+        import os
         import shutil
 
         out, seed = tmp_path / "out", "0"
@@ -76,12 +79,27 @@ class TestWritingSafely:
         elif case == "world with extra file":
             shutil.copytree(smoke_dir, out)
             (out / "cheems_bench" / "scores.jsonl").write_text("keep me\n")
+        elif case == "link loop":
+            out.symlink_to("out")
+        elif case == "link to a pipe":
+            os.mkfifo(tmp_path / "p")
+            out.symlink_to("p")
         else:
             seed = "-1"
         before = digest(tmp_path)
         rc, err = _cli(["simulate", "--size", "smoke", "--seed", seed, "-o", str(out)], capsys)
         assert rc == 2 and len(err) == 1 and err[0].startswith("cheems: ") and "(fix: " in err[0], err
-        assert digest(tmp_path) == before and _hidden(tmp_path) == []
+        assert digest(tmp_path) == before and _hidden(tmp_path) == [] and out.is_symlink() == case.startswith("link")
+
+    def test_a_link_to_a_folder_gets_the_world_where_it_points(self, smoke_dir, tmp_path, capsys):
+        """-o a link to a world folder elsewhere: the new world is swapped in there and the link stays a link."""
+        import os
+
+        write_world(build_world(WorldConfig(size="smoke", seed=1)), tmp_path / "real")
+        (tmp_path / "w").symlink_to("real")
+        assert _cli(["simulate", "--size", "smoke", "--seed", "3", "-o", str(tmp_path / "w")], capsys)[0] == 0
+        assert os.readlink(tmp_path / "w") == "real" and digest(tmp_path / "real") == digest(smoke_dir)
+        assert _hidden(tmp_path) == []
 
     def test_full_disk_keeps_the_old_world(self, smoke_dir, tmp_path, capsys, monkeypatch):
         """A write that fails (ENOSPC) half-way: exit 1, one line with path and reason, old world intact."""
