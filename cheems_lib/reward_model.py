@@ -22,6 +22,7 @@ import os
 import shutil
 import tempfile
 import weakref
+import contextlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -295,9 +296,14 @@ def text_budget(tokenizer, max_length: int | None) -> int | None:
     """
     if not max_length:
         return None
-    longest = _LONGEST_TOKEN.get(tokenizer)
+    try:
+        longest = _LONGEST_TOKEN.get(tokenizer)
+    except TypeError:  # not weakly referenceable: no cache
+        longest = None
     if longest is None:
-        longest = _LONGEST_TOKEN[tokenizer] = max(map(len, tokenizer.get_vocab()), default=1)
+        longest = max(map(len, tokenizer.get_vocab()), default=1)
+        with contextlib.suppress(TypeError):
+            _LONGEST_TOKEN[tokenizer] = longest
     return 2 * max_length * max(longest, 1) + 16
 
 
