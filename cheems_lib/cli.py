@@ -5,7 +5,8 @@ Each subcommand imports what it needs inside its handler, so ``cheems --help``,
 
 Exit codes, the same for every subcommand:
 
-* 0: success (with ``--skip-invalid``, also when rows were skipped: each is printed);
+* 0: success (with ``--skip-invalid``, also when rows were skipped: each is printed; a file
+  with no valid row left is still exit 2);
 * 1: a runtime failure (a full disk, an I/O error, a chapter that failed);
 * 2: bad input or usage: one line ``cheems: file:line: problem (fix: ...)``, nothing written
   (a symbolic link loop as a path, ELOOP, included);
@@ -23,7 +24,8 @@ from pathlib import Path
 __all__ = ["main"]
 
 
-SKIP_HELP = "keep every valid row; print each invalid one as file:line: reason, with the total, and exit 0"
+SKIP_HELP = ("keep every valid row; print each invalid one (or repeated prompt id) as file:line: reason, with the "
+             "total, and exit 0 (2 if a file has no valid row)")
 
 
 def _print_json(obj) -> None:
@@ -53,6 +55,40 @@ def _int_at_least(low: int):
     return parse
 
 
+def _int_between(low: int, high: int, why: str):
+    """An integer flag in ``[low, high]``; ``why`` (in the message) says what the upper bound protects."""
+    at_least = _int_at_least(low)
+
+    def parse(text: str) -> int:
+        value = at_least(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be <= {high:,}, got {value:,} ({why})")
+        return value
+    return parse
+
+
+# 100,000 replicates put the Monte Carlo error of a 95% interval's ends far below the interval's
+# width; the draws take replicates x prompts x 8 bytes (about 1 GB for a 1,100-prompt subset there).
+MAX_BOOTSTRAP = 100_000
+
+
+class _Version(argparse.Action):
+    """``--version``: ``cheems <version>`` from the installed package's metadata (imports nothing heavy)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib import metadata
+
+        try:
+            version = metadata.version("cheems-lib")
+        except metadata.PackageNotFoundError:
+            version = "(unknown: the cheems-lib package is not installed; pip install -e .)"
+        sys.stdout.write(f"cheems {version}\n")
+        parser.exit(0)
+
+
 def _finite_float(text: str) -> float:
     import math
 
@@ -65,24 +101,17 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _read(paths, args, *, unique: str = "") -> dict[Path, list]:
-    """Records of each path; with ``--skip-invalid`` bad rows are printed as ``file:line: reason`` and counted.
-
-    ``unique="file"``: prompt ids distinct within each file; ``"all"``: across all files,
-    where a record repeated with identical content is read once.
-    """
-    from .records import read_records, unique_records
+def _read(paths, args, *, need_rank: bool = False) -> dict[Path, list]:
+    """Records of each path (:func:`cheems_lib.records.read_files`: prompt ids distinct across all
+    of them); with ``--skip-invalid`` bad rows are printed as ``file:line: reason`` and counted,
+    also when a file turns out to have no valid row (exit 2)."""
+    from .records import read_files
 
     skipped = [] if getattr(args, "skip_invalid", False) else None
-    out = {Path(p): read_records(p, skipped=skipped) for p in paths}
-    if unique == "file":
-        out = {p: unique_records(recs, skipped=skipped) for p, recs in out.items()}
-    elif unique == "all":
-        kept = {id(r) for r in unique_records([r for recs in out.values() for r in recs], skipped=skipped,
-                                              allow_identical=True)}
-        out = {p: [r for r in recs if id(r) in kept] for p, recs in out.items()}
-    _report_skipped(skipped, args)
-    return out
+    try:
+        return read_files(paths, skipped=skipped, need_rank=need_rank)
+    finally:
+        _report_skipped(skipped, args)
 
 
 def _report_skipped(skipped, args) -> None:
@@ -112,33 +141,40 @@ def cmd_resolve(args) -> None:
 
 def cmd_evaluate(args) -> None:
     from .metrics import evaluate_subset, overall, overall_ci
-    from .records import DataError
+    from .records import DataError, show
     from .score_file import check_scores_known, read_scores
 
-    stems = [Path(p).stem for p in args.data]
+    files = _read(args.data, args, need_rank=True)  # before the stems: one file given twice is named as such
+    stems = [p.stem for p in files]
     if len(set(stems)) != len(stems):
         dup = next(s for s in stems if stems.count(s) > 1)
-        raise UsageError(f"two --data files share the stem {dup!r}, which keys the output (fix: rename one)")
-    data = {p.stem: recs for p, recs in _read(args.data, args, unique="file").items()}
+        raise UsageError(f"two --data files share the stem {show(dup)}, which keys the output (fix: rename one)")
+    data = {p.stem: recs for p, recs in files.items()}
     everything = [r for recs in data.values() for r in recs]
     per_model = {}
     data_skipped = getattr(args, "skipped_invalid", 0)
     for path, name in zip(args.scores, _model_names(args.scores)):
         skipped = [] if args.skip_invalid else None
         scores = read_scores(path, skipped=skipped)
+        subsets = data
         if skipped is not None:  # scores of records skipped as invalid (or absent) are ignored, and counted
             known = {(rec.id, r.id) for rec in everything for r in rec.responses}
             unknown = [k for k in scores if k not in known]
             for k in unknown:
-                skipped.append(DataError(path, scores.lines[k], f"score for prompt/response {k[0]!r}/{k[1]!r} "
+                skipped.append(DataError(path, scores.lines[k], f"score for prompt/response {show(k[0])}/{show(k[1])} "
                                          "that is not in the data (or was skipped)"))
                 del scores[k]
+            subsets = {p.stem: _scored_only(recs, scores, path, skipped) for p, recs in files.items()}
         args.skipped_invalid = data_skipped
         _report_skipped(skipped, args)
+        for p, recs in files.items():
+            if recs and not subsets[p.stem]:
+                raise DataError(path, None, f"no prompt of {p} has a valid score for every ranked response "
+                                f"({len(recs)} left out)", "score the data again with `cheems score`")
         check_scores_known(scores, everything)
         results = {stem: evaluate_subset(recs, scores, view=args.view, n_boot=args.bootstrap,
                                          seed=args.seed, scores_path=str(path))
-                   for stem, recs in data.items()}
+                   for stem, recs in subsets.items()}
         out = {stem: res.to_json() for stem, res in results.items()}
         if len(results) >= 2:
             out["overall"] = overall(list(results.values()))
@@ -153,6 +189,22 @@ def cmd_evaluate(args) -> None:
 
     print(text_board(per_model, list(data)), file=sys.stderr)
     _print_json(per_model)
+
+
+def _scored_only(records, scores, path, skipped: list) -> list:
+    """``records`` without the prompts that miss a score of a ranked response (its line was invalid,
+    or absent): each left-out prompt is appended to ``skipped``."""
+    from .records import DataError, _where, show
+
+    kept = []
+    for rec in records:
+        missing = [rid for rid in rec.rank if (rec.id, rid) not in scores]
+        if not missing:
+            kept.append(rec)
+            continue
+        skipped.append(DataError(*_where(rec), f"prompt {show(rec.id)} left out: {path} has no valid score for its response "
+                                 f"{show(missing[0])}"))
+    return kept
 
 
 def _model_names(paths) -> list[str]:
@@ -207,12 +259,12 @@ def cmd_train(args) -> None:
                  if f.name != "model" and getattr(args, f.name, None) is not None}
     cfg = TrainConfig.for_model(args.model, name, **overrides).validate()  # before anything is read or written
     check_learning_rate(cfg, force=args.force_lr)
-    records = [r for recs in _read(args.data, args).values() for r in recs]
+    records = [r for recs in _read(args.data, args, need_rank=True).values() for r in recs]
     say = lambda line: print(line, file=sys.stderr, flush=True)
     try:
         summary = train(records, cfg, args.output, resume=args.resume, overwrite=args.overwrite,
                         progress=sys.stderr.isatty(), data_fingerprint=data_fingerprint(records),
-                        preset={"name": name, "reason": reason}, say=say)
+                        preset={"name": name, "reason": reason}, say=say, extra=_skip_report(args))
     except KeyboardInterrupt:
         if os.environ.get("RANK", "0") != "0":  # under accelerate launch: one message, from the main process
             raise
@@ -223,7 +275,7 @@ def cmd_train(args) -> None:
     if summary.get("final") is not None:
         _print_json({"output": str(args.output), "data": summary["data"], "steps": summary["steps"],
                      "padding_fraction": summary["padding_fraction"], "final": summary["final"],
-                     "effective": summary.get("effective")})
+                     "effective": summary.get("effective"), **_skip_report(args)})
 
 
 def cmd_score(args) -> None:
@@ -234,7 +286,7 @@ def cmd_score(args) -> None:
     if args.model.startswith("baseline:") and args.model not in NAMES:
         raise UsageError(f"--model {args.model}: not a baseline (fix: use baseline:random, baseline:longest "
                          "or baseline:shortest)")
-    records = [r for recs in _read(args.data, args, unique="all").values() for r in recs]
+    records = [r for recs in _read(args.data, args).values() for r in recs]
     settings = {"model": args.model, "judge": args.judge, "dtype": args.dtype, "max_length": args.max_length,
                 "seed": args.seed if args.model == "baseline:random" else None}
     make = lambda state: make_scorer(args.model, state, judge=args.judge, batch_size=args.batch_size,
@@ -248,11 +300,10 @@ def cmd_score(args) -> None:
 
 def cmd_preference(args) -> None:
     from .distant_supervision import build_preference
-    from .records import read_records, write_records
+    from .records import write_records
     from .score_file import read_scores
 
-    human = read_records(args.human)
-    gpt = read_records(args.gpt)
+    human, gpt = _read([args.human, args.gpt], args).values()
     if args.margin < 0:
         raise UsageError(f"--margin must be >= 0, got {args.margin} (fix: a margin of 0 keeps every agreeing comparison)")
     if args.scores:
@@ -340,6 +391,7 @@ def cmd_book(args) -> None:
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="cheems", description="Companion to the Cheems paper: "
                                 "resolve annotations, evaluate reward models, build the book.")
+    p.add_argument("--version", action=_Version, help="print `cheems VERSION` and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_resolve, _add_evaluate, _add_simulate, _add_train, _add_score, _add_preference, _add_import,
                 _add_book):
@@ -363,8 +415,10 @@ def _add_evaluate(sub) -> None:
                    help="score JSONL: prompt_id, response_id, score (repeat: one file per model gives a leaderboard)")
     e.add_argument("--view", choices=["layers", "implied"], default="layers",
                    help="pairs compared: all rank layers (paper) or only annotation-implied pairs")
-    e.add_argument("--bootstrap", type=_int_at_least(0), default=1000, metavar="N",
-                   help="bootstrap replicates for 95%% intervals (0: none)")
+    e.add_argument("--bootstrap", type=_int_between(0, MAX_BOOTSTRAP, "more replicates change the intervals by "
+                                                    "less than their Monte Carlo error and take memory for each"),
+                   default=1000, metavar="N", help=f"bootstrap replicates for 95%% intervals (0: none; at most "
+                   f"{MAX_BOOTSTRAP:,})")
     e.add_argument("--seed", type=_int_at_least(0), default=0, help="bootstrap seed")
     e.add_argument("--skip-invalid", action="store_true", help=SKIP_HELP)
     e.set_defaults(func=cmd_evaluate)
@@ -456,7 +510,9 @@ def _add_preference(sub) -> None:
     f.add_argument("--scores", type=Path, help="use these reward scores of the GPT subset instead of a model")
     f.add_argument("--margin", type=_finite_float, default=0.0, help="keep a comparison only if r(chosen) - r(rejected) > margin")
     f.add_argument("--no-debias", action="store_true", help="skip length debiasing")
-    f.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of debiasing (and of the default reward model)")
+    f.add_argument("--seed", type=_int_between(0, 2**32 - 1, "it also seeds the default reward model's training, "
+                                                "whose numpy seed has 32 bits"),
+                   default=0, help="seed of debiasing (and of the default reward model)")
     f.set_defaults(func=cmd_preference)
 
 

@@ -27,7 +27,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .conflicts import resolve_records
-from .records import FIRST, SECOND, DataError, Record
+from .records import FIRST, SECOND, DataError, Record, show
 
 __all__ = ["strict_comparisons", "filter_by_reward", "chosen_length_counts", "length_debias", "build_preference",
            "count_cycles", "ABLATION", "ablation", "length_balance", "plot_length_balance", "gpt_length_sentence"]
@@ -64,7 +64,7 @@ def filter_by_reward(records: Sequence[Record], scores: Mapping[tuple[str, str],
         ties += len(rec.annotations) - len(comps)
         for rid in rec.response_ids:
             if (rec.id, rid) not in scores:
-                raise DataError(rec.origin or None, None, f"no reward-model score for prompt {rec.id!r} response {rid!r}",
+                raise DataError(rec.origin or None, None, f"no reward-model score for prompt {show(rec.id)} response {show(rid)}",
                                 "score every response of the GPT subset")
         good = [(w, l) for w, l in comps if scores[(rec.id, w)] - scores[(rec.id, l)] > margin]
         kept += len(good)

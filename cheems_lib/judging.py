@@ -160,39 +160,67 @@ def _encode_judge(tokenizer, text: str, max_length: int | None) -> list[int]:
 
 
 def _encode_judges(tokenizer, texts: Sequence[str], max_length: int | None, chunk: int = 1024) -> list[list[int]]:
-    """:func:`_encode_judge` of each text, with one rendering and one tokenizer call per ``chunk`` texts."""
-    from .reward_model import _IDS_ONLY
+    """:func:`_encode_judge` of each text, with one rendering and one tokenizer call per ``chunk`` texts.
 
+    With ``max_length`` each text is first cut to its last :func:`~cheems_lib.reward_model.text_budget`
+    characters, so the tokenizer never sees more than that; the last ``max_length`` ids are unchanged
+    (a cut text left with fewer than ``2 * max_length`` ids is encoded again with twice the budget).
+    """
+    from .reward_model import cut_text, text_budget
+
+    budget = text_budget(tokenizer, max_length)
     out = []
     for start in range(0, len(texts), chunk):
         part = texts[start:start + chunk]
-        if tokenizer.chat_template:  # what apply_chat_template(tokenize=True) does: render, then no special tokens added
-            rendered = tokenizer.apply_chat_template([[{"role": "user", "content": t}] for t in part], tokenize=False,
-                                                     add_generation_prompt=True)
-            ids = tokenizer(rendered, add_special_tokens=False, **_IDS_ONLY)["input_ids"]
-        else:
-            ids = tokenizer(part, **_IDS_ONLY)["input_ids"]
-        out.extend(list(x[-max_length:]) if max_length and len(x) > max_length else list(x) for x in ids)
+        ids = _judge_ids(tokenizer, [cut_text(t, budget, keep="end") for t in part])
+        while budget is not None:  # rare: a normaliser dropped characters of a cut text
+            again = [k for k, t in enumerate(part) if len(t) > budget and len(ids[k]) < 2 * max_length]
+            if not again:
+                break
+            budget *= 2
+            for k, x in zip(again, _judge_ids(tokenizer, [cut_text(part[k], budget, keep="end") for k in again])):
+                ids[k] = x
+        out.extend(x[-max_length:] if max_length and len(x) > max_length else x for x in ids)
     return out
+
+
+def _judge_ids(tokenizer, texts: Sequence[str]) -> list[list[int]]:
+    from .reward_model import _IDS_ONLY
+
+    if tokenizer.chat_template:  # what apply_chat_template(tokenize=True) does: render, then no special tokens added
+        rendered = tokenizer.apply_chat_template([[{"role": "user", "content": t}] for t in texts], tokenize=False,
+                                                 add_generation_prompt=True)
+        ids = tokenizer(rendered, add_special_tokens=False, **_IDS_ONLY)["input_ids"]
+    else:
+        ids = tokenizer(list(texts), **_IDS_ONLY)["input_ids"]
+    return [list(x) for x in ids]
 
 
 def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: int = 8, max_length: int | None = None,
                   progress: bool = False) -> list[PairVerdict]:
-    """Judge every pair of responses of every record, in both orders."""
+    """Judge every pair of responses of every record, in both orders.
+
+    With ``max_length`` the query and answers are cut to their last
+    :func:`~cheems_lib.reward_model.text_budget` characters before the judge prompts are built (each
+    answer appears in several prompts); the last ``max_length`` tokens, which the judge sees, stay the same.
+    """
     from .batching import forward_in_batches, last_token_logits
+    from .reward_model import cut_text, text_budget
 
     letters = letter_ids(tokenizer)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     keys, prompts = [], []  # (verdict index, order) and its judge prompt
     verdicts: list[PairVerdict] = []
+    budget = text_budget(tokenizer, max_length)
     for rec in records:
-        text = {r.id: r.content for r in rec.responses}
+        text = {r.id: cut_text(r.content, budget, keep="end") for r in rec.responses}
+        query = cut_text(rec.prompt, budget, keep="end")
         for a, b in combinations(rec.response_ids, 2):
             k = len(verdicts)
             verdicts.append(PairVerdict(rec.id, a, b, (0, 0, 0), (0, 0, 0)))
             for order, (x, y) in (("ab", (a, b)), ("ba", (b, a))):
                 keys.append((k, order))
-                prompts.append(judge_prompt(rec.prompt, text[x], text[y], rec.top_category))
+                prompts.append(judge_prompt(query, text[x], text[y], rec.top_category))
     items = [(k, order, ids) for (k, order), ids in zip(keys, _encode_judges(tokenizer, prompts, max_length))]
     items.sort(key=lambda it: len(it[2]))
 

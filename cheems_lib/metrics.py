@@ -23,7 +23,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .records import DataError, Record, strict_pairs
+from .records import DataError, Record, show, strict_pairs
 
 __all__ = ["prompt_outcomes", "stratified_draws", "accuracy", "exact_match", "SubsetResult", "evaluate_subset",
            "overall", "overall_ci", "lookup_scores"]
@@ -105,13 +105,13 @@ def lookup_scores(records: Sequence[Record], scores: Mapping[tuple[str, str], fl
     out = []
     for rec in records:
         if rec.rank is None:
-            raise DataError(rec.origin or None, None, f"prompt {rec.id} has no 'rank'", "run `cheems resolve` on the file first")
+            raise DataError(rec.origin or None, None, f"prompt {show(rec.id)} has no 'rank'", "run `cheems resolve` on the file first")
         s = {}
         for rid in rec.rank:
             try:
                 s[rid] = scores[(rec.id, rid)]
             except KeyError:
-                raise DataError(scores_path, None, f"no score for prompt {rec.id!r} response {rid!r} "
+                raise DataError(scores_path, None, f"no score for prompt {show(rec.id)} response {show(rid)} "
                                 f"(ranked in {rec.origin or 'the data'})", "score every ranked response") from None
         out.append(s)
     return out

@@ -13,7 +13,10 @@ by prompt text into the same records (response ids = md5 of content). Score file
 Every problem raises :class:`DataError`, whose message is one line naming the file,
 the line and the fix; nothing is dropped silently. Readers take ``skipped=[]`` to keep
 every valid row instead: each invalid row's :class:`DataError` is appended to that list
-(the command line's ``--skip-invalid`` prints them and their total).
+(the command line's ``--skip-invalid`` prints them and their total). :func:`read_files` is
+what every command reads its input files with: prompt ids distinct within and across the
+files, one file never given twice, and a file with no valid row an error even when skipping.
+Values in messages are shown as JSON (:func:`show`).
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ import orjson
 __all__ = [
     "DataError", "Response", "Record", "md5", "read_records", "write_records",
     "parse_record", "from_pairwise", "read_pairwise_table", "strict_pairs", "to_pairs",
-    "data_fingerprint", "unique_records", "preference", "json_lines", "TIE", "FIRST", "SECOND",
+    "data_fingerprint", "unique_records", "read_files", "preference", "json_lines", "show", "TIE", "FIRST", "SECOND",
 ]
 
 TIE, FIRST, SECOND = "0", "1", "2"
@@ -58,6 +61,17 @@ class DataError(ValueError):
         self.path, self.line, self.problem, self.fix = path, line, message, fix
         where = f"{path}:{line}" if line else str(path or "<input>")
         super().__init__(f"{where}: {message}" + (f" (fix: {fix})" if fix else ""))
+
+
+def show(value: Any) -> str:
+    """A value as JSON, for messages: ``true``, ``null``, ``"a"``, ``[1, 2]``, not Python's ``True``, ``None``, ``'a'``.
+
+    The values in messages come from JSON files, so they are shown as the user wrote them.
+
+    >>> show(True), show(None), show("是"), show(["a", 1])
+    ('true', 'null', '"是"', '["a", 1]')
+    """
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def md5(text: str) -> str:
@@ -168,24 +182,24 @@ def parse_record(obj: Any, path: str | Path | None = None, line: int | None = No
             raise fail(f"responses[{k}] has no string 'content'")
         rid = r.get("id") or md5(r["content"])
         if not isinstance(rid, str):
-            raise fail(f"responses[{k}].id must be a string, got {rid!r}")
+            raise fail(f"responses[{k}].id must be a string, got {show(rid)}")
         if rid in seen:
-            raise fail(f"duplicate response id {rid!r}", "response ids must be unique within a record")
+            raise fail(f"duplicate response id {show(rid)}", "response ids must be unique within a record")
         seen.add(rid)
         responses.append(Response(rid, r["content"]))
     annotations = []
     for k, a in enumerate(obj.get("annotations") or []):
         if not isinstance(a, (list, tuple)) or len(a) != 3:
-            raise fail(f"annotations[{k}] must be [id_a, id_b, p], got {a!r}")
+            raise fail(f"annotations[{k}] must be [id_a, id_b, p], got {show(a)}")
         ida, idb, p = a
         for rid in (ida, idb):
             if rid not in seen:
-                raise fail(f"annotations[{k}] names unknown response id {rid!r}",
+                raise fail(f"annotations[{k}] names unknown response id {show(rid)}",
                            "use ids from this record's 'responses'")
         if ida == idb:
-            raise fail(f"annotations[{k}] compares response {ida!r} with itself")
+            raise fail(f"annotations[{k}] compares response {show(ida)} with itself")
         if preference(p) is None:
-            raise fail(f"annotations[{k}] has preference {p!r}", 'use "1" (a better), "2" (b better) or "0" (tie)')
+            raise fail(f"annotations[{k}] has preference {show(p)}", 'use "1" (a better), "2" (b better) or "0" (tie)')
         annotations.append((ida, idb, preference(p)))
     rank = obj.get("rank")
     if rank is not None:
@@ -193,9 +207,9 @@ def parse_record(obj: Any, path: str | Path | None = None, line: int | None = No
             raise fail("'rank' must be an object {response_id: int}")
         for rid, v in rank.items():
             if rid not in seen:
-                raise fail(f"'rank' names unknown response id {rid!r}", "use ids from this record's 'responses'")
+                raise fail(f"'rank' names unknown response id {show(rid)}", "use ids from this record's 'responses'")
             if not isinstance(v, int) or isinstance(v, bool):
-                raise fail(f"rank of {rid!r} must be an integer, got {v!r}")
+                raise fail(f"rank of {show(rid)} must be an integer, got {show(v)}")
     category = obj.get("category")
     if isinstance(category, str):
         category = [category]
@@ -248,13 +262,14 @@ def json_lines(path: Path, skipped: list | None = None) -> Iterator[tuple[int, A
             yield n, obj
 
 
-def read_records(path: str | Path, *, skipped: list | None = None) -> list[Record]:
+def read_records(path: str | Path, *, skipped: list | None = None, need_rank: bool = False) -> list[Record]:
     """Read a JSONL file of grouped records or of official pairwise lines.
 
     Pairwise lines (``answer1``/``answer2``/``preference``) are grouped by prompt text in
     order of first appearance; the two forms may not be mixed in one file (the form of
     the first valid line decides). With ``skipped`` (a list), an invalid line is appended
-    there as a :class:`DataError` and the rest of the file is still read.
+    there as a :class:`DataError` and the rest of the file is still read. ``need_rank``: a
+    record without ``rank`` is invalid too (what evaluating and training need).
     """
     path = Path(path)
     records: list[Record] = []
@@ -270,15 +285,37 @@ def read_records(path: str | Path, *, skipped: list | None = None) -> list[Recor
             else:
                 if pairwise:
                     raise DataError(path, n, "grouped record in a file of pairwise lines", "keep one form per file")
-                records.append(parse_record(obj, path, n))
+                rec = parse_record(obj, path, n)
+                records.append(rec if not need_rank else _ranked(rec))
         except DataError as e:
             if skipped is None:
                 raise
             skipped.append(e)
     if pairwise:
-        return from_pairwise(((n, o.get("input", o.get("prompt")), o.get("answer1"), o.get("answer2"),
-                               o.get("preference"), o) for n, o in pairwise), path=path, skipped=skipped)
+        records = from_pairwise(((n, o.get("input", o.get("prompt")), o.get("answer1"), o.get("answer2"),
+                                  o.get("preference"), o) for n, o in pairwise), path=path, skipped=skipped)
+        if need_rank:  # the pairwise form has no rank
+            records = [r for r in records if _keep(_ranked, r, skipped)]
     return records
+
+
+def _ranked(rec: Record) -> Record:
+    """``rec``, or a :class:`DataError` when it has no ``rank``."""
+    if rec.rank is None:
+        raise DataError(*_where(rec), f"prompt {show(rec.id)} has no 'rank'", "run `cheems resolve` on the file first")
+    return rec
+
+
+def _keep(check: Callable[[Record], Record], rec: Record, skipped: list | None) -> bool:
+    """Whether ``check(rec)`` passes; a failure raises, or with ``skipped`` is appended there."""
+    try:
+        check(rec)
+        return True
+    except DataError as e:
+        if skipped is None:
+            raise
+        skipped.append(e)
+        return False
 
 
 def write_records(records: Iterable[Record], path: str | Path) -> int:
@@ -297,13 +334,19 @@ def write_records(records: Iterable[Record], path: str | Path) -> int:
     return n
 
 
-def unique_records(records: Iterable[Record], *, skipped: list | None = None,
-                   allow_identical: bool = False) -> list[Record]:
-    """``records`` with distinct prompt ids; a repeated id raises (or, with ``skipped``, is skipped).
+def _where(rec: Record) -> tuple[str | None, int | None]:
+    """(file, line) of a record, from its ``origin``."""
+    path, _, line = (rec.origin or "").rpartition(":")
+    return (path, int(line)) if line.isdigit() else (rec.origin or None, None)
+
+
+def unique_records(records: Iterable[Record], *, skipped: list | None = None) -> list[Record]:
+    """``records`` with distinct prompt ids; a repeated id raises (or, with ``skipped``, the repeat is skipped).
 
     Scores are keyed by (prompt id, response id), so two records with one id would share
-    scores and break evaluation and resuming. ``allow_identical`` drops, without error, a
-    repeat whose prompt and responses equal the first's (the same prompt in two files).
+    scores and break evaluation and resuming, and training would count the prompt twice.
+    A repeat is refused even when its content equals the first record's: the same prompt
+    in two files of one command is a mistake in the files (or one file given twice).
     """
     first: dict[str, Record] = {}
     out = []
@@ -313,15 +356,56 @@ def unique_records(records: Iterable[Record], *, skipped: list | None = None,
             first[rec.id] = rec
             out.append(rec)
             continue
-        if allow_identical and (prev.prompt, prev.responses) == (rec.prompt, rec.responses):
-            continue
-        path, _, line = (rec.origin or "<input>").rpartition(":")
-        err = DataError(path or rec.origin, int(line) if line.isdigit() else None,
-                        f"prompt id {rec.id!r} repeats the record at {prev.origin or 'an earlier line'}",
-                        "give each prompt its own id, or merge the two records")
+        same = " with the same content" if (prev.prompt, prev.responses) == (rec.prompt, rec.responses) else ""
+        err = DataError(*_where(rec), f"prompt id {show(rec.id)} repeats the record at "
+                        f"{prev.origin or 'an earlier line'}{same}",
+                        "give each prompt its own id, or keep only one of the two records")
         if skipped is None:
             raise err
         skipped.append(err)
+    return out
+
+
+def _distinct_files(paths: list[Path]) -> None:
+    """Refuse one file given twice (also under two names: a link, ``./a`` and ``a``)."""
+    import os
+
+    seen: dict[object, Path] = {}
+    for p in paths:
+        try:
+            st = os.stat(p)
+            key: object = (st.st_dev, st.st_ino)
+        except OSError:  # missing: read_records names it
+            key = p.resolve()
+        if key in seen:
+            also = "" if str(seen[key]) == str(p) else f" (also as {seen[key]})"
+            raise DataError(p, None, f"the same file is given twice{also}", "pass each file once")
+        seen[key] = p
+
+
+def read_files(paths: Iterable[str | Path], *, skipped: list | None = None,
+               need_rank: bool = False) -> dict[Path, list[Record]]:
+    """The records of every input file of one command, ``{path: records}``, checked together.
+
+    The one reader of the command line: each file is read with :func:`read_records`; a record
+    without ``rank`` is an error when ``need_rank`` (evaluate, train); prompt ids must be
+    distinct within and across the files (:func:`unique_records`; the later record is the
+    one reported, or skipped); one file given twice is refused whatever ``skipped`` is. With
+    ``skipped`` (a list), invalid rows are appended there, but a file left with no valid
+    row is still an error: it is the wrong file, or a broken one.
+    """
+    paths = [Path(p) for p in paths]
+    _distinct_files(paths)
+    out: dict[Path, list[Record]] = {}
+    for p in paths:
+        out[p] = read_records(p, skipped=skipped, need_rank=need_rank)
+    kept = {id(r) for r in unique_records([r for recs in out.values() for r in recs], skipped=skipped)}
+    out = {p: [r for r in recs if id(r) in kept] for p, recs in out.items()}
+    for p, recs in out.items():
+        n = sum(str(e.path) == str(p) for e in skipped or [])
+        if not recs and n:
+            raise DataError(p, None, f"no valid row ({n} skipped as invalid)",
+                            "fix the rows listed above, or check that this is the right file")
     return out
 
 
@@ -332,7 +416,7 @@ def _pairwise_row(path, line, prompt, a, b, pref) -> str:
     if not isinstance(a, str) or not isinstance(b, str):
         raise DataError(path, line, "both responses must be strings")
     if preference(pref) is None:
-        raise DataError(path, line, f"preference {pref!r} not understood", "use 1 (a better), 2 (b better) or 0 (tie)")
+        raise DataError(path, line, f"preference {show(pref)} not understood", "use 1 (a better), 2 (b better) or 0 (tie)")
     if a == b:
         raise DataError(path, line, "the two responses are identical", "drop the row: it compares nothing")
     return preference(pref)

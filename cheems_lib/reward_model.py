@@ -21,12 +21,15 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import weakref
+import contextlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 __all__ = ["TINY_SIZES", "TinySize", "is_tiny", "train_tokenizer", "tiny_config", "build_tiny", "load", "encode_pair", "encode_pairs",
+           "text_budget", "cut_text",
            "ModelError", "count_parameters", "realign", "check_source", "loading", "head_looks_untrained",
            "convert_gguf", "smollm2_gguf"]
 
@@ -275,9 +278,44 @@ def encode_pair(tokenizer, prompt: str, response: str, *, sys_prompt: str | None
 
 
 _IDS_ONLY = {"return_attention_mask": False, "return_token_type_ids": False}  # fewer lists to build; same ids
+_LONGEST_TOKEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # tokenizer -> longest vocabulary entry
 
 
-def encode_pairs(tokenizer, items: Iterable[tuple[str, str, str | None]], *, chunk: int = 4096) -> list[list[int]]:
+def text_budget(tokenizer, max_length: int | None) -> int | None:
+    """How many characters of a text to tokenize when only ``max_length`` tokens are kept (None: all).
+
+    No token stands for more characters than its vocabulary entry has: byte-level BPE spells
+    each byte as one character, SentencePiece's byte tokens (``<0xE4>``) and WordPiece's
+    ``##`` pieces are longer than what they stand for. So the budget, twice ``max_length``
+    times the longest entry, holds more than ``2 * max_length`` tokens, and cutting a text
+    to it before tokenizing keeps the first (or last) ``max_length`` tokens, and whether
+    the text was longer than that, while a 50 MB response costs kilobytes, not gigabytes.
+    A text within the budget is not cut at all, so its ids do not change. A normaliser that
+    drops characters (whitespace, control characters) can leave fewer tokens: callers
+    encode those texts again with a doubled budget (:func:`encode_pairs`).
+    """
+    if not max_length:
+        return None
+    try:
+        longest = _LONGEST_TOKEN.get(tokenizer)
+    except TypeError:  # not weakly referenceable: no cache
+        longest = None
+    if longest is None:
+        longest = max(map(len, tokenizer.get_vocab()), default=1)
+        with contextlib.suppress(TypeError):
+            _LONGEST_TOKEN[tokenizer] = longest
+    return 2 * max_length * max(longest, 1) + 16
+
+
+def cut_text(text: str | None, budget: int | None, *, keep: str = "start") -> str | None:
+    """``text`` cut to ``budget`` characters, keeping its start (reward models) or its ``"end"`` (judges)."""
+    if text is None or budget is None or len(text) <= budget:
+        return text
+    return text[:budget] if keep == "start" else text[-budget:]
+
+
+def encode_pairs(tokenizer, items: Iterable[tuple[str, str, str | None]], *, chunk: int = 4096,
+                 max_length: int | None = None) -> list[list[int]]:
     """Token ids of many ``(prompt, response, sys_prompt)`` conversations, the same as :func:`encode_pair` for each.
 
     One template rendering call and one tokenizer call per ``chunk`` conversations instead
@@ -287,18 +325,44 @@ def encode_pairs(tokenizer, items: Iterable[tuple[str, str, str | None]], *, chu
     ``add_special_tokens=False``; without a chat template the plain text is tokenized with
     the tokenizer's default special tokens, as in :func:`encode_pair`.
     ``chunk`` bounds the tokenizer's intermediate objects for large data sets.
+
+    With ``max_length`` (the caller keeps the first ``max_length`` ids), each text is first
+    cut to :func:`text_budget` characters: the first ``max_length`` ids, and whether there
+    are more, are those of the whole conversation, but the tokenizer never sees more than
+    the budget of one text (scoring a 50 MB response no longer tokenizes all of it).
     """
     items = list(items)
+    budget = text_budget(tokenizer, max_length)
     out: list[list[int]] = []
     for start in range(0, len(items), chunk):
-        part = items[start:start + chunk]
-        if tokenizer.chat_template:
-            texts = tokenizer.apply_chat_template([_messages(p, r, s) for p, r, s in part], tokenize=False)
-            ids = tokenizer(texts, add_special_tokens=False, **_IDS_ONLY)["input_ids"]
-        else:
-            ids = tokenizer([_plain_text(*item) for item in part], **_IDS_ONLY)["input_ids"]
-        out.extend(list(x) for x in ids)
+        out.extend(_encode_cut(tokenizer, items[start:start + chunk], budget, max_length))
     return out
+
+
+def _encode_cut(tokenizer, part: list, budget: int | None, max_length: int | None) -> list[list[int]]:
+    """:func:`_encode_chunk` of ``part`` with every text cut to ``budget``; a cut conversation left
+    with fewer than ``2 * max_length`` ids (a normaliser dropped characters) is encoded again with
+    twice the budget, until it has them or is no longer cut."""
+    if budget is None:
+        return _encode_chunk(tokenizer, part)
+    cut = lambda item: tuple(cut_text(t, budget) for t in item)
+    ids = _encode_chunk(tokenizer, [cut(item) for item in part])
+    again = [k for k, item in enumerate(part) if len(ids[k]) < 2 * max_length
+             and any(t is not None and len(t) > budget for t in item)]
+    if again:
+        for k, x in zip(again, _encode_cut(tokenizer, [part[k] for k in again], 2 * budget, max_length)):
+            ids[k] = x
+    return ids
+
+
+def _encode_chunk(tokenizer, part: list) -> list[list[int]]:
+    """One template rendering and one tokenizer call for ``part``'s conversations."""
+    if tokenizer.chat_template:
+        texts = tokenizer.apply_chat_template([_messages(p, r, s) for p, r, s in part], tokenize=False)
+        ids = tokenizer(texts, add_special_tokens=False, **_IDS_ONLY)["input_ids"]
+    else:
+        ids = tokenizer([_plain_text(*item) for item in part], **_IDS_ONLY)["input_ids"]
+    return [list(x) for x in ids]
 
 
 def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, dtype: str = "float32") -> Path:

@@ -13,7 +13,7 @@ from typing import Iterable
 
 import orjson
 
-from .records import DataError, Record, json_lines
+from .records import DataError, Record, json_lines, show
 
 __all__ = ["ScoreTable", "read_scores", "check_scores_known", "score_lines", "write_scores"]
 
@@ -54,9 +54,9 @@ def _score_line(obj, path, n: int, seen: ScoreTable) -> tuple[tuple[str, str], f
     except (KeyError, TypeError):
         raise DataError(path, n, "expected {\"prompt_id\", \"response_id\", \"score\"}") from None
     if not isinstance(score, (int, float)) or isinstance(score, bool) or not math.isfinite(score):
-        raise DataError(path, n, f"score {score!r} is not a finite number", "rescore this response")
+        raise DataError(path, n, f"score {show(score)} is not a finite number", "rescore this response")
     if key in seen:
-        raise DataError(path, n, f"duplicate score for prompt {key[0]!r} response {key[1]!r}",
+        raise DataError(path, n, f"duplicate score for prompt {show(key[0])} response {show(key[1])}",
                         f"keep one line per response (first at line {seen.lines[key]})")
     return key, score
 
@@ -66,7 +66,7 @@ def check_scores_known(scores: ScoreTable, records: Iterable[Record]) -> None:
     known = {(rec.id, r.id) for rec in records for r in rec.responses}
     for key in scores:
         if key not in known:
-            raise DataError(scores.path, scores.lines.get(key), f"score for unknown prompt/response {key[0]!r}/{key[1]!r}",
+            raise DataError(scores.path, scores.lines.get(key), f"score for unknown prompt/response {show(key[0])}/{show(key[1])}",
                             "check that the scores were computed on these data files")
 
 

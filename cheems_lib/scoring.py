@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from .records import DataError, Record
+from .records import DataError, Record, show
 
 __all__ = ["score_records", "ScoreOutput", "score_to_file", "make_scorer", "model_fingerprint", "record_fingerprint"]
 
@@ -54,7 +54,8 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     """Score every response of ``records``; returns ``(scores, report)``.
 
     ``max_length`` defaults to the model's maximum positions; longer sequences are cut at
-    the end and counted in ``report["truncated"]``. Keys in ``skip`` (already scored, for
+    the end and counted in ``report["truncated"]``; texts are cut to a character budget before
+    tokenizing (:func:`cheems_lib.reward_model.text_budget`), which changes no score. Keys in ``skip`` (already scored, for
     resuming) are not scored again and are counted in ``report["skipped"]``. ``on_batch``
     receives each batch's ``{key: score}`` as soon as it is computed (to stream to disk).
     """
@@ -70,7 +71,8 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     skip = skip or set()
     todo = [(rec, r) for rec in records for r in rec.responses if (rec.id, r.id) not in skip]
     skipped = sum(len(rec.responses) for rec in records) - len(todo)
-    encoded = encode_pairs(tokenizer, [(rec.prompt, r.content, rec.sys_prompt) for rec, r in todo])
+    # cut before tokenizing (reward_model.text_budget): a huge response costs its budget, not its size
+    encoded = encode_pairs(tokenizer, [(rec.prompt, r.content, rec.sys_prompt) for rec, r in todo], max_length=limit)
     truncated = sum(len(ids) > limit for ids in encoded)
     items = [((rec.id, r.id), ids[:limit]) for (rec, r), ids in zip(todo, encoded)]
     items.sort(key=lambda kv: len(kv[1]))
@@ -217,7 +219,7 @@ class ScoreOutput:
             raise DataError(self.sidecar, None, "is not valid JSON", "delete it and the score file it describes") from None
         differ = {k: (before.get(k), v) for k, v in self.settings.items() if before.get(k) != v}
         if differ and existing:
-            text = ", ".join(f"{k}: {a!r} in the file, {b!r} now" for k, (a, b) in differ.items())
+            text = ", ".join(f"{k}: {show(a)} in the file, {show(b)} now" for k, (a, b) in differ.items())
             raise DataError(self.path, None, f"holds scores from another setup ({text})",
                             "choose another output path (-o), or delete the file to rescore")
 

@@ -150,7 +150,7 @@ def _prepare_model(cfg: TrainConfig, records: Sequence[Record], resume_dir: Path
 
 def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *, resume: bool = False,
           overwrite: bool = False, progress: bool = True, data_fingerprint: str = "", preset: dict | None = None,
-          say=None) -> dict:
+          say=None, extra: dict | None = None) -> dict:
     """Train a reward model on ranked records and save a Hugging Face checkpoint in ``output_dir``.
 
     Writes ``train_log.jsonl`` (one line per logged step: loss, accuracy, margin, reward
@@ -158,7 +158,8 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
     swaps in the finished folder with ``cheems_train.json`` (config, effective settings,
     data report, final metrics) as the mark of a finished run (see :mod:`cheems_lib.run_folder`
     for the folder states, ``resume`` and ``overwrite``). ``preset`` (``{"name", "reason"}``)
-    is recorded; ``say`` receives the one-line notes (start line, starting fresh). Returns the summary.
+    is recorded; ``say`` receives the one-line notes (start line, starting fresh); ``extra`` is added to
+    the summary (``cheems train --skip-invalid`` records ``skipped_invalid`` there). Returns the summary.
     """
     cfg.validate()
     import torch
@@ -207,7 +208,7 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
         if bar is not None:
             bar.close()
         acc.wait_for_everyone()
-        summary = _summary(run, eff, data_fingerprint, total_steps, time.time() - t_start)
+        summary = {**_summary(run, eff, data_fingerprint, total_steps, time.time() - t_start), **(extra or {})}
         publish(acc, run.model, run.tok, out, plan.work, summary)
     return summary
 

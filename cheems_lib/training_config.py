@@ -44,13 +44,15 @@ def _is_num(v) -> bool:
 
 # field -> (test, allowed range in words); checked by TrainConfig.validate
 _RULES = {
-    "epochs": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    # every epoch's step plan is built at the start: a huge count would hang there, not train
+    "epochs": (lambda v: _is_int(v) and 1 <= v <= 1000, "an integer in [1, 1000]"),
     "max_length": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
     "tokenizer_vocab": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
     "max_tokens_per_batch": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
     "grad_accum": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
     "log_every": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
-    "seed": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
+    # accelerate's set_seed seeds numpy's legacy generator, which takes 32 bits
+    "seed": (lambda v: _is_int(v) and 0 <= v < 2**32, "an integer in [0, 4294967295]"),
     "max_steps": (lambda v: _is_int(v) and v >= 0, "an integer >= 0 (0: every epoch)"),
     "save_every": (lambda v: _is_int(v) and v >= 0, "an integer >= 0 (0: at the end of each epoch)"),
     "learning_rate": (lambda v: _is_num(v) and v > 0, "a finite number > 0"),

@@ -61,7 +61,8 @@ def encode_records(records: Sequence[Record], tokenizer, max_length: int) -> Enc
         data.pairs.append(pairs)
     if not data.pairs:
         raise TrainError("no usable pair: every prompt is unranked or all-tied (fix: check the files' 'rank' fields)")
-    toks = iter(encode_pairs(tokenizer, [(rec.prompt, t, rec.sys_prompt) for rec, texts in kept for t in texts]))
+    toks = iter(encode_pairs(tokenizer, [(rec.prompt, t, rec.sys_prompt) for rec, texts in kept for t in texts],
+                             max_length=max_length))  # texts cut to a character budget before tokenizing
     for rec, texts in kept:
         seqs = [next(toks) for _ in texts]
         data.truncated += sum(len(t) > max_length for t in seqs)

@@ -53,10 +53,12 @@ def test_resolve_and_evaluate_match_the_library(tmp_path):
     assert {"prompts", "annotations", "conflict_ratio", "pair_conflict_ratio"} <= set(stats)
     ranked = read_records(tmp_path / "ranked.jsonl")
     assert [r.rank for r in ranked] == [resolve(r.response_ids, r.annotations) for r in recs]
+    other = read_records(tmp_path / "ranked.jsonl")
+    for r in other:  # a second subset: the same records under their own prompt ids (ids may not repeat)
+        r.id = "other-" + r.id
+    write_records(other, tmp_path / "other.jsonl")
     rng = random.Random(1)
-    write_scores([(r.id, rid, rng.random()) for r in ranked for rid in r.response_ids], tmp_path / "s.jsonl")
-    import shutil
-    shutil.copy(tmp_path / "ranked.jsonl", tmp_path / "other.jsonl")
+    write_scores([(r.id, rid, rng.random()) for r in ranked + other for rid in r.response_ids], tmp_path / "s.jsonl")
     ev = run("evaluate", "--data", tmp_path / "ranked.jsonl", "--data", tmp_path / "other.jsonl",
              "--scores", tmp_path / "s.jsonl", "--bootstrap", "50")
     assert ev.returncode == 0, ev.stderr
@@ -66,7 +68,8 @@ def test_resolve_and_evaluate_match_the_library(tmp_path):
     assert {"accuracy", "exact_match", "by_category"} <= set(sub)
     for cat in sub["by_category"].values():
         assert set(cat) == {"accuracy", "exact_match", "prompts", "comparisons"}
-    assert res["overall"] == pytest.approx((sub["accuracy"] + sub["exact_match"]) / 2)
+    both = [res[k][m] for k in ("ranked", "other") for m in ("accuracy", "exact_match")]
+    assert res["overall"] == pytest.approx(sum(both) / 4)
 
 
 def _ranked_file(tmp_path):
@@ -77,8 +80,8 @@ def _ranked_file(tmp_path):
 
 BAD_DATA = {
     "malformed JSON": '{"input": "q", ',
-    "unknown response id 'z'": '{"input": "q", "responses": [{"id": "a", "content": "x"}], "annotations": [["a", "z", "1"]]}',
-    "unknown response id 'y'": '{"input": "q", "responses": [{"id": "a", "content": "x"}], "rank": {"y": 0}}',
+    "unknown response id \"z\"": '{"input": "q", "responses": [{"id": "a", "content": "x"}], "annotations": [["a", "z", "1"]]}',
+    "unknown response id \"y\"": '{"input": "q", "responses": [{"id": "a", "content": "x"}], "rank": {"y": 0}}',
     "duplicate response id": '{"input": "q", "responses": [{"id": "a", "content": "x"}, {"id": "a", "content": "y"}]}',
 }
 
@@ -88,7 +91,8 @@ BAD_DATA = {
 def test_bad_data_is_one_line_with_file_and_line(tmp_path, command, message):
     """Bad data files exit 2 with `cheems: file:line: ...` and no traceback."""
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"input": "fine", "responses": ["x"]}\n' + BAD_DATA[message] + "\n", encoding="utf-8")
+    fine = '{"input": "fine", "responses": [{"id": "a", "content": "x"}], "rank": {"a": 0}}'
+    bad.write_text(fine + "\n" + BAD_DATA[message] + "\n", encoding="utf-8")
     (tmp_path / "s.jsonl").write_text("", encoding="utf-8")
     args = (["resolve", bad, "-o", tmp_path / "o.jsonl"] if command == "resolve"
             else ["evaluate", "--data", bad, "--scores", tmp_path / "s.jsonl"])
@@ -99,7 +103,7 @@ def test_bad_data_is_one_line_with_file_and_line(tmp_path, command, message):
 
 
 BAD_SCORES = {
-    "no score for prompt 'p' response 'b'": ['{"prompt_id": "p", "response_id": "a", "score": 1}'],
+    'no score for prompt "p" response "b"': ['{"prompt_id": "p", "response_id": "a", "score": 1}'],
     "not a finite number": ['{"prompt_id": "p", "response_id": "a", "score": 1}', '{"prompt_id": "p", "response_id": "b", "score": NaN}'],
     "unknown prompt/response": ['{"prompt_id": "p", "response_id": "a", "score": 1}', '{"prompt_id": "p", "response_id": "b", "score": 0}',
                                 '{"prompt_id": "p", "response_id": "zz", "score": 0}'],
@@ -403,7 +407,7 @@ def test_evaluate_bad_bootstrap_and_same_stem_scores(tmp_path):
 
 @pytest.mark.parametrize("line, message", [
     ('{"input": "q\\ud800", "responses": ["x"]}', "lone UTF-16 surrogate"),
-    ('{"input": "q", "answer1": "x", "answer2": "y", "preference": false}', "preference False"),
+    ('{"input": "q", "answer1": "x", "answer2": "y", "preference": false}', "preference false"),
 ])
 def test_unwritable_text_and_boolean_preferences_are_refused(tmp_path, line, message):
     """A lone surrogate and a `false` preference (not a tie) are bad input: one line, exit 2."""
@@ -499,7 +503,7 @@ def test_evaluate_skip_invalid_ignores_and_counts_scores_of_skipped_records(tmp_
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["skipped_invalid"] == 2 and out["d"]["accuracy"] == 1.0
-    assert f"{tmp_path / 's.jsonl'}:3: score for prompt/response 'q'/'a'" in res.stderr
+    assert str(tmp_path / "s.jsonl") + ':3: score for prompt/response "q"/"a"' in res.stderr
 
 
 # --- stale scores: the sidecar's model and record fingerprints (issue 24) ---
@@ -650,3 +654,140 @@ def test_an_output_linked_to_a_regular_file_is_written_there_and_stays_a_link(wr
     names = sorted(p.name for p in (tmp_path / "real").iterdir())
     assert names == (["o.jsonl", "o.jsonl.cheems.json"] if cmd == "score" else ["o.jsonl"])
     assert (tmp_path / "real/o.jsonl").read_text().count("\n") > 0 and sorted(os.listdir(tmp_path)) == ["o.lnk", "real"]
+
+
+
+def _row(pid, content="x", rank=True):
+    return json.dumps({"id": pid, "input": f"q {pid}", "responses": [{"id": "a", "content": content},
+                                                                      {"id": "b", "content": "y"}],
+                       "annotations": [["a", "b", "1"]], **({"rank": {"a": 0, "b": 1}} if rank else {})})
+
+
+def _files(tmp_path, **files):
+    for name, rows in files.items():
+        (tmp_path / f"{name}.jsonl").write_text("".join(r + "\n" for r in rows), encoding="utf-8")
+    write_scores([(p, r, float(r == "a")) for p in ("p", "q", "r") for r in "ab"], tmp_path / "s.jsonl")
+    return [tmp_path / f"{name}.jsonl" for name in files]
+
+
+def _command(command, tmp_path, paths):
+    """Argument lists reading ``paths`` for each command that reads records (train only up to its checks)."""
+    data = [a for p in paths for a in ("--data", p)]
+    return {"resolve": ["resolve", paths[0], "-o", tmp_path / "o.jsonl"],
+            "evaluate": ["evaluate", *data, "--scores", tmp_path / "s.jsonl", "--bootstrap", "0"],
+            "score": ["score", "--model", "baseline:longest", *data, "-o", tmp_path / "o.jsonl"],
+            "train": ["train", *data, "--model", "tiny-xs", "--epochs", "1", "--max-length", "32",
+                      "--output", tmp_path / "rm"],
+            "preference": ["preference", "--human", paths[0], "--gpt", paths[-1], "--scores", tmp_path / "s.jsonl",
+                           "-o", tmp_path / "o.jsonl"]}[command]
+
+
+READERS = ["resolve", "evaluate", "score", "train", "preference"]
+SKIPPERS = ["resolve", "evaluate", "score", "train"]
+
+
+@pytest.mark.parametrize("command", READERS)
+def test_a_repeated_prompt_id_is_refused_by_every_command(tmp_path, command):
+    """One prompt id twice (in one file, or across the files of one command): exit 2, one line naming both places."""
+    a, b, c, d = _files(tmp_path, a=[_row("p"), _row("q"), _row("p", "z")],
+                        b=[_row("p")], c=[_row("q"), _row("p")],  # an identical record across files: refused too
+                        d=[_row("r")])
+    cases = {"resolve": [[a]], "preference": [[a, d], [b, c]]}.get(command, [[a], [b, c]])
+    for paths in cases:
+        res = run(*_command(command, tmp_path, paths))
+        first, repeat = (f"{a}:1", f"{a}:3") if paths[0] == a else (f"{b}:1", f"{c}:2")
+        assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+        assert f"{repeat}: prompt id \"p\" repeats the record at {first}" in res.stderr and "fix:" in res.stderr
+        assert not (tmp_path / "o.jsonl").exists() and not (tmp_path / "rm").exists()
+
+
+@pytest.mark.parametrize("command", SKIPPERS[:3])
+def test_skip_invalid_skips_and_counts_a_repeated_prompt_id(tmp_path, command):
+    """With --skip-invalid the later record of a repeated id is skipped, printed and counted; the first is kept."""
+    if command == "resolve":  # one input file: a repeat within it
+        paths = _files(tmp_path, a=[_row("p"), _row("q"), _row("p", "z")])
+    else:
+        paths = _files(tmp_path, a=[_row("p"), _row("q")], b=[_row("r"), _row("p", "z")])
+    res = run(*_command(command, tmp_path, paths), "--skip-invalid")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["skipped_invalid"] == 1 and "repeats the record at" in res.stderr
+
+
+@pytest.mark.parametrize("command", READERS[1:])  # resolve reads one file
+def test_the_same_file_given_twice_is_a_usage_error(tmp_path, command):
+    """The same file twice (by one name or two) would double the data: exit 2 saying so, even with --skip-invalid."""
+    (a,) = _files(tmp_path, a=[_row("p"), _row("q")])
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/link.jsonl").symlink_to(a)
+    for second in (a, tmp_path / "sub/link.jsonl"):
+        extra = ["--skip-invalid"] if command in SKIPPERS else []
+        res = run(*_command(command, tmp_path, [a, second]), *extra)
+        assert res.returncode == 2 and "the same file is given twice" in res.stderr and "pass each file once" in res.stderr
+        assert res.stderr.count("\n") == 1, res.stderr
+
+
+@pytest.mark.parametrize("command", SKIPPERS)
+def test_skip_invalid_on_a_file_with_no_valid_row_exits_2(tmp_path, command):
+    """--skip-invalid that skips every row of a file is no success: exit 2, `FILE: no valid row (N skipped ...)`."""
+    (bad,) = _files(tmp_path, bad=["not json", '{"input": 1}', _row("p") + " trailing"])
+    res = run(*_command(command, tmp_path, [bad]), "--skip-invalid")
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.splitlines()[-1].startswith(f"cheems: {bad}: no valid row (3 skipped as invalid)")
+    assert f"skipped {bad}:1: malformed JSON" in res.stderr  # what was skipped is still listed
+    assert not (tmp_path / "o.jsonl").exists() and not (tmp_path / "rm").exists()
+
+
+def test_evaluate_skip_invalid_leaves_out_a_prompt_with_a_nan_score(tmp_path):
+    """A NaN score (or a record without rank) under --skip-invalid: the line and its prompt are skipped and counted."""
+    (data,) = _files(tmp_path, d=[_row("p"), _row("q"), _row("r", rank=False)])
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps({"prompt_id": p, "response_id": r, "score": s}) + "\n"
+                                              for p, r, s in [("p", "a", 1), ("p", "b", 0), ("q", "a", 1)])
+                                      + '{"prompt_id": "q", "response_id": "b", "score": NaN}\n', encoding="utf-8")
+    strict = run("evaluate", "--data", data, "--scores", tmp_path / "s.jsonl", "--bootstrap", "0")
+    assert strict.returncode == 2 and "--skip-invalid" in strict.stderr
+    res = run("evaluate", "--data", data, "--scores", tmp_path / "s.jsonl", "--bootstrap", "0", "--skip-invalid")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["d"]["prompts"] == 1 and out["d"]["accuracy"] == 1.0
+    assert out["skipped_invalid"] == 3  # the record without rank, the NaN line, the prompt it leaves unscored
+    assert f"{data}:3: prompt \"r\" has no 'rank'" in res.stderr and "score NaN is not a finite number" in res.stderr
+    assert f'{data}:2: prompt "q" left out: {tmp_path / "s.jsonl"} has no valid score for its response "b"' in res.stderr
+
+
+def test_evaluate_bootstrap_is_bounded(tmp_path):
+    """--bootstrap 1000000000000 is a one-line usage error naming the bound and why, not a numpy traceback."""
+    (data,) = _files(tmp_path, d=[_row("p")])
+    res = run("evaluate", "--data", data, "--scores", tmp_path / "s.jsonl", "--bootstrap", "1000000000000")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+    assert "--bootstrap: must be <= 100,000" in res.stderr and "memory" in res.stderr
+
+
+def test_seeds_numpy_cannot_take_are_refused_before_training(tmp_path):
+    """A train or preference seed of 2**32 (accelerate seeds numpy with 32 bits) and --epochs 10**12: exit 2, one line."""
+    (data,) = _files(tmp_path, d=[_row("p")])
+    for extra, flag in ((["--seed", str(2**32)], "--seed"), (["--epochs", str(10**12)], "--epochs")):
+        res = run(*_command("train", tmp_path, [data]), *extra)
+        assert res.returncode == 2 and res.stderr.count("\n") == 1 and flag in res.stderr, res.stderr
+    res = run(*_command("preference", tmp_path, [data, data]), "--seed", str(2**32))
+    assert res.returncode == 2 and "--seed: must be <= 4,294,967,295" in res.stderr
+
+
+def test_version_prints_the_package_version_without_torch():
+    """`cheems --version` prints `cheems <version>` from the package metadata and imports no torch."""
+    from importlib import metadata
+
+    res = run("--version")
+    assert res.returncode == 0 and res.stdout == f"cheems {metadata.version('cheems-lib')}\n"
+    probe = ("import sys; from cheems_lib.cli import main\ntry: main(['--version'])\nexcept SystemExit: pass\n"
+             "assert 'torch' not in sys.modules")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
+
+
+def test_messages_show_json_values_not_python_reprs(tmp_path):
+    """A score file from another setup names the differing settings as JSON (false, null), not False or None."""
+    (data,) = _files(tmp_path, d=[_row("p")])
+    out = tmp_path / "o.jsonl"
+    assert run("score", "--model", "baseline:longest", "--data", data, "-o", out).returncode == 0
+    res = run("score", "--model", "baseline:longest", "--judge", "--data", data, "-o", out)
+    assert res.returncode == 2 and "judge: false in the file, true now" in res.stderr, res.stderr
+    assert "False" not in res.stderr and "None" not in res.stderr

@@ -260,14 +260,21 @@ def test_tiny_model_keeps_the_tiny_preset_and_flags_win(data, tmp_path):
 
 
 def test_train_skip_invalid_keeps_the_valid_records(tmp_path):
-    """A bad line stops `train` (naming --skip-invalid); with the flag the rest trains and the skip is reported."""
+    """A bad line, a record without rank or a repeated id stops `train` (naming --skip-invalid); with the flag the
+    rest trains, and the skips are reported on stderr, in the JSON output and in cheems_train.json."""
+    import orjson
+
     from cheems_lib.records import write_records
     from cheems_lib.simulation import WorldConfig, build_world
 
     data = tmp_path / "d.jsonl"
-    write_records(build_world(WorldConfig(size="smoke", seed=0)).files["cheems_preference/human.jsonl"][:12], data)
-    with open(data, "a", encoding="utf-8") as fh:
-        fh.write('{"input": "q", "responses": [{"id": "a", "content": "x"}], "rank": {"zz": 0}}\n')
+    recs = build_world(WorldConfig(size="smoke", seed=0)).files["cheems_preference/human.jsonl"][:12]
+    write_records(recs, data)
+    unranked = {**recs[0].to_json(), "id": "unranked"}
+    del unranked["rank"]
+    with open(data, "ab") as fh:
+        fh.write(b'{"input": "q", "responses": [{"id": "a", "content": "x"}], "rank": {"zz": 0}}\n')
+        fh.write(orjson.dumps(unranked) + b"\n" + orjson.dumps(recs[1].to_json()) + b"\n")  # lines 14, 15
     args = ["train", "--data", data, "--model", "tiny-xs", "--epochs", "1", "--max-length", "64",
             "--output", tmp_path / "rm"]
     strict = subprocess.run([sys.executable, "-m", "cheems_lib.cli", *map(str, args)], capture_output=True, text=True)
@@ -275,10 +282,14 @@ def test_train_skip_invalid_keeps_the_valid_records(tmp_path):
     res = subprocess.run([sys.executable, "-m", "cheems_lib.cli", *map(str, args), "--skip-invalid"],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-1000:]
-    assert f"skipped {data}:13: 'rank' names unknown response id 'zz'" in res.stderr
-    data_report = json.loads(res.stdout)["data"]
+    assert f"skipped {data}:13: 'rank' names unknown response id \"zz\"" in res.stderr
+    assert f"skipped {data}:14: prompt \"unranked\" has no 'rank'" in res.stderr
+    assert f"skipped {data}:15: prompt id \"{recs[1].id}\" repeats the record at {data}:2" in res.stderr
+    out = json.loads(res.stdout)
+    assert out["skipped_invalid"] == 3
+    assert json.loads((tmp_path / "rm/cheems_train.json").read_text())["skipped_invalid"] == 3
     # every valid record is used or counted (a record whose responses all tie has no pair to train on)
-    assert data_report["prompts"] + data_report["prompts_without_pairs"] == 12 and data_report["prompts"] > 0
+    assert out["data"]["prompts"] + out["data"]["prompts_without_pairs"] == 12 and out["data"]["prompts"] > 0
 
 
 def test_a_full_disk_while_saving_is_one_line_and_leaves_no_half_checkpoint(tmp_path):

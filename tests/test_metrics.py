@@ -71,7 +71,7 @@ class TestEvaluateSubset:
         """Evaluation names the prompt and response of a missing score."""
         recs, scores = self._data()
         del scores[("m1", "c")]
-        with pytest.raises(DataError, match="no score for prompt 'm1' response 'c'"):
+        with pytest.raises(DataError, match='no score for prompt "m1" response "c"'):
             evaluate_subset(recs, scores, n_boot=0)
 
     def test_bootstrap_is_seeded_and_brackets_the_estimate(self):

@@ -55,8 +55,8 @@ class TestReadRecords:
         ('{"input": "q", "responses": [', "malformed JSON"),
         ('{"responses": [{"id": "a", "content": "x"}]}', "'input'"),
         ('{"input": "q", "responses": [{"id": "a", "content": "x"}, {"id": "a", "content": "y"}]}', "duplicate response id"),
-        ('{"input": "q", "responses": [{"id": "a", "content": "x"}], "rank": {"b": 0}}', "unknown response id 'b'"),
-        ('{"input": "q", "responses": [{"id": "a", "content": "x"}, {"id": "b", "content": "y"}], "annotations": [["a", "z", "1"]]}', "unknown response id 'z'"),
+        ('{"input": "q", "responses": [{"id": "a", "content": "x"}], "rank": {"b": 0}}', 'unknown response id "b"'),
+        ('{"input": "q", "responses": [{"id": "a", "content": "x"}, {"id": "b", "content": "y"}], "annotations": [["a", "z", "1"]]}', 'unknown response id "z"'),
         ('{"input": "q", "responses": [{"id": "a", "content": "x"}, {"id": "b", "content": "y"}], "annotations": [["a", "b", "3"]]}', "preference"),
         ('{"input": "q", "responses": [{"id": "a", "content": "x"}], "rank": {"a": 0.5}}', "integer"),
     ])
@@ -66,6 +66,90 @@ class TestReadRecords:
         with pytest.raises(DataError) as e:
             read_records(path)
         assert f"{path}:3:" in str(e.value) and message in str(e.value) and "\n" not in str(e.value)
+
+
+def _rec(pid, content="x", rank=True):
+    return {"id": pid, "input": f"q {pid}", "responses": [{"id": "a", "content": content}, {"id": "b", "content": "y"}],
+            **({"rank": {"a": 0, "b": 1}} if rank else {})}
+
+
+class TestReadFiles:
+    """records.read_files, the one reader of every command: ids distinct within and across files."""
+
+    def test_repeated_id_within_a_file_names_both_lines(self, tmp_path):
+        """A prompt id twice in one file: one line naming the repeat's file:line, the first's, and a fix."""
+        path = _write(tmp_path / "d.jsonl", [_rec("p"), _rec("q"), _rec("p", "other")])
+        with pytest.raises(DataError) as e:
+            records.read_files([path])
+        msg = str(e.value)
+        assert msg.startswith(f"{path}:3: prompt id \"p\" repeats the record at {path}:1") and "fix:" in msg
+
+    def test_repeated_id_across_files_names_both_files(self, tmp_path):
+        """The same id in two files of one command is refused the same way, naming both files."""
+        a = _write(tmp_path / "a.jsonl", [_rec("p")])
+        b = _write(tmp_path / "b.jsonl", [_rec("q"), _rec("p", "other")])
+        with pytest.raises(DataError, match=f"^{b}:2: prompt id \"p\" repeats the record at {a}:1"):
+            records.read_files([a, b])
+
+    def test_identical_record_in_two_files_is_refused(self, tmp_path):
+        """An identical repeated record is refused too (it would be trained on or evaluated twice), and said to be identical."""
+        a = _write(tmp_path / "a.jsonl", [_rec("p")])
+        b = _write(tmp_path / "b.jsonl", [_rec("p")])
+        with pytest.raises(DataError, match="with the same content"):
+            records.read_files([a, b])
+
+    def test_the_same_file_twice_is_refused_even_when_skipping(self, tmp_path):
+        """One file given twice, by one name or by two, is refused whatever skipped is: skipping cannot fix it."""
+        a = _write(tmp_path / "a.jsonl", [_rec("p")])
+        (tmp_path / "link.jsonl").symlink_to(a)
+        for second in (a, tmp_path / "link.jsonl", tmp_path / "." / "a.jsonl"):
+            with pytest.raises(DataError, match="the same file is given twice"):
+                records.read_files([a, second], skipped=[])
+
+    def test_skipping_keeps_the_first_and_counts_each_repeat(self, tmp_path):
+        """With skipped, the later records of a repeated id are skipped and listed; the first is kept."""
+        a = _write(tmp_path / "a.jsonl", [_rec("p"), _rec("q")])
+        b = _write(tmp_path / "b.jsonl", [_rec("p"), _rec("r"), _rec("q", "z")])
+        skipped = []
+        out = records.read_files([a, b], skipped=skipped)
+        assert [r.id for r in out[a]] == ["p", "q"] and [r.id for r in out[b]] == ["r"]
+        assert [(str(e.path), e.line) for e in skipped] == [(str(b), 1), (str(b), 3)]
+
+    def test_a_record_without_rank_is_invalid_when_rank_is_needed(self, tmp_path):
+        """need_rank (evaluate, train): a record without rank raises, or is skipped and counted."""
+        path = _write(tmp_path / "d.jsonl", [_rec("p"), _rec("q", rank=False)])
+        assert len(records.read_files([path])[path]) == 2
+        with pytest.raises(DataError, match=f"^{path}:2: prompt \"q\" has no 'rank'"):
+            records.read_files([path], need_rank=True)
+        skipped = []
+        assert [r.id for r in records.read_files([path], skipped=skipped, need_rank=True)[path]] == ["p"]
+        assert len(skipped) == 1 and skipped[0].line == 2
+
+    @pytest.mark.parametrize("rows", [["not json", "{}"], [_rec("p", rank=False)]], ids=["bad rows", "no rank"])
+    def test_a_file_with_no_valid_row_is_an_error_even_when_skipping(self, tmp_path, rows):
+        """Skipping every row of a file leaves nothing to work on: an error with the count, not an empty success."""
+        good = _write(tmp_path / "good.jsonl", [_rec("ok")])
+        bad = _write(tmp_path / "bad.jsonl", rows)
+        skipped = []
+        with pytest.raises(DataError, match=f"^{bad}: no valid row \\({len(rows)} skipped as invalid\\)"):
+            records.read_files([good, bad], skipped=skipped, need_rank=True)
+        assert len(skipped) == len(rows)  # still listed, for the command line to print
+
+    def test_a_file_of_repeats_only_is_an_error_when_skipping(self, tmp_path):
+        """A second file whose every record repeats the first's is the kind too: no valid row."""
+        a = _write(tmp_path / "a.jsonl", [_rec("p")])
+        b = _write(tmp_path / "b.jsonl", [_rec("p")])
+        with pytest.raises(DataError, match="no valid row \\(1 skipped"):
+            records.read_files([a, b], skipped=[])
+
+    def test_messages_show_json_values(self, tmp_path):
+        """Values in messages are JSON as in the file (true, null, "a"), not Python reprs (True, None, 'a')."""
+        path = _write(tmp_path / "d.jsonl", ['{"input": "q", "responses": ["x"], "rank": {"%s": true}}' % records.md5("x")])
+        with pytest.raises(DataError, match="must be an integer, got true$"):
+            read_records(path)
+        path = _write(tmp_path / "d.jsonl", ['{"input": "q", "answer1": "x", "answer2": "y", "preference": null}'])
+        with pytest.raises(DataError, match="preference null not understood"):
+            read_records(path)
 
 
 class TestPairwiseTable:

@@ -119,6 +119,68 @@ def test_batched_encoding_equals_one_at_a_time_for_smollm2():
     assert rm.encode_pairs(t, PAIRS, chunk=4) == [rm.encode_pair(t, p, r, sys_prompt=s) for p, r, s in PAIRS]
 
 
+class _Spy:
+    """A tokenizer that remembers the longest text it was asked to tokenize."""
+
+    def __init__(self, tok):
+        self.tok, self.longest = tok, 0
+
+    def __getattr__(self, name):
+        return getattr(self.tok, name)
+
+    def __call__(self, texts, **kw):
+        self.longest = max([self.longest, *map(len, [texts] if isinstance(texts, str) else texts)])
+        return self.tok(texts, **kw)
+
+
+LONG = "很长的回答，" * 5_000 + "and some English words " * 2_000  # 76,000 characters
+
+
+def test_long_texts_are_cut_to_the_budget_before_tokenizing(tok):
+    """With max_length the tokenizer never sees more than the budget of each text (not the whole 76,000
+    characters), and the first max_length ids are those of the whole text, which is still seen as longer."""
+    for name, t in _variants(tok).items():
+        spy, budget = _Spy(t), rm.text_budget(t, 64)
+        items = [("问", LONG, None), (LONG, "答", "系统"), *PAIRS]
+        got = rm.encode_pairs(spy, items, max_length=64)
+        assert spy.longest <= 2 * budget + 200 < len(LONG) // 10, name  # prompt + response budgets + the template
+        for item, ids in zip(items, got):
+            full = rm.encode_pair(t, item[0], item[1], sys_prompt=item[2])
+            assert ids[:64] == full[:64] and (len(ids) > 64) == (len(full) > 64), name
+
+
+def test_texts_within_the_budget_are_not_changed(tok):
+    """Texts that fit are not cut: the ids with max_length equal the ids without it, for every tokenizer variant."""
+    for name, t in _variants(tok).items():
+        assert rm.encode_pairs(t, PAIRS, max_length=8) == rm.encode_pairs(t, PAIRS), name
+
+
+def test_a_normaliser_that_drops_characters_gets_a_larger_budget(tok):
+    """A tokenizer whose normaliser deletes spaces makes a cut text too short: it is encoded again, whole if need be."""
+    from tokenizers import Tokenizer, normalizers
+    from transformers import PreTrainedTokenizerFast
+
+    backend = Tokenizer.from_str(tok.backend_tokenizer.to_str())
+    backend.normalizer = normalizers.Replace(" ", "")
+    t = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token=rm.PAD, eos_token=rm.IM_END)
+    t.chat_template = rm.CHAT_TEMPLATE
+    response = "开头" + " " * 50_000 + "中间的文字很多" * 40 + " " * 20_000
+    (ids,) = rm.encode_pairs(t, [("问", response, None)], max_length=64)
+    full = rm.encode_pair(t, "问", response)
+    assert len(full) > 64 and ids[:64] == full[:64] and len(ids) > 64
+
+
+def test_judge_prompts_are_cut_from_the_end_before_tokenizing(tok):
+    """The judge keeps a prompt's last max_length tokens: the tokenizer sees at most the budget, the ids are the same."""
+    from cheems_lib.judging import _encode_judge, _encode_judges
+
+    spy = _Spy(tok)
+    texts = [LONG + " 请回答", "短的"]
+    got = _encode_judges(spy, texts, 64)
+    assert spy.longest <= rm.text_budget(tok, 64) + 200
+    assert got == [_encode_judge(tok, t, 64) for t in texts]
+
+
 def test_tiny_config_is_shared_by_reward_model_and_judge(tok):
     """The reward model and the tiny judge get the same Qwen2 shape from tiny_config; unknown sizes fail."""
     from transformers import Qwen2ForCausalLM

@@ -38,7 +38,7 @@ class TestScores:
 def test_unknown_score_names_its_line(tmp_path):
     """A score for a response that no record holds is refused with the score file's line."""
     path = _write(tmp_path / "s.jsonl", [json.dumps({"prompt_id": "p", "response_id": r, "score": 1.0}) for r in "ax"])
-    with pytest.raises(DataError, match="unknown prompt/response 'p'/'x'") as e:
+    with pytest.raises(DataError, match='unknown prompt/response "p"/"x"') as e:
         check_scores_known(read_scores(path), [make_record("p", "abc")])
     assert f"{path}:2:" in str(e.value)
     check_scores_known(read_scores(_write(tmp_path / "t.jsonl", [json.dumps({"prompt_id": "p", "response_id": "a",

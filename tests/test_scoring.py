@@ -34,3 +34,22 @@ def test_resume_skips_scored_and_truncation_is_counted(setup):
     assert report["skipped"] == 10 and set(rest) == set(full) - done
     _, report = score_records(model, tok, recs, max_length=16)
     assert report["truncated"] == report["scored"] > 0
+
+
+def test_scores_are_unchanged_by_cutting_before_tokenizing(setup, monkeypatch):
+    """Cutting texts to the character budget before tokenizing (reward_model.text_budget) changes no score and no
+    truncation count: the same as tokenizing whole texts (the old path), normal texts and an 18,000-character one."""
+    from dataclasses import replace
+
+    from cheems_lib import reward_model
+    from cheems_lib.records import Response
+
+    recs, tok, model = setup
+    long = replace(recs[0], id="long", responses=[Response("x", "很长的回答。" * 3_000), *recs[0].responses])
+    records = [*recs[:4], long]
+    new = [score_records(model, tok, records, max_length=m) for m in (None, 48)]
+    monkeypatch.setattr(reward_model, "text_budget", lambda tokenizer, max_length: None)
+    old = [score_records(model, tok, records, max_length=m) for m in (None, 48)]
+    for (a, ra), (b, rb) in zip(new, old):
+        assert ra == rb and ra["truncated"] >= 1
+        assert a.keys() == b.keys() and all(abs(a[k] - b[k]) <= 1e-6 for k in a)
