@@ -264,6 +264,8 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    from .publish import apply_conditions
+
     source = root / "notebooks" / f"{name}.md"
     out = root / "book" / f"{name}.ipynb"
     key = cache_key(source, params, root)
@@ -305,6 +307,7 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
     wall = round(time.time() - start, 2)
     done.metadata["cheems"] = {"cache_key": key, "profile": profile, "parameters": params, "wall_time_s": wall}
     _add_header_footer(done, source, params, root, profile=profile, wall_time_s=wall)
+    apply_conditions(done)  # drop the prose the world's files do not support (simulator prose on real files, ...)
     _write_notebook(done, out)
     (root / "book" / f"{name}.failed.ipynb").unlink(missing_ok=True)  # an old failure, fixed now
     log(f"[cheems book] {name}: done in {time.time() - start:.1f} s")

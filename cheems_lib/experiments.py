@@ -97,11 +97,46 @@ class World:
 
     def missing(self, what: str, *keys: str) -> str | None:
         """None when the files in ``keys`` are present, else the one sentence saying that ``what`` was
-        skipped and which of them it needs (:func:`cheems_lib.world_files.missing_sentence`)."""
+        skipped and which of them it needs (:func:`cheems_lib.world_files.missing_sentence`); for the
+        human/GPT preference subsets of an unsplit ``cheems_preference.jsonl``, how to split it."""
         from .world_files import missing_sentence
 
         absent = [k for k in keys if k not in self.files]
-        return missing_sentence(what, *absent) if absent else None
+        if not absent:
+            return None
+        if "cheems_preference.jsonl" in self.files and {*absent} <= {"cheems_preference/human.jsonl",
+                                                                     "cheems_preference/gpt.jsonl"}:
+            return (f"*Skipped: {what} needs the human and GPT subsets of `cheems_preference.jsonl`: give its "
+                    'records a `"subset"` field (`"human"` or `"gpt"`), or pass `-p human_ids FILE` (one prompt id '
+                    "per line).*")
+        return missing_sentence(what, *absent)
+
+    @property
+    def conditions(self) -> dict[str, bool]:
+        """What this world's files allow, for :func:`cheems_lib.publish.show_conditions` (cells tagged
+        ``if-<name>`` / ``unless-<name>``): ``simulated``, ``truth``, ``open``, ``human`` (benchmark
+        subsets), ``bench`` (either), ``bench-both``, ``gpt-bench`` (both GPT-annotated copies),
+        ``pref-human``, ``pref-gpt``, ``pref-split`` (both), ``preference`` (any preference file)."""
+        has = self.has
+        pref_h, pref_g = has("cheems_preference/human.jsonl"), has("cheems_preference/gpt.jsonl")
+        return {"simulated": self.simulated, "truth": self.truth is not None,
+                "open": has("cheems_bench/open.jsonl"), "human": has("cheems_bench/human.jsonl"),
+                "bench": bool(self.bench), "bench-both": len(self.bench) == 2,
+                "gpt-bench": has("cheems_bench_gpt/open.jsonl", "cheems_bench_gpt/human.jsonl"),
+                "pref-human": pref_h, "pref-gpt": pref_g, "pref-split": pref_h and pref_g,
+                "preference": self.preference is not None}
+
+    @property
+    def about(self) -> str:
+        """One Markdown sentence for the top of a page: where the data came from and who labelled it."""
+        from .publish import md_code, md_text
+
+        if self.simulated:
+            return f"Data: {md_text(self.source)}, annotated by the simulator's annotators (no real labels)."
+        name = (self.layout.manifest or {}).get("name") if self.layout is not None else None
+        named = f"{md_text(name)}: " if name else ""
+        return (f"Data: {named}{md_code(self.source)}. Labels: {md_text(self.labels)}"
+                f"{'' if self.labels.endswith('.') else '.'}")
 
     @property
     def bench(self) -> dict[str, list[Record]]:

@@ -308,5 +308,6 @@ def split_preference(records: list[Record], path: str | Path, human_ids: str | P
 def missing_sentence(what: str, *needs: str) -> str:
     """One sentence saying a section was skipped and which file(s) it needs, e.g.
     ``missing_sentence("Table 5's GPT column", "cheems_bench_gpt/open.jsonl")``."""
-    files = " and ".join(f"`{n}`" for n in needs)
+    names = [f"`{n}`" for n in needs]
+    files = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     return f"*Skipped: {what} needs {files}, which this folder does not hold.*"

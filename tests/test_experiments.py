@@ -219,3 +219,12 @@ class TestWorldOnReleaseFolders:
         assert w.missing("Table 4", "cheems_preference/human.jsonl") == (
             "*Skipped: Table 4 needs `cheems_preference/human.jsonl`, which this folder does not hold.*")
         assert w.missing("Table 1", "cheems_bench/open.jsonl") is None
+
+
+def test_missing_says_how_to_split_one_preference_file(smoke_dir, tmp_path):
+    """An unsplit cheems_preference.jsonl: a section needing the human/GPT subsets says how to split it."""
+    (tmp_path / "r").mkdir()
+    shutil.copy(smoke_dir / "cheems_preference/gpt.jsonl", tmp_path / "r" / "cheems_preference.jsonl")
+    w = open_world(str(tmp_path / "r"))
+    assert w.human is None and w.conditions["preference"] and not w.conditions["pref-split"]
+    assert "`-p human_ids FILE`" in w.missing("Table 4", "cheems_preference/human.jsonl", "cheems_preference/gpt.jsonl")
