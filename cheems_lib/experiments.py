@@ -104,12 +104,13 @@ class World:
         absent = [k for k in keys if k not in self.files]
         if not absent:
             return None
-        if "cheems_preference.jsonl" in self.files and {*absent} <= {"cheems_preference/human.jsonl",
-                                                                     "cheems_preference/gpt.jsonl"}:
-            return (f"*Skipped: {what} needs the human and GPT subsets of `cheems_preference.jsonl`: give its "
-                    'records a `"subset"` field (`"human"` or `"gpt"`), or pass `-p human_ids FILE` (one prompt id '
-                    "per line).*")
-        return missing_sentence(what, *absent)
+        split = {"cheems_preference/human.jsonl", "cheems_preference/gpt.jsonl"}
+        if "cheems_preference.jsonl" not in self.files or not split & {*absent}:
+            return missing_sentence(what, *absent)
+        needs = [f"`{k}`" for k in absent if k not in split]
+        needs.append('the human and GPT subsets of `cheems_preference.jsonl` (give its records a `"subset"` field, '
+                     '`"human"` or `"gpt"`, or pass `-p human_ids FILE`, one prompt id per line)')
+        return missing_sentence(what, *needs, quoted=False)
 
     @property
     def conditions(self) -> dict[str, bool]:

@@ -305,9 +305,10 @@ def split_preference(records: list[Record], path: str | Path, human_ids: str | P
     return ([r for r, s in zip(records, subsets) if s == "human"], [r for r, s in zip(records, subsets) if s == "gpt"])
 
 
-def missing_sentence(what: str, *needs: str) -> str:
+def missing_sentence(what: str, *needs: str, quoted: bool = True) -> str:
     """One sentence saying a section was skipped and which file(s) it needs, e.g.
-    ``missing_sentence("Table 5's GPT column", "cheems_bench_gpt/open.jsonl")``."""
-    names = [f"`{n}`" for n in needs]
+    ``missing_sentence("Table 5's GPT column", "cheems_bench_gpt/open.jsonl")`` (``quoted=False``:
+    ``needs`` are Markdown already)."""
+    names = [f"`{n}`" if quoted else n for n in needs]
     files = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     return f"*Skipped: {what} needs {files}, which this folder does not hold.*"

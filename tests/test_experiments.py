@@ -216,8 +216,9 @@ class TestWorldOnReleaseFolders:
         w = open_world(str(self._release(smoke_dir, tmp_path / "r", with_subset=False, parts=("open", "preference"))))
         assert w.human is None and w.gpt() is None and list(w.bench) == ["open"]
         assert len(w.preference) == len(open_world(str(smoke_dir)).preference)
-        assert w.missing("Table 4", "cheems_preference/human.jsonl") == (
-            "*Skipped: Table 4 needs `cheems_preference/human.jsonl`, which this folder does not hold.*")
+        assert w.missing("Table 1", "cheems_bench/human.jsonl", "cheems_bench/open.jsonl") == (
+            "*Skipped: Table 1 needs `cheems_bench/human.jsonl`, which this folder does not hold.*")
+        assert "the human and GPT subsets of `cheems_preference.jsonl`" in w.missing("Table 4", "cheems_preference/human.jsonl")
         assert w.missing("Table 1", "cheems_bench/open.jsonl") is None
 
 
