@@ -311,4 +311,4 @@ def missing_sentence(what: str, *needs: str, quoted: bool = True) -> str:
     ``needs`` are Markdown already)."""
     names = [f"`{n}`" if quoted else n for n in needs]
     files = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    return f"*Skipped: {what} needs {files}, which this folder does not hold.*"
+    return f"*Skipped: {what}; it needs {files}, which this folder does not hold.*"

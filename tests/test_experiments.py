@@ -217,7 +217,7 @@ class TestWorldOnReleaseFolders:
         assert w.human is None and w.gpt() is None and list(w.bench) == ["open"]
         assert len(w.preference) == len(open_world(str(smoke_dir)).preference)
         assert w.missing("Table 1", "cheems_bench/human.jsonl", "cheems_bench/open.jsonl") == (
-            "*Skipped: Table 1 needs `cheems_bench/human.jsonl`, which this folder does not hold.*")
+            "*Skipped: Table 1; it needs `cheems_bench/human.jsonl`, which this folder does not hold.*")
         assert "the human and GPT subsets of `cheems_preference.jsonl`" in w.missing("Table 4", "cheems_preference/human.jsonl")
         assert w.missing("Table 1", "cheems_bench/open.jsonl") is None
 

@@ -317,4 +317,4 @@ def test_missing_sentence_names_the_file():
     from cheems_lib.world_files import missing_sentence
 
     assert missing_sentence("Table 5's GPT column", "cheems_bench_gpt/open.jsonl") == (
-        "*Skipped: Table 5's GPT column needs `cheems_bench_gpt/open.jsonl`, which this folder does not hold.*")
+        "*Skipped: Table 5's GPT column; it needs `cheems_bench_gpt/open.jsonl`, which this folder does not hold.*")
