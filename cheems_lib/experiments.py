@@ -297,12 +297,22 @@ def model_sizes(records: Sequence[Record], sizes: Sequence[str], *, seeds: Seque
 
 
 def leaderboard_family(world: World, *, seeds: Sequence[int], epochs: int, gpt_prompts: int = 800) -> Family:
-    """The evaluation chapter's zoo: tiny on the human subset and on the first ``gpt_prompts`` GPT prompts,
-    tiny-xs on the human subset. Each equals a model of Table 4 or Fig. 7, so the zoo trains it once."""
-    sets = {"tiny · human subset": world.human, "tiny · GPT subset": world.gpt(gpt_prompts),
-            "tiny-xs · human subset": world.human}
-    return Family(sets, seeds=tuple(seeds), epochs=epochs, models={"tiny-xs · human subset": "tiny-xs"},
-                  group="leaderboard")
+    """The evaluation chapter's zoo, from the preference files the world holds: tiny and tiny-xs on the
+    human subset, tiny on the first ``gpt_prompts`` GPT prompts (each equals a model of Table 4 or
+    Fig. 7, so the zoo trains it once); with neither subset but one unsplit preference file, tiny and
+    tiny-xs on that file; with no preference file, no model (``sets`` empty)."""
+    sets, models = {}, {}
+    if world.human is not None:
+        sets |= {"tiny · human subset": world.human, "tiny-xs · human subset": world.human}
+        models["tiny-xs · human subset"] = "tiny-xs"
+    if world.gpt() is not None:
+        sets["tiny · GPT subset"] = world.gpt(gpt_prompts)
+    if not sets and world.preference is not None:
+        sets = {"tiny · preference set": world.preference, "tiny-xs · preference set": world.preference}
+        models["tiny-xs · preference set"] = "tiny-xs"
+    order = ["tiny · human subset", "tiny · GPT subset", "tiny-xs · human subset"]  # the order before §6b
+    sets = dict(sorted(sets.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+    return Family(sets, seeds=tuple(seeds), epochs=epochs, models=models, group="leaderboard")
 
 
 def population(world: World, *, seeds: Sequence[int], epochs: int = 2, gpt_prompts: int = 800,
