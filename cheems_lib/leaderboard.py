@@ -320,8 +320,9 @@ def add_findings(ledger, results: Mapping[str, list[dict]], *, rewardbench, rewa
         ledger.add(_subset_claim(results, table8, seed))
     else:
         ledger.add(Claim.untestable("s61-open-vs-human-instruction", "§6.1 (2), Table 2", "reward models do better on "
-                                    "Open Prompt than on Human Instruction", why or "needs cheems_bench/open.jsonl "
-                                    "and cheems_bench/human.jsonl", link="paper-table2"))
+                                    "Open Prompt than on Human Instruction", why or "needs " + " and ".join(
+                                        f"cheems_bench/{s}.jsonl" for s in ("open", "human") if s not in subsets),
+                                    link="paper-table2"))
     cats = {c for r in first.values() for c in r.by_category}
     if cats & set(DETERMINISTIC) and cats - set(DETERMINISTIC):
         ledger.add(_deterministic_claim(results, seed))
