@@ -229,3 +229,18 @@ def test_missing_says_how_to_split_one_preference_file(smoke_dir, tmp_path):
     w = open_world(str(tmp_path / "r"))
     assert w.human is None and w.conditions["preference"] and not w.conditions["pref-split"]
     assert "`-p human_ids FILE`" in w.missing("Table 4", "cheems_preference/human.jsonl", "cheems_preference/gpt.jsonl")
+
+
+def test_leaderboard_family_trains_on_whatever_preference_file_exists(smoke_dir, tmp_path):
+    """Split subsets: the human and GPT models; one unsplit file: tiny and tiny-xs on it; no preference
+    file: no model (the evaluation chapter then shows the baselines only)."""
+    full = experiments.leaderboard_family(open_world(str(smoke_dir)), seeds=(0,), epochs=1, gpt_prompts=0)
+    assert list(full.sets) == ["tiny · human subset", "tiny · GPT subset", "tiny-xs · human subset"]
+    (tmp_path / "one" / "cheems_bench").mkdir(parents=True)
+    shutil.copy(smoke_dir / "cheems_preference/gpt.jsonl", tmp_path / "one" / "cheems_preference.jsonl")
+    one = experiments.leaderboard_family(open_world(str(tmp_path / "one")), seeds=(0,), epochs=1)
+    assert list(one.sets) == ["tiny · preference set", "tiny-xs · preference set"]
+    assert one.models == {"tiny-xs · preference set": "tiny-xs"}
+    shutil.copy(smoke_dir / "cheems_bench/open.jsonl", tmp_path / "one" / "cheems_bench" / "open.jsonl")
+    (tmp_path / "one" / "cheems_preference.jsonl").unlink()
+    assert experiments.leaderboard_family(open_world(str(tmp_path / "one")), seeds=(0,), epochs=1).sets == {}
