@@ -67,9 +67,7 @@ class World:
     @property
     def label(self) -> str:
         """How prose names the data: "the simulated world (size default, seed 0)" or "the files in DIR"."""
-        if self.simulated and self.summary:
-            return f"the simulated world (size {self.summary.get('size', self.size)}, seed {self.summary.get('seed', self.seed)})"
-        return f"the files in {self.directory}"
+        return f"the simulated world (size {self.size}, seed {self.seed})" if self.simulated else f"the files in {self.directory}"
 
     @property
     def labels(self) -> str:
@@ -193,7 +191,9 @@ def open_world(world_dir: str = "", size: str = "default", seed: int = 0, human_
     device, dtype = _device()
     return World(directory=directory, files=world_files.load_layout(layout),
                  length_scale=summary.get("length_scale", 1.0) if summary else 1.0, simulated=layout.simulated,
-                 size=size, seed=seed, summary=summary, device=device, dtype=dtype, layout=layout)
+                 # a simulated folder passed as world_dir is described (and re-simulated) by its own summary
+                 size=(summary or {}).get("size", size), seed=(summary or {}).get("seed", seed), summary=summary,
+                 device=device, dtype=dtype, layout=layout)
 
 
 def _device():

@@ -244,3 +244,10 @@ def test_leaderboard_family_trains_on_whatever_preference_file_exists(smoke_dir,
     shutil.copy(smoke_dir / "cheems_bench/open.jsonl", tmp_path / "one" / "cheems_bench" / "open.jsonl")
     (tmp_path / "one" / "cheems_preference.jsonl").unlink()
     assert experiments.leaderboard_family(open_world(str(tmp_path / "one")), seeds=(0,), epochs=1).sets == {}
+
+
+def test_a_simulated_folder_is_described_by_its_own_summary(smoke_dir):
+    """world_dir pointing at a `cheems simulate` folder: simulated, with the folder's size and seed (which a
+    sensitivity sweep re-simulates), whatever the chapter's size and seed parameters say."""
+    w = open_world(str(smoke_dir), "default", 0)
+    assert w.simulated and (w.size, w.seed) == ("smoke", 3) and w.label == "the simulated world (size smoke, seed 3)"
