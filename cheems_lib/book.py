@@ -181,7 +181,7 @@ def _elements(value: Any, type_name: str) -> list | None:
 def _path_problem(value: str, check: dict, default: str, root: Path) -> tuple[str, str] | None:
     """Why the path ``value`` does not fit a ``file``/``folder``/``world folder`` parameter; looks up
     names only, never walks a folder."""
-    from .world_files import RECORD_FILES, layout_files
+    from .world_files import WORLD_PATHS, layout_files
 
     if value == "" and default in ('""', "''"):
         return None  # the documented "none" (e.g. world_dir: simulate the world)
@@ -195,7 +195,7 @@ def _path_problem(value: str, check: dict, default: str, root: Path) -> tuple[st
     if kind != "file" and not path.is_dir():
         return "is a file, not a folder", "pass the folder that holds the files"
     if kind == "world folder" and not check["missing"] and not any(
-            str(f.relative_to(path)) in RECORD_FILES for f in layout_files(path)):
+            str(f.relative_to(path)) in WORLD_PATHS for f in layout_files(path)):
         return ("is not a world folder (none of the spec §6 records files, e.g. cheems_bench/open.jsonl, is in it)",
                 "pass a folder written by `cheems simulate -o DIR` or holding the official files in that layout")
     return None
@@ -402,6 +402,8 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    from .publish import apply_conditions
+
     source = root / "notebooks" / f"{name}.md"
     out = root / "book" / f"{name}.ipynb"
     key = cache_key(source, params, root)
@@ -447,6 +449,7 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
     wall = round(time.time() - start, 2)
     done.metadata["cheems"] = {"cache_key": key, "profile": profile, "parameters": params, "wall_time_s": wall}
     _add_header_footer(done, source, params, root, profile=profile, wall_time_s=wall)
+    apply_conditions(done)  # drop the prose the world's files do not support (simulator prose on real files, ...)
     _write_notebook(done, out)
     (root / "book" / f"{name}.failed.ipynb").unlink(missing_ok=True)  # an old failure, fixed now
     log(f"[cheems book] {name}: done in {time.time() - start:.1f} s")

@@ -154,7 +154,8 @@ def table1_sizes(size: str) -> dict[str, int]:
 
 
 def table5(files: dict):
-    """Conflict ratios beside the paper's Table 5 (only rows whose file is present)."""
+    """Conflict ratios beside the paper's Table 5 (only rows whose file is present; a GPT-4o row also
+    needs its human file, whose prompt order it follows). No row: an empty frame with the columns."""
     import pandas as pd
 
     from .conflicts import conflict_stats
@@ -163,12 +164,11 @@ def table5(files: dict):
     rows = []
     for _, r in paper.iterrows():
         path = TABLE5_FILES[(r["subset"], r["annotator"])]
-        if path in files:
+        if path in files and TABLE5_FILES[(r["subset"], "human")] in files:
             rows.append({"subset": r["subset"], "annotator": r["annotator"], "file": path,
                          "paper": r["conflict_ratio"], "ours": conflict_stats(files[path])["conflict_ratio"]})
-    out = pd.DataFrame(rows)
-    if len(out):
-        out["difference"] = out["ours"] - out["paper"]
+    out = pd.DataFrame(rows, columns=["subset", "annotator", "file", "paper", "ours"])
+    out["difference"] = out["ours"] - out["paper"]
     return out
 
 

@@ -391,8 +391,16 @@ class Claim:
         return cls(id=id, verdict=decide(diff, direction, margin=margin, seed=seed), estimate=diff.value,
                    ci_low=lo, ci_high=hi, seeds=diff.seeds, **fields)
 
+    @classmethod
+    def untestable(cls, id: str, paper_ref: str, claim: str, reason: str, **fields) -> "Claim":
+        """A claim these files cannot test, e.g. ``reason="needs cheems_bench_gpt/"``; its sentence says why."""
+        return cls(id=id, paper_ref=paper_ref, claim=claim, kind="untestable", verdict="inconclusive", reason=reason,
+                   **fields)
+
     @property
     def sentence(self) -> str:
+        if self.kind == "untestable" and self.verdict not in self.says:
+            return f"Untestable here ({self.reason}): {self.claim}."
         template = self.says.get(self.verdict) or "{statistic}: {estimate:.3f} [{lo:.3f}, {hi:.3f}]"
         text = template.format(estimate=self.estimate, lo=self.ci_low, hi=self.ci_high, seeds=self.seeds,
                                statistic=self.statistic, verdict=self.verdict)

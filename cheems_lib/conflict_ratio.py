@@ -113,7 +113,13 @@ def _gpt_claim(ledger: claims.Ledger, world, common: dict, *, n_boot: int, seed:
     common = dict(common, claim=("GPT-4o's annotations conflict more often than human annotations of the same "
                                  "prompts"),
                   statistic="conflict ratio (share of prompts), GPT-4o minus human, both subsets pooled")
-    if not all(calibration.TABLE5_FILES[(s, "gpt")] in world.files for s in SUBSETS):
+    if not all(calibration.TABLE5_FILES[(s, a)] in world.files for s in SUBSETS for a in ("human", "gpt")):
+        absent = [calibration.TABLE5_FILES[(s, a)] for s in SUBSETS for a in ("human", "gpt")
+                  if calibration.TABLE5_FILES[(s, a)] not in world.files]
+        if any(p.startswith("cheems_bench/") for p in absent):
+            return ledger.add(claims.Claim.untestable(cid, common["paper_ref"], common["claim"],
+                                                      "needs " + ", ".join(absent), **{k: v for k, v in common.items()
+                                                                                       if k not in ("paper_ref", "claim")}))
         return ledger.add(claims.Claim(
             id=cid, verdict="inconclusive", kind="untestable",
             reason="these files hold no GPT-4o annotations of the benchmark (cheems_bench_gpt/)", **common,
@@ -138,6 +144,13 @@ def add_table5_claims(ledger: claims.Ledger, world, *, n_boot: int = claims.N_BO
     common = dict(paper_ref="appendix C, Table 5", paper=paper_text(), link="paper-table5")
     _gpt_claim(ledger, world, common, n_boot=n_boot, seed=seed)
     cid = "tab5-human-instruction-more-conflicts"
+    what = "human annotations conflict more often on Human Instruction prompts than on Open Prompt prompts"
+    absent = [calibration.TABLE5_FILES[(s, "human")] for s in SUBSETS
+              if calibration.TABLE5_FILES[(s, "human")] not in world.files]
+    if absent:
+        ledger.add(claims.Claim.untestable(cid, common["paper_ref"], what, "needs " + " and ".join(absent),
+                                           paper=common["paper"], link=common["link"]))
+        return
     diff = (conflict_estimate(world.files, "human", ("human_instruction",), n_boot=n_boot, seed=seed + 1)
             - conflict_estimate(world.files, "human", ("open_prompt",), n_boot=n_boot, seed=seed))
     ledger.add(claims.Claim.test(
@@ -163,6 +176,11 @@ def add_near_tie_claim(ledger: claims.Ledger, world, *, n_boot: int = claims.N_B
                   statistic=(f"share of near-ties (hidden utilities within {claims.NEAR_TIE_UTILITY:g}) among human "
                              "annotations not reproduced, minus their share among all human annotations"),
                   paper='"these responses exhibit comparable quality" (appendix C, no number given)')
+    bench_files = [calibration.TABLE5_FILES[(s, "human")] for s in SUBSETS]
+    if world.truth is not None and not all(p in world.files for p in bench_files):
+        ledger.add(claims.Claim.untestable("alg1-conflicts-near-ties", reason="needs " + " and ".join(bench_files),
+                                           **common))
+        return
     if world.truth is None:
         ledger.add(claims.Claim(
             id="alg1-conflicts-near-ties", verdict="inconclusive", kind="untestable", **common,

@@ -126,3 +126,17 @@ def add_claims(ledger, overall: Mapping[str, object], paper, *, seed: int = 0) -
     _add_best(ledger, overall, paper, seed)
     tested = [c for c in ledger.claims.values() if c.kind == "finding"]
     return {"n_claims_supported": sum(c.verdict == "supported" for c in tested), "n_claims": len(tested)}
+
+
+def add_untestable_claims(ledger, paper, reason: str) -> dict[str, int]:
+    """Table 4's claims when the files cannot build the ablation (e.g. ``reason="needs
+    cheems_preference/human.jsonl"``): every claim *untestable* with ``reason``; counts as :func:`add_claims`."""
+    from .claims import Claim
+
+    for cid, claim, a, b in DIRECTIONS:
+        ledger.add(Claim.untestable(cid, "§6.3, Table 4", claim, reason, paper=_paper_pair(paper, a, b),
+                                    link="paper-table4"))
+    _add_rewardbench(ledger, paper)
+    ledger.add(Claim.untestable("tab4-combined-best", "§6.3, Table 4", "human + processed GPT (CheemsPreference) is "
+                                "the best training set", reason, link="paper-table4"))
+    return {"n_claims_supported": 0, "n_claims": 0}

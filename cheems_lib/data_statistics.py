@@ -147,8 +147,19 @@ def add_comparison_claims(ledger, files: dict, ours, paper, *, simulated: bool, 
                      "responses per prompt, paper": paper.loc["responses_per_prompt", col],
                      "responses per prompt, ours": ours.loc["responses_per_prompt", col]})
         ledger.add(_file_comparison_claim(est, rel[FILE_NAMES[col][1]], target, col, paper, common, seed))
-    ledger.add(_all_files_claim(rel, ours.columns, paper, common, seed))
-    return pd.DataFrame(rows)
+    for col in [c for c in FILE_NAMES if c not in ours.columns]:  # an absent file: its claim is untestable
+        ledger.add(Claim.untestable(f"tab1-comparisons-{FILE_NAMES[col][0]}", common["paper_ref"],
+                                    f"the {FILE_NAMES[col][1]} file has Table 1's comparisons (excluding ties) per "
+                                    "prompt", f"needs {TABLE1_COLUMNS[col]}", link="paper-table1"))
+    if rel:
+        ledger.add(_all_files_claim(rel, ours.columns, paper, common, seed))
+    else:
+        ledger.add(Claim.untestable("tab1-comparisons", common["paper_ref"], "every file has Table 1's comparisons "
+                                    "(excluding ties) per prompt", "needs " + " or ".join(TABLE1_COLUMNS.values()),
+                                    link="paper-table1"))
+    return pd.DataFrame(rows, columns=["file", "paper", "ours", "ci_low", "ci_high", "ours / paper",
+                                       "ours if every pair were ordered", "responses per prompt, paper",
+                                       "responses per prompt, ours"])
 
 
 def _length_claims(ratio, paper_ratio: float, common: dict, seed: int) -> list[Claim]:

@@ -289,6 +289,20 @@ _GPT_QUOTE = '"The benchmarks annotated by GPT demonstrate suboptimal correlatio
 _GPT_CLAIM = "The human-annotated benchmark correlates better with downstream quality than its GPT-annotated copy"
 
 
+NOT_SIMULATED = ("the downstream tasks, their judges and the comparators here are simulated, so they are "
+                 "comparable only with reward models trained and benchmarked on a simulated world")
+"""Why Fig. 5 is not computed on real files (the claims' reason)."""
+
+
+def add_untestable_claims(ledger, reason: str) -> None:
+    """Fig. 5's claims when this world cannot run the population (``reason``): both *untestable*."""
+    from .claims import Claim
+
+    ledger.add(Claim.untestable("fig5-cheemsbench-best", "§6.2, Fig. 5", "CheemsBench correlates more strongly with "
+                                "downstream quality than other benchmarks", reason, link="paper-fig5"))
+    ledger.add(Claim.untestable("fig5-human-beats-gpt", "§6.2, Fig. 5", _GPT_CLAIM, reason, link="paper-fig5"))
+
+
 def add_claims(ledger, scores: Scores, *, n_boot: int = 1000, seed: int = 0, seeds: int = 1) -> None:
     """Test Fig. 5's claims on ``scores`` and add them to ``ledger`` (a :class:`cheems_lib.claims.Ledger`).
 

@@ -40,13 +40,20 @@ SUBSET_NAMES = {"open": "Open Prompt", "human": "Human Instruction"}
 
 @dataclass
 class World:
-    """A world in the spec §6 layout, opened: its files and how to describe and run on them."""
+    """A world folder, opened: its files (any layout of spec §6/§6b, see
+    :func:`cheems_lib.world_files.detect_layout`) and how to describe and run on them.
+
+    A file the folder does not hold is absent: :attr:`human`, :meth:`gpt` and :attr:`preference`
+    are None, :attr:`bench` lacks the subset; :meth:`has` and :meth:`missing` let a chapter skip a
+    section and say which file it needs, never a KeyError.
+    """
 
     directory: Path
     files: dict[str, list[Record]]
     length_scale: float
     """Simulated lengths are this fraction of real length (1.0 for real files)."""
     simulated: bool
+    """True for the output of ``cheems simulate`` (its truth.jsonl / summary.json), false for real files."""
     size: str
     seed: int
     summary: dict | None = None
@@ -54,11 +61,20 @@ class World:
     """``cuda`` when a GPU is available, else None (the CPU)."""
     dtype: Any = None
     """bfloat16 on a GPU, else None (float32)."""
+    layout: Any = None
+    """The :class:`cheems_lib.world_files.Layout` detected (None only for a World built by hand)."""
 
     @property
     def label(self) -> str:
         """How prose names the data: "the simulated world (size default, seed 0)" or "the files in DIR"."""
         return f"the simulated world (size {self.size}, seed {self.seed})" if self.simulated else f"the files in {self.directory}"
+
+    @property
+    def labels(self) -> str:
+        """Who labelled the data: the manifest's ``labels``, "the simulator's annotators", or "unknown labels"."""
+        if self.simulated:
+            return "the simulator's annotators"
+        return self.layout.labels if self.layout is not None else "unknown labels"
 
     @property
     def source(self) -> str:
@@ -73,47 +89,111 @@ class World:
 
         return world_source(self.directory, note=f"training seeds {seeds_text(seeds)}")
 
+    def has(self, *keys: str) -> bool:
+        """Whether every file in ``keys`` (§6 paths, e.g. ``cheems_bench_gpt/open.jsonl``) was loaded."""
+        return all(k in self.files for k in keys)
+
+    def missing(self, what: str, *keys: str) -> str | None:
+        """None when the files in ``keys`` are present, else the one sentence saying that ``what`` was
+        skipped and which of them it needs (:func:`cheems_lib.world_files.missing_sentence`); for the
+        human/GPT preference subsets of an unsplit ``cheems_preference.jsonl``, how to split it."""
+        from .world_files import missing_sentence
+
+        absent = [k for k in keys if k not in self.files]
+        if not absent:
+            return None
+        split = {"cheems_preference/human.jsonl", "cheems_preference/gpt.jsonl"}
+        if "cheems_preference.jsonl" not in self.files or not split & {*absent}:
+            return missing_sentence(what, *absent)
+        needs = [f"`{k}`" for k in absent if k not in split]
+        needs.append('the human and GPT subsets of `cheems_preference.jsonl` (give its records a `"subset"` field, '
+                     '`"human"` or `"gpt"`, or pass `-p human_ids FILE`, one prompt id per line)')
+        return missing_sentence(what, *needs, quoted=False)
+
+    @property
+    def conditions(self) -> dict[str, bool]:
+        """What this world's files allow, for :func:`cheems_lib.publish.show_conditions` (cells tagged
+        ``if-<name>`` / ``unless-<name>``): ``simulated``, ``truth``, ``open``, ``human`` (benchmark
+        subsets), ``bench`` (either), ``bench-both``, ``gpt-bench`` (both GPT-annotated copies),
+        ``pref-human``, ``pref-gpt``, ``pref-split`` (both), ``preference`` (any preference file)."""
+        has = self.has
+        pref_h, pref_g = has("cheems_preference/human.jsonl"), has("cheems_preference/gpt.jsonl")
+        return {"simulated": self.simulated, "truth": self.truth is not None,
+                "open": has("cheems_bench/open.jsonl"), "human": has("cheems_bench/human.jsonl"),
+                "bench": bool(self.bench), "bench-both": len(self.bench) == 2,
+                "gpt-bench": has("cheems_bench_gpt/open.jsonl", "cheems_bench_gpt/human.jsonl"),
+                "pref-human": pref_h, "pref-gpt": pref_g, "pref-split": pref_h and pref_g,
+                "preference": self.preference is not None}
+
+    @property
+    def about(self) -> str:
+        """One Markdown sentence for the top of a page: where the data came from and who labelled it."""
+        from .publish import md_code, md_text
+
+        if self.simulated:
+            return f"Data: {md_text(self.source)}, annotated by the simulator's annotators (no real labels)."
+        name = (self.layout.manifest or {}).get("name") if self.layout is not None else None
+        named = f"{md_text(name)}: " if name else ""
+        return (f"Data: {named}{md_code(self.source)}. Labels: {md_text(self.labels)}"
+                f"{'' if self.labels.endswith('.') else '.'}")
+
     @property
     def bench(self) -> dict[str, list[Record]]:
-        """The two human-annotated CheemsBench subsets."""
-        return {"open": self.files["cheems_bench/open.jsonl"], "human": self.files["cheems_bench/human.jsonl"]}
+        """The human-annotated CheemsBench subsets present (``open``, ``human``, or fewer)."""
+        return {name: self.files[path] for name, path in (("open", "cheems_bench/open.jsonl"),
+                                                          ("human", "cheems_bench/human.jsonl")) if path in self.files}
 
     @property
     def bench_records(self) -> list[Record]:
         return [r for s in self.bench.values() for r in s]
 
     @property
-    def human(self) -> list[Record]:
-        """The golden human-annotated preference subset."""
-        return self.files["cheems_preference/human.jsonl"]
+    def human(self) -> list[Record] | None:
+        """The golden human-annotated preference subset; None when absent (or not split from the one file)."""
+        return self.files.get("cheems_preference/human.jsonl")
+
+    @property
+    def preference(self) -> list[Record] | None:
+        """Every preference record the folder holds (human then GPT subset, or the one unsplit file); None if none."""
+        if "cheems_preference.jsonl" in self.files:
+            return self.files["cheems_preference.jsonl"]
+        parts = [self.files[k] for k in ("cheems_preference/human.jsonl", "cheems_preference/gpt.jsonl") if k in self.files]
+        return [r for p in parts for r in p] if parts else None
 
     @cached_property
     def truth(self) -> dict[tuple[str, str], float] | None:
         """The simulator's hidden utility ``{(prompt id, response id): utility}`` from ``truth.jsonl``;
         None for real files (they have no hidden truth)."""
-        path = self.directory / "truth.jsonl"
-        if not path.exists():
+        path = self.layout.paths.get("truth") if self.layout is not None else self.directory / "truth.jsonl"
+        if path is None or not path.exists():
             return None
         with open(path, encoding="utf-8") as fh:
             return {(t["prompt_id"], t["response_id"]): t["utility"] for t in map(json.loads, fh)}
 
-    def gpt(self, prompts: int = 0) -> list[Record]:
-        """The first ``prompts`` of the GPT-annotated preference subset (0: all)."""
-        gpt = self.files["cheems_preference/gpt.jsonl"]
+    def gpt(self, prompts: int = 0) -> list[Record] | None:
+        """The first ``prompts`` of the GPT-annotated preference subset (0: all); None when absent."""
+        gpt = self.files.get("cheems_preference/gpt.jsonl")
+        if gpt is None:
+            return None
         return gpt[:prompts] if prompts else list(gpt)
 
 
-def open_world(world_dir: str = "", size: str = "default", seed: int = 0) -> World:
-    """The real files in ``world_dir``, or the simulated world (size, seed), simulated on first use."""
+def open_world(world_dir: str = "", size: str = "default", seed: int = 0, human_ids: str = "") -> World:
+    """The files in ``world_dir`` (any layout :func:`cheems_lib.world_files.detect_layout` knows; a
+    one-file preference set split by its ``subset`` field or the ``human_ids`` file), or the
+    simulated world (size, seed), simulated on first use."""
     from . import simulation, world_files
 
     directory = Path(world_dir) if world_dir else simulation.ensure_world(size, seed)
-    summary_path = directory / "summary.json"
-    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else None
+    layout = world_files.detect_layout(directory, human_ids or None)
+    summary = json.loads(layout.paths["summary"].read_text(encoding="utf-8")) if "summary" in layout.paths else None
+    summary = summary if layout.simulated and isinstance(summary, dict) else None
     device, dtype = _device()
-    return World(directory=directory, files=world_files.load_world(directory),
-                 length_scale=summary["length_scale"] if summary else 1.0, simulated=not world_dir,
-                 size=size, seed=seed, summary=summary, device=device, dtype=dtype)
+    return World(directory=directory, files=world_files.load_layout(layout),
+                 length_scale=summary.get("length_scale", 1.0) if summary else 1.0, simulated=layout.simulated,
+                 # a simulated folder passed as world_dir is described (and re-simulated) by its own summary
+                 size=(summary or {}).get("size", size), seed=(summary or {}).get("seed", seed), summary=summary,
+                 device=device, dtype=dtype, layout=layout)
 
 
 def _device():
@@ -217,12 +297,22 @@ def model_sizes(records: Sequence[Record], sizes: Sequence[str], *, seeds: Seque
 
 
 def leaderboard_family(world: World, *, seeds: Sequence[int], epochs: int, gpt_prompts: int = 800) -> Family:
-    """The evaluation chapter's zoo: tiny on the human subset and on the first ``gpt_prompts`` GPT prompts,
-    tiny-xs on the human subset. Each equals a model of Table 4 or Fig. 7, so the zoo trains it once."""
-    sets = {"tiny · human subset": world.human, "tiny · GPT subset": world.gpt(gpt_prompts),
-            "tiny-xs · human subset": world.human}
-    return Family(sets, seeds=tuple(seeds), epochs=epochs, models={"tiny-xs · human subset": "tiny-xs"},
-                  group="leaderboard")
+    """The evaluation chapter's zoo, from the preference files the world holds: tiny and tiny-xs on the
+    human subset, tiny on the first ``gpt_prompts`` GPT prompts (each equals a model of Table 4 or
+    Fig. 7, so the zoo trains it once); with neither subset but one unsplit preference file, tiny and
+    tiny-xs on that file; with no preference file, no model (``sets`` empty)."""
+    sets, models = {}, {}
+    if world.human is not None:
+        sets |= {"tiny · human subset": world.human, "tiny-xs · human subset": world.human}
+        models["tiny-xs · human subset"] = "tiny-xs"
+    if world.gpt() is not None:
+        sets["tiny · GPT subset"] = world.gpt(gpt_prompts)
+    if not sets and world.preference is not None:
+        sets = {"tiny · preference set": world.preference, "tiny-xs · preference set": world.preference}
+        models["tiny-xs · preference set"] = "tiny-xs"
+    order = ["tiny · human subset", "tiny · GPT subset", "tiny-xs · human subset"]  # the order before §6b
+    sets = dict(sorted(sets.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+    return Family(sets, seeds=tuple(seeds), epochs=epochs, models=models, group="leaderboard")
 
 
 def population(world: World, *, seeds: Sequence[int], epochs: int = 2, gpt_prompts: int = 800,

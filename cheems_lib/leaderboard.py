@@ -152,7 +152,8 @@ def table2(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[str, Sequ
     shown = pd.DataFrame({"model": rows["model"], "kind": rows["model"].map(kinds), "prompts": rows["model"].map(prompts),
                           "seeds": rows["seeds"]})
     for col, title in TABLE2_COLUMNS:
-        shown[title] = interval_text(rows, col)
+        if col in rows:  # a benchmark subset the files do not hold has no columns
+            shown[title] = interval_text(rows, col)
     return shown
 
 
@@ -289,20 +290,46 @@ def _deterministic_claim(results, seed: int):
 
 
 def add_findings(ledger, results: Mapping[str, list[dict]], *, rewardbench, rewardbench_scores: Mapping, table8,
-                 n_boot: int = 1000, seed: int = 0) -> None:
+                 n_boot: int = 1000, seed: int = 0, simulated: bool = True) -> None:
     """Test §6.1's three findings on the trained models of ``results`` (their mean, paired seed by
-    seed) and add them to ``ledger``.
+    seed) and add them to ``ledger``; a finding the data cannot test is added as *untestable*
+    with the reason (no trained model, a benchmark subset or the paper's categories missing).
 
     ``rewardbench`` is the RewardBench-like comparator (:func:`cheems_lib.comparators.rewardbench_like`)
     and ``rewardbench_scores`` the models' scores on its records; ``table8`` is the paper's Table 8.
     The comparator's prompt resamples are independent of CheemsBench's, so the first difference's
-    interval is unpaired over prompts.
+    interval is unpaired over prompts. The comparator is simulated, so on real files
+    (``simulated=False``) the first finding is untestable: its gap would mix real and simulated data.
     """
-    on_rewardbench = evaluate_scores({name: rewardbench_scores[name] for name in results},
-                                     {"RewardBench-like": rewardbench.sets["pairs"]}, n_boot=n_boot, seed=seed)
-    ledger.add(_rewardbench_claim(results, on_rewardbench, len(rewardbench.records), table8, seed))
-    ledger.add(_subset_claim(results, table8, seed))
-    ledger.add(_deterministic_claim(results, seed))
+    from .claims import Claim
+    from .corpus import DETERMINISTIC
+
+    first = next(iter(results.values()), [{}])[0] if results else {}
+    subsets = set(first)
+    why = "needs trained models and cheems_bench/" if not results else ""
+    if why or not simulated:
+        ledger.add(Claim.untestable("s61-lower-than-rewardbench", "§6.1 (1), Table 2", "reward models score lower on "
+                                    "CheemsBench than on RewardBench", why or "needs a RewardBench copy: the "
+                                    "RewardBench-like comparator here is simulated, comparable only with a simulated "
+                                    "CheemsBench", link="paper-table2"))
+    else:
+        on_rewardbench = evaluate_scores({name: rewardbench_scores[name] for name in results},
+                                         {"RewardBench-like": rewardbench.sets["pairs"]}, n_boot=n_boot, seed=seed)
+        ledger.add(_rewardbench_claim(results, on_rewardbench, len(rewardbench.records), table8, seed))
+    if subsets >= {"open", "human"}:
+        ledger.add(_subset_claim(results, table8, seed))
+    else:
+        ledger.add(Claim.untestable("s61-open-vs-human-instruction", "§6.1 (2), Table 2", "reward models do better on "
+                                    "Open Prompt than on Human Instruction", why or "needs " + " and ".join(
+                                        f"cheems_bench/{s}.jsonl" for s in ("open", "human") if s not in subsets),
+                                    link="paper-table2"))
+    cats = {c for r in first.values() for c in r.by_category}
+    if cats & set(DETERMINISTIC) and cats - set(DETERMINISTIC):
+        ledger.add(_deterministic_claim(results, seed))
+    else:
+        ledger.add(Claim.untestable("s61-deterministic-easier", "§6.1 (3), Fig. 4", "reward models are more accurate "
+                                    "on prompts with relatively deterministic answers", why or "needs prompts of the "
+                                    "paper's categories, with and without deterministic answers", link="paper-fig4"))
 
 
 def category_estimates(results: Mapping[str, list[dict]], subset: str) -> dict[str, Any]:

@@ -128,10 +128,12 @@ def world_source(directory: str | Path, *, note: str | None = None) -> str:
 
     A simulated world (its ``summary.json`` names the simulator) gives ``simulated world
     (size S, seed N, simulator V)``; any other folder gives ``data: <folder> (<file> sha256
-    <first 12 hex>, ...)`` over the layout files present. ``note`` (e.g. ``"training seeds
+    <first 12 hex>, ...)`` over the record files :func:`cheems_lib.world_files.detect_layout` finds
+    (simulated or release layout, with or without ``data/``). ``note`` (e.g. ``"training seeds
     0-2"``) is added inside the parentheses.
     """
-    from .world_files import GPT_LAYOUT, LAYOUT
+    from .records import DataError
+    from .world_files import RECORD_FILES, detect_layout
 
     directory = Path(directory)
     extra = f"; {note}" if note else ""
@@ -141,8 +143,13 @@ def world_source(directory: str | Path, *, note: str | None = None) -> str:
         if isinstance(info, dict) and "simulator_version" in info:
             return (f"simulated world (size {info.get('size', '?')}, seed {info.get('seed', '?')}, "
                     f"simulator {info['simulator_version']}{extra})")
-    present = [p for p in (*LAYOUT.values(), *GPT_LAYOUT.values()) if (directory / p).is_file()]
-    files = ", ".join(f"{p} sha256 {sha256(directory / p)[:12]}" for p in present) or "no file of the spec layout found"
+    try:
+        paths = detect_layout(directory).paths
+    except DataError:
+        paths = {}
+    present = [paths[n] for n in RECORD_FILES if n in paths]  # any layout of §6/§6b, data/ level included
+    files = (", ".join(f"{p.relative_to(directory).as_posix()} sha256 {sha256(p)[:12]}" for p in present)
+             or "no file of the spec layout found")
     return check_source(f"data: {_shown(directory)} ({files}{extra})")
 
 

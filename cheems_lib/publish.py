@@ -285,3 +285,66 @@ def footer(root: str | Path, data_files: Iterable[str | Path], wall_time_s: floa
     if not files:
         lines.append("  - none (this chapter reads no data files)")
     return "\n".join(lines) + "\n"
+
+
+# ---- pages that follow the world's files (spec §6b) ----------------------------------------------
+
+CONDITIONS_MIME = "application/vnd.cheems.conditions+json"
+"""Mime type of the output by which a chapter tells the book which of its cells to keep."""
+
+
+def show_conditions(conditions: Mapping[str, bool]) -> None:
+    """Emit the chapter's conditions (e.g. :meth:`cheems_lib.experiments.World.conditions`) for
+    :func:`apply_conditions`. Call it in a ``remove-cell`` cell: the output is for the book, not the reader."""
+    from IPython.display import display
+
+    display({CONDITIONS_MIME: {k: bool(v) for k, v in conditions.items()}}, raw=True)
+
+
+def apply_conditions(nb) -> list[str]:
+    """Tag ``remove-cell`` every cell of the executed notebook ``nb`` whose tag ``if-<name>`` names a
+    false condition, or ``unless-<name>`` a true one (conditions from :func:`show_conditions`); so
+    simulator prose, or the text of a section whose file is absent, is not on the page at all.
+    Returns the ids of the cells removed. A tag naming a condition the chapter did not emit is an
+    error (a typo would otherwise keep or drop prose silently)."""
+    found = [o["data"][CONDITIONS_MIME] for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+             if CONDITIONS_MIME in o.get("data", {})]
+    conditions = {k: v for d in found for k, v in d.items()}
+    removed = []
+    for i, cell in enumerate(nb.cells):
+        tags = cell.metadata.get("tags", [])
+        for tag in tags:
+            m = re.match(r"^(if|unless)-(.+)$", tag)
+            if not m:
+                continue
+            if m.group(2) not in conditions:
+                raise ValueError(f"cell {i} is tagged {tag!r} but the chapter emitted no condition {m.group(2)!r} "
+                                 f"(it emitted {sorted(conditions)}; fix the tag or call publish.show_conditions)")
+            if conditions[m.group(2)] != (m.group(1) == "if") and "remove-cell" not in tags:
+                cell.metadata["tags"] = [*tags, "remove-cell"]
+                removed.append(cell.get("id", str(i)))
+                break
+    return removed
+
+
+def note(sentence: str | None) -> None:
+    """Show ``sentence`` (e.g. :meth:`cheems_lib.experiments.World.missing`) as Markdown in the page; nothing if None."""
+    if sentence:
+        from IPython.display import Markdown, display
+
+        display(Markdown(sentence))
+
+
+_GLUE_REF = re.compile(r"\{glue:(?:text|any|md|figure|math)?\}`([^`<]+?)(?::[^`]*)?`|```\{glue:(?:figure|md|math|any)?\}\s+(\S+)")
+
+
+def unresolved_glue(nb) -> list[str]:
+    """The glue keys that the kept Markdown cells of the executed notebook ``nb`` use but no output glued
+    (Jupyter Book would fail on each); cells tagged ``remove-cell`` are not rendered, so not checked."""
+    glued = {o.get("metadata", {}).get("scrapbook", {}).get("name") for c in nb.cells if c.cell_type == "code"
+             for o in c.get("outputs", [])}
+    used = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and "remove-cell" not in cell.metadata.get("tags", []):
+            used += [a or b for a, b in _GLUE_REF.findall(cell.source)]
+    return sorted({k.strip() for k in used} - glued)

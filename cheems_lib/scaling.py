@@ -222,3 +222,17 @@ def add_size_claims(ledger, results: Mapping[str, list[dict]], params: Mapping[s
                "instruction-tuned starting point to compare",
         says={"inconclusive": "This comparison has no analogue here: the tiny models start from random weights, so "
                               "there is neither a pretrained nor an instruction-tuned starting point."}))
+
+
+def add_untestable_claims(ledger, reason: str) -> None:
+    """Figs. 6 and 7's claims when the files cannot run the sweeps (``reason``, e.g. ``"needs
+    cheems_bench/human.jsonl"``): all *untestable*."""
+    from .claims import Claim
+
+    ledger.add(Claim.untestable("fig6-data-scaling", "§6.4, Fig. 6", "RM performance improves with increased data "
+                                "volume on Open Prompt and Human Instruction", reason, link="paper-fig6"))
+    ledger.add(Claim.untestable("fig7-model-scaling", "§6.4, Fig. 7", "A larger reward model is more accurate on "
+                                "CheemsBench", reason, link="paper-fig7"))
+    ledger.add(Claim.untestable("fig7-pretrained-vs-instruct", "§6.4, Fig. 7", "Starting reward-model training from "
+                                "a pretrained or from an instruct model makes no significant difference", reason,
+                                link="paper-fig7"))

@@ -261,6 +261,18 @@ def _language_claim():
                  "one language and no translation." for v in VERDICTS})
 
 
+def add_untestable_claims(ledger, reason: str) -> None:
+    """Table 3's claims when the files cannot build the variants (``reason``, e.g. ``"needs
+    cheems_preference/human.jsonl"``): all *untestable*."""
+    from .claims import Claim
+
+    ledger.add(Claim.untestable("tab3-multi-response-helps", "§6.1, Table 3", "multi-response preference data "
+                                "transfers better than pairwise data", reason, link="paper-table3"))
+    ledger.add(Claim.untestable("tab3-human-beats-machine", "§6.1, Table 3", "human-annotated preference data "
+                                "transfers better than machine-annotated data", reason, link="paper-table3"))
+    ledger.add(_language_claim())
+
+
 def add_claims(ledger, sets: dict[str, dict], overall: dict, *, seed: int = 0) -> None:
     """Test Table 3's claims on the analogues of ``sets`` and add them to ``ledger``: multi-response
     beats pairwise data and human beats machine labels (paired differences of ``overall``,

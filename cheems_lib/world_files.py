@@ -5,6 +5,14 @@ A world is the official CheemsBench / CheemsPreference files under one folder (:
 reads real and simulated worlds alike (:func:`load_world`), so the layout does not depend on
 how a world was made; the simulator (:mod:`cheems_lib.simulation`) builds on this module.
 
+Reading any folder starts with :func:`detect_layout` (spec §6b): the simulated layout, the
+official release (``cheems_bench/{open,human}.jsonl`` and one ``cheems_preference.jsonl``,
+with or without a ``data/`` level, optional ``manifest.json``) or any subset of their files.
+It returns a :class:`Layout` (kind, the logical files found and their paths, the manifest's
+labels, whether the world is simulated); :func:`load_world` reads the records under their §6
+keys, splitting a one-file preference set by its ``subset`` field or a ``human_ids`` file.
+A chapter skips what is absent and says so with :func:`missing_sentence`.
+
 Writing is interrupt-safe (:func:`write_world`): the world is written into a hidden sibling
 folder and swapped into place only when complete, so ``DIR`` always holds the old complete
 world (or nothing) or the new complete one; a folder that is not a world is never replaced.
@@ -17,20 +25,20 @@ import os
 import re
 import secrets
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from .outputs import exchange as _exchange, folder_problem, pid_alive
 from .records import DataError, Record, read_records, write_records
 
-__all__ = ["LAYOUT", "GPT_LAYOUT", "RECORD_FILES", "write_files", "check_output", "write_world", "load_world",
+__all__ = ["LAYOUT", "GPT_LAYOUT", "LOGICAL", "Layout", "WORLD_PATHS", "write_files", "check_output", "write_world",
+           "load_world", "load_layout", "detect_layout", "split_preference", "read_ids", "missing_sentence",
            "layout_files"]
 
 LAYOUT = {"bench_open": "cheems_bench/open.jsonl", "bench_human": "cheems_bench/human.jsonl",
           "pref_human": "cheems_preference/human.jsonl", "pref_gpt": "cheems_preference/gpt.jsonl"}
 GPT_LAYOUT = {"bench_open": "cheems_bench_gpt/open.jsonl", "bench_human": "cheems_bench_gpt/human.jsonl"}
 # every records file a world folder may hold: the simulated layout (spec §6) and the official release (§6b)
-RECORD_FILES = (*LAYOUT.values(), *GPT_LAYOUT.values(), "data/cheems_bench/open.jsonl", "data/cheems_bench/human.jsonl",
-                "cheems_preference.jsonl", "data/cheems_preference.jsonl")
 
 
 def write_files(world, out: Path) -> None:
@@ -150,22 +158,180 @@ def write_world(world, out_dir: str | Path) -> dict:
     return world.summary
 
 
-def load_world(directory: str | Path) -> dict[str, list[Record]]:
-    """Every file of the spec §6 layout that exists under ``directory`` (real or simulated)."""
-    directory = Path(directory)
-    paths = [*LAYOUT.values(), *GPT_LAYOUT.values()]
-    found = {p: read_records(directory / p) for p in paths if (directory / p).exists()}
+def load_world(directory: str | Path, human_ids: str | Path | None = None) -> dict[str, list[Record]]:
+    """The records of every world file found under ``directory`` (any layout :func:`detect_layout`
+    knows), keyed by their spec §6 path whatever the layout: ``cheems_bench/open.jsonl``, ...,
+    ``cheems_preference/human.jsonl`` and ``cheems_preference/gpt.jsonl``. A release's one
+    preference file is split into those two by its records' ``subset`` field or ``human_ids``
+    (:func:`split_preference`); when nothing splits it, it stays whole under ``cheems_preference.jsonl``.
+    Absent files are absent keys; :class:`DataError` when there is none.
+    """
+    return load_layout(detect_layout(directory, human_ids))
+
+
+def load_layout(layout: Layout) -> dict[str, list[Record]]:
+    """:func:`load_world` of an already detected :class:`Layout`."""
+    found = {key: read_records(layout.paths[name]) for name, key in RECORD_FILES.items() if name in layout.paths}
+    whole = found.pop(RELEASE_FILES["preference"], None)
+    if whole is not None:
+        split = split_preference(whole, layout.paths["preference"], layout.human_ids)
+        if split is None:
+            found[RELEASE_FILES["preference"]] = whole
+        else:
+            found.setdefault(LAYOUT["pref_human"], split[0])
+            found.setdefault(LAYOUT["pref_gpt"], split[1])
     if not found:
-        raise FileNotFoundError(f"{directory}: none of {paths} found (fix: run `cheems simulate -o {directory}` "
-                                "or copy the official files into this layout)")
+        raise DataError(layout.directory, None, "holds no records file of a Cheems world (only "
+                        + ", ".join(layout.found) + ")", f"run `cheems simulate -o {layout.directory}` "
+                        "or copy the official files (cheems_bench/*.jsonl, cheems_preference.jsonl) into it")
     return found
 
 
+# ---- detecting a folder's layout (spec §6 and §6b) -------------------------------------------
+
+SIMULATED_FILES = {"open": LAYOUT["bench_open"], "human": LAYOUT["bench_human"],
+                   "open_gpt": GPT_LAYOUT["bench_open"], "human_gpt": GPT_LAYOUT["bench_human"],
+                   "preference_human": LAYOUT["pref_human"], "preference_gpt": LAYOUT["pref_gpt"],
+                   "truth": "truth.jsonl", "summary": "summary.json"}
+"""Logical file -> its path in the simulated layout (spec §6)."""
+RELEASE_FILES = {"open": "cheems_bench/open.jsonl", "human": "cheems_bench/human.jsonl",
+                 "preference": "cheems_preference.jsonl"}
+"""Logical file -> its path in the official release layout (spec §6b), below ``DIR`` or ``DIR/data``."""
+LOGICAL = ("open", "human", "open_gpt", "human_gpt", "preference_human", "preference_gpt", "preference",
+           "truth", "summary", "manifest")
+"""Every logical file a world folder may hold."""
+RECORD_FILES = {"open": LAYOUT["bench_open"], "human": LAYOUT["bench_human"], "open_gpt": GPT_LAYOUT["bench_open"],
+                "human_gpt": GPT_LAYOUT["bench_human"], "preference_human": LAYOUT["pref_human"],
+                "preference_gpt": LAYOUT["pref_gpt"], "preference": RELEASE_FILES["preference"]}
+"""Logical record file -> the key of its records in :func:`load_world` (the §6 path; whatever the layout)."""
+UNKNOWN_LABELS = "unknown labels"
+
+
+WORLD_PATHS = tuple(dict.fromkeys([p for n, p in SIMULATED_FILES.items() if n not in ("truth", "summary")]
+                                   + [d + p for d in ("", "data/") for p in RELEASE_FILES.values()]))
+"""Every records file of the §6 / §6b layouts, relative to the world folder (``data/`` level included)."""
+
+
 def layout_files(directory: str | Path) -> list[Path]:
-    """The files of the spec §6 / §6b layouts that exist in ``directory``: :data:`RECORD_FILES`,
+    """The files of the spec §6 / §6b layouts that exist in ``directory``: :data:`WORLD_PATHS`,
     ``truth.jsonl``, ``summary.json`` and ``manifest.json``. It looks up these names only, never
     walks the folder, so any folder (even ``/``) answers at once; no records file among them
     means ``directory`` is not a world."""
     directory = Path(directory)
-    return [directory / p for p in (*RECORD_FILES, "truth.jsonl", "summary.json", "manifest.json")
+    return [directory / p for p in (*WORLD_PATHS, "truth.jsonl", "summary.json", "manifest.json")
             if (directory / p).is_file()]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What :func:`detect_layout` found in a folder.
+
+    ``kind`` is ``"simulated"`` (the §6 layout: split preference files, GPT benchmark copies) or
+    ``"release"`` (the official layout of §6b: one preference file, optionally under ``data/``);
+    ``paths`` maps each logical file found (:data:`LOGICAL`) to its path; ``labels`` is the
+    manifest's ``labels`` (or ``"unknown labels"``); ``simulated`` is true when the folder holds
+    the output of ``cheems simulate`` (its ``summary.json`` names the simulator, or ``truth.jsonl``).
+    """
+
+    directory: Path
+    kind: str
+    paths: dict[str, Path]
+    labels: str = UNKNOWN_LABELS
+    manifest: dict | None = None
+    simulated: bool = False
+    human_ids: Path | None = None
+
+    @property
+    def found(self) -> tuple[str, ...]:
+        """The logical files present, in :data:`LOGICAL` order."""
+        return tuple(n for n in LOGICAL if n in self.paths)
+
+    def has(self, *names: str) -> bool:
+        """Whether every logical file in ``names`` is present."""
+        return all(n in self.paths for n in names)
+
+
+def _manifest(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise DataError(path, None, f"is not readable JSON ({e})", "fix or remove manifest.json") from None
+    if not isinstance(data, dict):
+        raise DataError(path, None, "is not a JSON object", "write {\"name\": ..., \"labels\": ..., \"files\": {...}}")
+    return data
+
+
+def _labels(manifest: dict | None) -> str:
+    labels = (manifest or {}).get("labels")
+    if isinstance(labels, list):
+        labels = ", ".join(map(str, labels))
+    return str(labels) if labels else UNKNOWN_LABELS
+
+
+def detect_layout(directory: str | Path, human_ids: str | Path | None = None) -> Layout:
+    """The layout of ``directory``: the simulated one (§6), the official release (§6b, with or
+    without a ``data/`` level) or any subset of their files; :class:`DataError` when it holds
+    none of them (the message lists what is expected) or names one file twice.
+
+    ``human_ids`` (a file of prompt ids, one per line) is checked to exist and kept, to split a
+    one-file preference set into its human and GPT subsets (:func:`split_preference`).
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise DataError(directory, None, "is not a folder", "pass the folder holding the world's files")
+    paths: dict[str, Path] = {}
+    for name, rel in [*SIMULATED_FILES.items(), *RELEASE_FILES.items(), ("manifest", "manifest.json")]:
+        hits = [d / rel for d in (directory, directory / "data") if (d / rel).is_file()]
+        if len(hits) > 1:
+            raise DataError(directory, None, f"holds both {rel} and data/{rel}", "keep one of them")
+        if hits and name not in paths:
+            paths[name] = hits[0]
+    manifest = _manifest(paths["manifest"]) if "manifest" in paths else None
+    if not set(paths) - {"manifest"}:
+        expected = sorted({*SIMULATED_FILES.values(), *RELEASE_FILES.values()})
+        raise DataError(directory, None, "holds no file of a Cheems world: expected any of " + ", ".join(expected)
+                        + " (the release files may also lie under data/)",
+                        f"run `cheems simulate -o {directory}` or copy the official files into this layout")
+    simulated = "truth" in paths or ("summary" in paths and _is_world(paths["summary"].parent))
+    split = {"open_gpt", "human_gpt", "preference_human", "preference_gpt", "truth", "summary"}
+    kind = "simulated" if simulated or (split & set(paths) and "preference" not in paths) else "release"
+    if human_ids is not None and not Path(human_ids).is_file():
+        raise DataError(human_ids, None, "does not exist", "pass a file of human-annotated prompt ids, one per line")
+    return Layout(directory, kind, paths, _labels(manifest), manifest, simulated,
+                  Path(human_ids) if human_ids is not None else None)
+
+
+def read_ids(path: str | Path) -> set[str]:
+    """The prompt ids of a ``human_ids`` file: one per line, blank lines and ``#`` comments skipped."""
+    with open(path, encoding="utf-8") as fh:
+        return {s for s in (line.strip() for line in fh) if s and not s.startswith("#")}
+
+
+def split_preference(records: list[Record], path: str | Path, human_ids: str | Path | None = None
+                     ) -> tuple[list[Record], list[Record]] | None:
+    """The human and GPT subsets of one preference file (``path``, for messages), or None when
+    nothing says which is which.
+
+    With ``human_ids`` (a file of prompt ids) a record is human when its id is listed; else by
+    each record's ``"subset"`` field (``"human"`` or ``"gpt"``), which then every record must carry.
+    """
+    if human_ids is not None:
+        ids = read_ids(human_ids)
+        return [r for r in records if r.id in ids], [r for r in records if r.id not in ids]
+    subsets = [r.extra.get("subset") for r in records]
+    if not any(s is not None for s in subsets):
+        return None
+    for i, (r, s) in enumerate(zip(records, subsets)):
+        if s not in ("human", "gpt"):
+            raise DataError(path, i + 1, f"record {r.id} has subset {json.dumps(s)}; the others carry one",
+                            'give every record "subset": "human" or "gpt", or pass -p human_ids FILE')
+    return ([r for r, s in zip(records, subsets) if s == "human"], [r for r, s in zip(records, subsets) if s == "gpt"])
+
+
+def missing_sentence(what: str, *needs: str, quoted: bool = True) -> str:
+    """One sentence saying a section was skipped and which file(s) it needs, e.g.
+    ``missing_sentence("Table 5's GPT column", "cheems_bench_gpt/open.jsonl")`` (``quoted=False``:
+    ``needs`` are Markdown already)."""
+    names = [f"`{n}`" if quoted else n for n in needs]
+    files = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"*Skipped: {what}; it needs {files}, which this folder does not hold.*"

@@ -432,3 +432,80 @@ def test_claims_ledger_follows_the_run_each_page_shows(conflicts_done, tmp_path)
     assert ",conflicts," not in ledger and "seed 0" not in ledger
     stale = _glued(root / "book/claims.ipynb", "stale")
     assert stale and "conflicts (conflicts.json was not written by the run that book/conflicts.ipynb shows" in stale[0]
+
+
+# ---- real folders (spec §6b): every chapter on the release layout and on any subset of it ------------------
+
+WORLD_CHAPTERS = ["data", "conflicts", "biases", "evaluation", "transfer", "preference", "scaling", "sensitivity",
+                  "downstream"]
+
+
+def _release_folder(smoke_dir, out, parts=("open", "human", "preference")):
+    """A folder laid out like the official release from the smoke world's files: cheems_bench/{open,human}.jsonl,
+    one cheems_preference.jsonl (human then GPT subset, each record with its ``subset``) and a manifest."""
+    (out / "cheems_bench").mkdir(parents=True)
+    for name in ("open", "human"):
+        if name in parts:
+            shutil.copy(smoke_dir / f"cheems_bench/{name}.jsonl", out / f"cheems_bench/{name}.jsonl")
+    if "preference" in parts:
+        with open(out / "cheems_preference.jsonl", "w", encoding="utf-8") as fh:
+            for sub in ("human", "gpt"):
+                for line in (smoke_dir / f"cheems_preference/{sub}.jsonl").read_text(encoding="utf-8").splitlines():
+                    fh.write(json.dumps({**json.loads(line), "subset": sub}, ensure_ascii=False) + "\n")
+    (out / "manifest.json").write_text(json.dumps({"name": "tiny release", "labels": "labellers of the test"}))
+    return out
+
+
+def _page(root, name):
+    """The executed chapter: (kept Markdown, shown outputs as text, glue keys used but never glued)."""
+    import nbformat
+
+    from cheems_lib.publish import unresolved_glue
+
+    nb = nbformat.read(str(root / "book" / f"{name}.ipynb"), as_version=4)
+    kept = [c for c in nb.cells if "remove-cell" not in c.metadata.get("tags", [])]
+    md = "\n".join(c.source for c in kept if c.cell_type == "markdown")
+    shown = "\n".join(str(o.get("data", {}).get("text/markdown", "")) for c in kept if c.cell_type == "code"
+                      for o in c.get("outputs", []))
+    return md, shown, unresolved_glue(nb)
+
+
+def _build_each(root, chapters, world):
+    """Build the chapters one by one on ``world``; a failure would raise ChaptersFailed (cheems book exit 1)."""
+    for name in chapters:
+        build("smoke", [name], {"world_dir": str(world)}, root=root, html=False, log=lambda s: None)
+        assert (root / "book" / f"{name}.ipynb").exists() and not (root / "book" / f"{name}.failed.ipynb").exists()
+
+
+def test_chapters_on_a_release_folder_with_files_missing(smoke_dir, tmp_path):
+    """Only cheems_bench/open.jsonl: every world_dir chapter still executes; each page says in a generated
+    sentence what it skipped and which file it needs, names the data and its labels, keeps no simulator
+    prose, and every glue key its kept Markdown uses exists (so the page renders)."""
+    (tmp_path / "book").mkdir()
+    root = copy_repo(tmp_path / "book")
+    world = _release_folder(smoke_dir, tmp_path / "release", parts=("open",))
+    _build_each(root, WORLD_CHAPTERS, world)
+    for name in WORLD_CHAPTERS:
+        md, shown, unresolved = _page(root, name)
+        assert unresolved == [], (name, unresolved)
+        assert "sha256" in shown and "Labels: labellers of the test" in shown, name
+        assert "How the world is simulated" not in md and "Calibration targets" not in md, name
+        if name != "sensitivity":  # sensitivity says why in its claims: real files have no simulator parameter
+            assert "*Skipped:" in shown, name
+    assert "needs `cheems_bench/human.jsonl`" in _page(root, "data")[1]
+    claims = json.loads((root / "book/_extra/claims/preference.json").read_text(encoding="utf-8"))
+    rows = claims["claims"] if isinstance(claims, dict) else claims
+    human_vs_gpt = next(c for c in rows if c["id"] == "tab4-human-beats-gpt")
+    assert human_vs_gpt["kind"] == "untestable" and "cheems_preference/human.jsonl" in human_vs_gpt["reason"]
+
+
+def test_cheap_chapters_on_a_complete_release_folder(smoke_dir, tmp_path):
+    """The complete release layout (one preference file split by its subset field): data, conflicts and biases
+    run without a skipped section for the files present and without simulator prose."""
+    (tmp_path / "book").mkdir()
+    root = copy_repo(tmp_path / "book")
+    world = _release_folder(smoke_dir, tmp_path / "release")
+    _build_each(root, ["data", "conflicts", "biases"], world)
+    md, shown, unresolved = _page(root, "data")
+    assert unresolved == [] and "How the world is simulated" not in md
+    assert "Table 1's other columns" not in shown and "cheems_preference.jsonl sha256" in shown

@@ -77,12 +77,17 @@ class TestComparisonBound:
 
 class TestClaims:
     def test_comparison_claims_per_file_then_all(self, files):
-        """One claim per file in Table 1 order, then the all-files claim; estimates are ours / paper - 1."""
+        """One claim per file in Table 1 order, an untestable one per absent file (naming it), then the
+        all-files claim; estimates are ours / paper - 1."""
         ledger, paper = _Ledger("data", "test"), paper_table1()
         ours = table1(files)
         table = data_statistics.add_comparison_claims(ledger, files, ours, paper, simulated=True, n_boot=50, seed=0)
         assert list(ledger.claims) == ["tab1-comparisons-open-prompt", "tab1-comparisons-preference-gpt",
+                                       "tab1-comparisons-human-instruction", "tab1-comparisons-preference-human",
                                        "tab1-comparisons"]
+        absent = ledger.claims["tab1-comparisons-human-instruction"]
+        assert absent.kind == "untestable" and absent.reason == "needs cheems_bench/human.jsonl"
+        assert absent.sentence.startswith("Untestable here (needs cheems_bench/human.jsonl)")
         gpt = ledger.claims["tab1-comparisons-preference-gpt"]
         assert gpt.estimate == pytest.approx(3 / paper.loc["comparisons_per_prompt", "cheemspreference_gpt"] - 1)
         assert gpt.verdict == "contradicted" and gpt.kind == "calibrated"
@@ -92,11 +97,11 @@ class TestClaims:
         assert ledger.claims["tab1-comparisons"].estimate == gpt.estimate  # the farthest from the paper
 
     def test_comparison_claims_are_findings_on_real_files(self, files):
-        """On files the simulator did not write, the claims are findings."""
+        """On files the simulator did not write, the claims are findings (untestable for the absent files)."""
         ledger = _Ledger("data", "test")
         data_statistics.add_comparison_claims(ledger, files, table1(files), paper_table1(), simulated=False,
                                               n_boot=20, seed=0)
-        assert {c.kind for c in ledger.claims.values()} == {"finding"}
+        assert {c.kind for c in ledger.claims.values() if not c.reason.startswith("needs ")} == {"finding"}
 
     def test_length_claims_estimate_the_paired_ratio(self, files):
         """The gap is mean chosen / mean rejected length - 1, the size claim that ratio over the paper's - 1."""

@@ -180,3 +180,74 @@ def test_evaluate_lists_specs_of_one_name_by_seed(smoke_world, monkeypatch):
     assert list(out) == list(dict.fromkeys(s.name for s in specs)) and all(len(v) == 3 for v in out.values())
     accs = [r["open"].accuracy for r in next(iter(out.values()))]
     assert len(set(accs)) == 3 and len(recs) > 0
+
+
+class TestWorldOnReleaseFolders:
+    def _release(self, smoke_dir, out, with_subset=True, parts=("open", "human", "preference")):
+        """A release-shaped folder (spec §6b) from the smoke world's files."""
+        import json
+
+        (out / "cheems_bench").mkdir(parents=True)
+        for name in ("open", "human"):
+            if name in parts:
+                shutil.copy(smoke_dir / f"cheems_bench/{name}.jsonl", out / f"cheems_bench/{name}.jsonl")
+        if "preference" in parts:
+            with open(out / "cheems_preference.jsonl", "w", encoding="utf-8") as fh:
+                for sub in ("human", "gpt"):
+                    for line in (smoke_dir / f"cheems_preference/{sub}.jsonl").read_text(encoding="utf-8").splitlines():
+                        rec = json.loads(line)
+                        fh.write(json.dumps({**rec, **({"subset": sub} if with_subset else {})}, ensure_ascii=False) + "\n")
+        return out
+
+    def test_complete_release_opens_like_the_simulated_world(self, smoke_dir, tmp_path):
+        """A release folder with a subset field gives the same human/GPT subsets and bench as the §6 files,
+        and is real: not simulated, no truth, length scale 1, labels unknown."""
+        sim = open_world(str(smoke_dir))
+        real = open_world(str(self._release(smoke_dir, tmp_path / "r")))
+        assert [r.id for r in real.human] == [r.id for r in sim.human]
+        assert [r.id for r in real.gpt(5)] == [r.id for r in sim.gpt(5)]
+        assert set(real.bench) == {"open", "human"} and real.truth is None and real.summary is None
+        assert not real.simulated and sim.simulated and real.length_scale == 1.0
+        assert real.labels == "unknown labels" and real.label == f"the files in {tmp_path / 'r'}"
+
+    def test_missing_files_are_none_not_keyerror(self, smoke_dir, tmp_path):
+        """Only the open subset and an unsplit preference file: human and gpt are None, bench has one subset,
+        preference is the whole file, and missing() names the file a section needs."""
+        w = open_world(str(self._release(smoke_dir, tmp_path / "r", with_subset=False, parts=("open", "preference"))))
+        assert w.human is None and w.gpt() is None and list(w.bench) == ["open"]
+        assert len(w.preference) == len(open_world(str(smoke_dir)).preference)
+        assert w.missing("Table 1", "cheems_bench/human.jsonl", "cheems_bench/open.jsonl") == (
+            "*Skipped: Table 1; it needs `cheems_bench/human.jsonl`, which this folder does not hold.*")
+        assert "the human and GPT subsets of `cheems_preference.jsonl`" in w.missing("Table 4", "cheems_preference/human.jsonl")
+        assert w.missing("Table 1", "cheems_bench/open.jsonl") is None
+
+
+def test_missing_says_how_to_split_one_preference_file(smoke_dir, tmp_path):
+    """An unsplit cheems_preference.jsonl: a section needing the human/GPT subsets says how to split it."""
+    (tmp_path / "r").mkdir()
+    shutil.copy(smoke_dir / "cheems_preference/gpt.jsonl", tmp_path / "r" / "cheems_preference.jsonl")
+    w = open_world(str(tmp_path / "r"))
+    assert w.human is None and w.conditions["preference"] and not w.conditions["pref-split"]
+    assert "`-p human_ids FILE`" in w.missing("Table 4", "cheems_preference/human.jsonl", "cheems_preference/gpt.jsonl")
+
+
+def test_leaderboard_family_trains_on_whatever_preference_file_exists(smoke_dir, tmp_path):
+    """Split subsets: the human and GPT models; one unsplit file: tiny and tiny-xs on it; no preference
+    file: no model (the evaluation chapter then shows the baselines only)."""
+    full = experiments.leaderboard_family(open_world(str(smoke_dir)), seeds=(0,), epochs=1, gpt_prompts=0)
+    assert list(full.sets) == ["tiny · human subset", "tiny · GPT subset", "tiny-xs · human subset"]
+    (tmp_path / "one" / "cheems_bench").mkdir(parents=True)
+    shutil.copy(smoke_dir / "cheems_preference/gpt.jsonl", tmp_path / "one" / "cheems_preference.jsonl")
+    one = experiments.leaderboard_family(open_world(str(tmp_path / "one")), seeds=(0,), epochs=1)
+    assert list(one.sets) == ["tiny · preference set", "tiny-xs · preference set"]
+    assert one.models == {"tiny-xs · preference set": "tiny-xs"}
+    shutil.copy(smoke_dir / "cheems_bench/open.jsonl", tmp_path / "one" / "cheems_bench" / "open.jsonl")
+    (tmp_path / "one" / "cheems_preference.jsonl").unlink()
+    assert experiments.leaderboard_family(open_world(str(tmp_path / "one")), seeds=(0,), epochs=1).sets == {}
+
+
+def test_a_simulated_folder_is_described_by_its_own_summary(smoke_dir):
+    """world_dir pointing at a `cheems simulate` folder: simulated, with the folder's size and seed (which a
+    sensitivity sweep re-simulates), whatever the chapter's size and seed parameters say."""
+    w = open_world(str(smoke_dir), "default", 0)
+    assert w.simulated and (w.size, w.seed) == ("smoke", 3) and w.label == "the simulated world (size smoke, seed 3)"

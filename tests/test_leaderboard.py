@@ -178,3 +178,16 @@ def test_interval_cell_quotes_value_and_interval():
     frame = pd.DataFrame({"overall": [0.61234, 0.5], "overall_lo": [0.55, 0.4449], "overall_hi": [0.6666, 0.6]})
     assert interval_cell(frame.iloc[0], "overall") == "0.612 [0.550, 0.667]"
     assert interval_text(frame, "overall") == ["0.612 [0.550, 0.667]", "0.500 [0.445, 0.600]"]
+
+
+def test_findings_untestable_without_models_or_on_real_files():
+    """No trained model (no preference file): all three §6.1 findings are untestable and say what they need."""
+    from cheems_lib.claims import Ledger
+    from cheems_lib.leaderboard import add_findings
+
+    ledger = Ledger("evaluation", "test")
+    add_findings(ledger, {}, rewardbench=None, rewardbench_scores={}, table8=None, simulated=False)
+    assert [(c.id, c.kind) for c in ledger.claims.values()] == [
+        ("s61-lower-than-rewardbench", "untestable"), ("s61-open-vs-human-instruction", "untestable"),
+        ("s61-deterministic-easier", "untestable")]
+    assert all(c.reason == "needs trained models and cheems_bench/" for c in ledger.claims.values())

@@ -118,3 +118,14 @@ def test_parallel_chapters_lose_no_rows(tmp_path):
     rows = list(csv.DictReader(provenance.write_index(tmp_path)["tables"].open(encoding="utf-8")))
     assert sorted(r["label"] for r in rows) == sorted(f"tab-p{k}-t{i}" for k in (1, 2) for i in range(30))
     assert all(r["source"] == f"simulated world (size smoke, seed {r['label'][5]})" for r in rows)
+
+
+def test_world_source_of_a_release_folder_under_data(tmp_path):
+    """The release layout (one preference file, under data/) is hashed too, named by its path in the folder."""
+    real = tmp_path / "real"
+    (real / "data" / "cheems_bench").mkdir(parents=True)
+    (real / "data/cheems_bench/open.jsonl").write_bytes(b"a\n")
+    (real / "data/cheems_preference.jsonl").write_bytes(b"p\n")
+    sha = {k: hashlib.sha256(v).hexdigest()[:12] for k, v in {"open": b"a\n", "pref": b"p\n"}.items()}
+    assert provenance.world_source(real) == (f"data: {real.as_posix()} (data/cheems_bench/open.jsonl sha256 "
+                                             f"{sha['open']}, data/cheems_preference.jsonl sha256 {sha['pref']})")

@@ -211,3 +211,54 @@ def test_figure_footer_says_whose_numbers(tmp_path):
     publish._add_footer(fig, "Source: b")
     assert [t.get_text() for t in fig.texts] == ["Source: b"]
     plt.close(fig)
+
+
+# ---- pages that follow the world's files ------------------------------------------------------------
+
+def _nb(*cells):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = list(cells)
+    return nb
+
+
+def test_apply_conditions_removes_cells_by_tag():
+    """`if-X` cells go when X is false, `unless-X` cells when X is true; untagged cells stay."""
+    import nbformat
+
+    from cheems_lib.publish import CONDITIONS_MIME, apply_conditions
+
+    emit = nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output("display_data", data={
+        CONDITIONS_MIME: {"simulated": False, "pref-split": True}})])
+    sim = nbformat.v4.new_markdown_cell("## How the world is simulated", metadata={"tags": ["if-simulated"]})
+    real = nbformat.v4.new_markdown_cell("real files", metadata={"tags": ["unless-simulated"]})
+    split = nbformat.v4.new_markdown_cell("Table 4", metadata={"tags": ["if-pref-split"]})
+    plain = nbformat.v4.new_markdown_cell("always")
+    nb = _nb(emit, sim, real, split, plain)
+    apply_conditions(nb)
+    assert ["remove-cell" in c.metadata.get("tags", []) for c in nb.cells] == [False, True, False, False, False]
+
+
+def test_apply_conditions_rejects_an_unknown_condition():
+    """A tag naming a condition the chapter never emitted is an error naming the cell and tag."""
+    import nbformat
+
+    from cheems_lib.publish import apply_conditions
+
+    nb = _nb(nbformat.v4.new_markdown_cell("x", metadata={"tags": ["if-simulted"]}))
+    with pytest.raises(ValueError, match="if-simulted"):
+        apply_conditions(nb)
+
+
+def test_unresolved_glue_lists_keys_no_cell_glued():
+    """Glue keys used in kept Markdown but never glued are listed; removed cells are not checked."""
+    import nbformat
+
+    from cheems_lib.publish import unresolved_glue
+
+    glued = nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output(
+        "display_data", data={"text/plain": "'x'"}, metadata={"scrapbook": {"name": "ok", "mime_prefix": ""}})])
+    nb = _nb(glued, nbformat.v4.new_markdown_cell("{glue:text}`ok` {glue:text}`gone`\n\n```{glue:figure} fig-x\n```"),
+             nbformat.v4.new_markdown_cell("{glue:text}`dropped`", metadata={"tags": ["remove-cell"]}))
+    assert unresolved_glue(nb) == ["fig-x", "gone"]

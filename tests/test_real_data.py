@@ -253,7 +253,7 @@ def test_import_real_on_an_unknown_copy_writes_the_layout_and_says_so(tmp_path):
     assert (out / "LICENSES" / "LLMZoo-DATA_LICENSE").read_text() == "CC BY-NC 4.0 text\n"
     from cheems_lib.world_files import load_world
 
-    assert [len(v) for v in load_world(out).values()] == [2]
+    assert {k: len(v) for k, v in load_world(out).items()} == {"cheems_bench/open.jsonl": 2, "cheems_preference.jsonl": 3}
 
 
 # ---- the shipped folder -----------------------------------------------------------------------------

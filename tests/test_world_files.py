@@ -11,7 +11,9 @@ from conftest import digest
 
 def test_load_world_reports_missing_layout(tmp_path):
     """load_world on an empty folder says to run cheems simulate."""
-    with pytest.raises(FileNotFoundError, match="cheems simulate"):
+    from cheems_lib.records import DataError
+
+    with pytest.raises(DataError, match="cheems simulate"):
         load_world(tmp_path)
 
 
@@ -199,3 +201,138 @@ class TestInterrupts:
                 # the next run repairs whatever a kill left and writes the complete world
                 write_world(build_world(WorldConfig(size="smoke", seed=3)), out)
                 assert digest(out) == new and [p for p in _hidden(tmp_path) if p.startswith(".w.")] == []
+
+
+# ---- detecting the layout (spec §6b) ---------------------------------------------------------------
+
+def _release(smoke_dir, out, *, data_level=False, subset=True, files=("open", "human", "preference"), manifest=None):
+    """A release-shaped folder from the smoke world: cheems_bench/{open,human}.jsonl and one
+    cheems_preference.jsonl (the human then the GPT subset, with a ``subset`` field when asked)."""
+    import json
+    import shutil
+
+    root = out / "data" if data_level else out
+    (root / "cheems_bench").mkdir(parents=True)
+    for name in ("open", "human"):
+        if name in files:
+            shutil.copy(smoke_dir / f"cheems_bench/{name}.jsonl", root / f"cheems_bench/{name}.jsonl")
+    if "preference" in files:
+        with open(root / "cheems_preference.jsonl", "w", encoding="utf-8") as fh:
+            for sub in ("human", "gpt"):
+                for line in (smoke_dir / f"cheems_preference/{sub}.jsonl").read_text(encoding="utf-8").splitlines():
+                    rec = json.loads(line)
+                    if subset:
+                        rec["subset"] = sub
+                    fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    if manifest is not None:
+        (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return out
+
+
+class TestDetectLayout:
+    def test_simulated_layout(self, smoke_dir):
+        """A cheems simulate folder: kind simulated, every §6 file found, simulated, unknown labels."""
+        from cheems_lib.world_files import detect_layout
+
+        lay = detect_layout(smoke_dir)
+        assert lay.kind == "simulated" and lay.simulated and lay.labels == "unknown labels"
+        assert lay.found == ("open", "human", "open_gpt", "human_gpt", "preference_human", "preference_gpt",
+                             "truth", "summary")
+        assert lay.paths["preference_gpt"] == smoke_dir / "cheems_preference/gpt.jsonl"
+
+    @pytest.mark.parametrize("data_level", [False, True])
+    def test_release_layout_with_and_without_data_level(self, smoke_dir, tmp_path, data_level):
+        """The official release, with or without data/: kind release, not simulated, paths under data/."""
+        from cheems_lib.world_files import detect_layout
+
+        lay = detect_layout(_release(smoke_dir, tmp_path / "r", data_level=data_level))
+        assert lay.kind == "release" and not lay.simulated and lay.found == ("open", "human", "preference")
+        base = tmp_path / "r" / ("data" if data_level else "")
+        assert lay.paths["preference"] == base / "cheems_preference.jsonl"
+
+    def test_subsets_and_manifest_labels(self, smoke_dir, tmp_path):
+        """Any subset of the files is a world; labels come from manifest.json (a list is joined)."""
+        from cheems_lib.world_files import detect_layout
+
+        lay = detect_layout(_release(smoke_dir, tmp_path / "r", files=("open",),
+                                     manifest={"name": "x", "labels": ["human", "gpt-4o"]}))
+        assert lay.found == ("open", "manifest") and lay.labels == "human, gpt-4o" and lay.manifest["name"] == "x"
+        assert lay.has("open") and not lay.has("open", "human")
+        (tmp_path / "s" / "cheems_bench_gpt").mkdir(parents=True)
+        (tmp_path / "s" / "cheems_bench_gpt" / "open.jsonl").write_bytes(
+            (smoke_dir / "cheems_bench_gpt/open.jsonl").read_bytes())
+        lay = detect_layout(tmp_path / "s")
+        assert lay.found == ("open_gpt",) and lay.kind == "simulated" and not lay.simulated
+
+    def test_nothing_known_names_what_it_expects(self, tmp_path):
+        """A folder with no known file: one DataError listing the expected files and the fix."""
+        from cheems_lib.records import DataError
+        from cheems_lib.world_files import detect_layout
+
+        (tmp_path / "notes.txt").write_text("x")
+        with pytest.raises(DataError, match=r"expected any of .*cheems_bench/open\.jsonl.*cheems_preference\.jsonl"):
+            detect_layout(tmp_path)
+        with pytest.raises(DataError, match="is not a folder"):
+            detect_layout(tmp_path / "absent")
+
+    def test_one_file_twice_is_an_error(self, smoke_dir, tmp_path):
+        """The same file at the root and under data/: ambiguous, so a DataError naming both."""
+        import shutil
+
+        from cheems_lib.records import DataError
+        from cheems_lib.world_files import detect_layout
+
+        out = _release(smoke_dir, tmp_path / "r", data_level=True, files=("open",))
+        shutil.copytree(out / "data" / "cheems_bench", out / "cheems_bench")
+        with pytest.raises(DataError, match="both cheems_bench/open.jsonl and data/cheems_bench/open.jsonl"):
+            detect_layout(out)
+
+
+class TestSplitPreference:
+    def test_split_by_subset_field(self, smoke_dir, tmp_path):
+        """One preference file with a subset field loads as the §6 human and GPT subsets."""
+        from cheems_lib.records import read_records
+
+        files = load_world(_release(smoke_dir, tmp_path / "r"))
+        for sub in ("human", "gpt"):
+            want = [r.id for r in read_records(smoke_dir / f"cheems_preference/{sub}.jsonl")]
+            assert [r.id for r in files[f"cheems_preference/{sub}.jsonl"]] == want
+        assert "cheems_preference.jsonl" not in files
+
+    def test_split_by_ids_file_and_unsplit(self, smoke_dir, tmp_path):
+        """Without a subset field: a human_ids file splits it; without one it stays whole."""
+        from cheems_lib.records import read_records
+
+        out = _release(smoke_dir, tmp_path / "r", subset=False)
+        human = [r.id for r in read_records(smoke_dir / "cheems_preference/human.jsonl")]
+        ids = tmp_path / "ids.txt"
+        ids.write_text("# golden subset\n" + "\n".join(human) + "\n\n", encoding="utf-8")
+        files = load_world(out, human_ids=ids)
+        assert [r.id for r in files["cheems_preference/human.jsonl"]] == human
+        assert len(files["cheems_preference/gpt.jsonl"]) == len(read_records(smoke_dir / "cheems_preference/gpt.jsonl"))
+        whole = load_world(out)
+        assert "cheems_preference/human.jsonl" not in whole and len(whole["cheems_preference.jsonl"]) == len(human) + len(
+            files["cheems_preference/gpt.jsonl"])
+
+    def test_partial_subset_field_is_an_error(self, smoke_dir, tmp_path):
+        """Some records with a subset and some without: a DataError with the file and line, not a silent split."""
+        import json
+
+        from cheems_lib.records import DataError
+
+        out = _release(smoke_dir, tmp_path / "r")
+        lines = (out / "cheems_preference.jsonl").read_text(encoding="utf-8").splitlines()
+        rec = json.loads(lines[1])
+        del rec["subset"]
+        lines[1] = json.dumps(rec, ensure_ascii=False)
+        (out / "cheems_preference.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with pytest.raises(DataError, match=r"cheems_preference\.jsonl:2: .*has subset null"):
+            load_world(out)
+
+
+def test_missing_sentence_names_the_file():
+    """The one generated sentence of a skipped section names what it needs."""
+    from cheems_lib.world_files import missing_sentence
+
+    assert missing_sentence("Table 5's GPT column", "cheems_bench_gpt/open.jsonl") == (
+        "*Skipped: Table 5's GPT column; it needs `cheems_bench_gpt/open.jsonl`, which this folder does not hold.*")
