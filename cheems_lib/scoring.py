@@ -141,9 +141,11 @@ class ScoreOutput:
 
     def append(self, scores: dict[tuple[str, str], float]) -> None:
         """Append whole lines to this process's partial file and flush them."""
+        from .outputs import interrupt_point
         from .score_file import write_scores
 
         write_scores(((p, r, s) for (p, r), s in scores.items()), self.mine, append=True)
+        interrupt_point("score.batch")
 
     def finish(self, records: Sequence[Record]) -> int:
         """Merge OUT and the partial files into OUT, atomically, in record order; returns the lines."""
