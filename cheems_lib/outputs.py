@@ -48,7 +48,8 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["interrupt_point", "atomic_path", "atomic_open", "exchange", "pid_alive", "OutputLock", "LockedError", "exit_on_sigterm"]
+__all__ = ["interrupt_point", "parse_interrupts", "atomic_path", "atomic_open", "exchange", "pid_alive", "OutputLock",
+           "LockedError", "exit_on_sigterm"]
 
 
 _INTERRUPT_VAR = "CHEEMS_TEST_INTERRUPT"
