@@ -39,6 +39,8 @@ Nothing is lost (see the README, "Nothing is lost"):
   from the book; removed again once the chapter succeeds). The other chapters still run,
   the book is still rendered, and :func:`build` then raises :class:`ChaptersFailed`, one
   line per failed chapter (``cheems book`` exits 1).
+- Ctrl-C stops every chapter running in parallel (their kernels are killed; one still
+  starting runs no cell) and exits 130; a chapter stopped so is not recorded as failed.
 - The page of a failed chapter shows its last good run; a chapter that never succeeded
   gets a placeholder page with the error, and when rendering, a chapter never executed in
   this checkout gets one saying so (notebooks without a cache key, so the next build
@@ -67,7 +69,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .outputs import LockedError, OutputLock, pid_alive
+from .outputs import LockedError, OutputLock, interrupt_point, pid_alive
 from .chapters import CHAPTERS, PROFILES, chapter
 
 __all__ = ["BookError", "BookInputError", "ChapterFailed", "ChaptersFailed", "parameters_of", "coerce", "cache_key", "data_files", "execute_chapter", "default_jobs", "build",
@@ -377,11 +379,23 @@ def _fail(name: str, message: str, run_nb: Path, root: Path, log: Callable[[str]
 
 _KERNELS: set = set()  # kernel managers of the chapters executing now
 _KERNELS_LOCK = threading.Lock()
+_STOPPING = threading.Event()  # set by an interrupt: a kernel that was still starting runs no cell
+
+
+class _Stopped(Exception):
+    """Raised before a cell of a chapter whose build was interrupted (see :func:`_stop_kernels`)."""
+
+
+def _before_cell(**_) -> None:
+    if _STOPPING.is_set():
+        raise _Stopped
 
 
 def _stop_kernels() -> None:
     """Kill the running chapters' kernels (they run in their own session, so Ctrl-C does not reach
-    them): the chapter threads then end at once instead of finishing their chapters."""
+    them): the chapter threads then end at once instead of finishing their chapters. A kernel
+    still starting is not running yet: its chapter stops before its first cell."""
+    _STOPPING.set()
     with _KERNELS_LOCK:
         kms = list(_KERNELS)
     for km in kms:
@@ -430,7 +444,9 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
             _KERNELS.add(km)
         try:
             papermill.execute_notebook(str(src_nb), str(run_nb), parameters=params, cwd=str(root), km=km,
-                                       kernel_name="python3", progress_bar=False, log_output=False)
+                                       kernel_name="python3", progress_bar=False, log_output=False,
+                                       on_cell_start=_before_cell,
+                                       on_cell_executed=lambda **_: interrupt_point("book.cell"))
         except PapermillExecutionError as e:
             failed = nbformat.read(run_nb, as_version=4)
             # papermill prepends an error banner, so find the cell by its execution count
@@ -439,7 +455,11 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
             evalue = e.evalue.splitlines()[0] if e.evalue else ""
             raise _fail(name, f"failed in cell {e.exec_count} ({first[0] if first else ''!r}): {e.ename}: {evalue}",
                         run_nb, root, log) from None
+        except _Stopped:
+            raise KeyboardInterrupt from None
         except Exception as e:  # the kernel died, timed out or could not start
+            if _STOPPING.is_set():  # killed by _stop_kernels: interrupted, not a failed chapter
+                raise KeyboardInterrupt from None
             msg = str(e).strip().splitlines()
             raise _fail(name, f"failed: {type(e).__name__}: {msg[0] if msg else ''}", run_nb, root, log) from None
         finally:
@@ -450,6 +470,7 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
     done.metadata["cheems"] = {"cache_key": key, "profile": profile, "parameters": params, "wall_time_s": wall}
     _add_header_footer(done, source, params, root, profile=profile, wall_time_s=wall)
     apply_conditions(done)  # drop the prose the world's files do not support (simulator prose on real files, ...)
+    interrupt_point("book.executed")
     _write_notebook(done, out)
     (root / "book" / f"{name}.failed.ipynb").unlink(missing_ok=True)  # an old failure, fixed now
     log(f"[cheems book] {name}: done in {time.time() - start:.1f} s")
@@ -502,6 +523,7 @@ def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: in
             from concurrent.futures import ThreadPoolExecutor
 
             log(f"[cheems book] {len(plans)} chapters, {jobs} at a time")
+            _STOPPING.clear()
             pool = ThreadPoolExecutor(jobs)
             costliest_first = sorted(plans, key=lambda plan: -chapter(plan[0]).cost)  # stable: ties keep reading order
             try:

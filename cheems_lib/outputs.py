@@ -38,6 +38,27 @@ safetensors' own error type) are translated by :func:`write_error` where models 
 'complete'
 >>> classify_output(p).kind, classify_output(p.with_name("new")).kind
 ('regular', 'absent')
+
+Interrupt points (tests only). A test that must interrupt a command at a chosen moment
+does not sleep or poll and then kill (under load the command may finish first): it sets
+``CHEEMS_TEST_INTERRUPT=POINT=N:SIGNAL[,POINT=N:SIGNAL...]`` and the command sends the real
+``SIGNAL`` (``SIGKILL``, ``SIGINT`` or ``SIGTERM``) to itself the ``N``-th time it reaches
+:func:`interrupt_point` ``(POINT)`` (counted per process; to its process group when it leads
+one, as Ctrl-C reaches the whole foreground group). The points, each reached after the step named:
+
+- ``atomic.written`` / ``atomic.replaced``: :func:`atomic_path` wrote its temporary file / renamed it;
+- ``score.batch``: a batch of scores was appended to ``OUT.partial`` (:mod:`cheems_lib.scoring`);
+- ``train.step``: an optimisation step (and its log line) is done (:mod:`cheems_lib.training`);
+- ``checkpoint.written`` / ``checkpoint.saved``: a checkpoint's temporary folder is written / renamed;
+- ``publish.staging`` / ``publish.staged`` / ``publish.swapped``: the finished model's weights are in the
+  staging folder / the staging folder is complete / it replaced the output, the old one not yet deleted
+  (:mod:`cheems_lib.run_folder`);
+- ``world.file`` / ``world.staged`` / ``world.swapped``: one file of a world is written / the staged world
+  is complete / it replaced the output, the old one not yet deleted (:mod:`cheems_lib.world_files`);
+- ``book.cell`` / ``book.executed``: a chapter's kernel executed a cell / a chapter ran, before its
+  notebook replaces the last good one (:mod:`cheems_lib.book`).
+
+The variable is read once; unset, a point costs one function call.
 """
 from __future__ import annotations
 
@@ -49,11 +70,12 @@ import secrets
 import signal
 import stat
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["atomic_path", "atomic_open", "classify_output", "OutputPath", "folder_problem", "write_error",
+__all__ = ["interrupt_point", "parse_interrupts", "atomic_path", "atomic_open", "classify_output", "OutputPath", "folder_problem", "write_error",
            "exchange", "pid_alive", "OutputLock", "LockedError", "exit_on_sigterm"]
 
 # the kinds of output path classify_output tells apart
@@ -62,6 +84,56 @@ LINK_FD, LINK_SPECIAL, LINK_REGULAR, LINK_DIRECTORY = "link-fd", "link-special",
 DANGLING, LOOP = "dangling", "loop"
 _THROUGH = (SPECIAL, LINK_SPECIAL, LINK_FD)
 _PROC_FD = re.compile(r"/proc/(?:self|(\d+))/fd/(\d+)")
+
+
+_INTERRUPT_VAR = "CHEEMS_TEST_INTERRUPT"
+_SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}
+_plan: dict[str, dict[int, signal.Signals]] | None = None  # point -> {N: signal}; {} when the variable is unset
+_counts: dict[str, int] = {}
+_counts_pid = 0  # counts belong to one process: a forked child starts again from zero
+_counts_lock = threading.Lock()
+
+
+def parse_interrupts(text: str) -> dict[str, dict[int, signal.Signals]]:
+    """``"score.batch=3:SIGKILL,train.step=1:SIGINT"`` -> ``{"score.batch": {3: SIGKILL}, ...}``.
+
+    >>> parse_interrupts("a.b=2:SIGINT")
+    {'a.b': {2: <Signals.SIGINT: 2>}}
+    """
+    plan: dict[str, dict[int, signal.Signals]] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, _, rest = item.partition("=")
+        n, _, sig = rest.partition(":")
+        if not name or not n.isdigit() or int(n) < 1 or sig not in _SIGNALS:
+            raise ValueError(f"{_INTERRUPT_VAR}: {item!r} is not POINT=N:SIGNAL with N >= 1 and SIGNAL one of "
+                             f"{', '.join(_SIGNALS)} (fix: e.g. {_INTERRUPT_VAR}=score.batch=3:SIGKILL)")
+        plan.setdefault(name, {})[int(n)] = _SIGNALS[sig]
+    return plan
+
+
+def interrupt_point(name: str) -> None:
+    """A moment where a test may interrupt this process with a real signal (see the module docstring).
+
+    Does nothing unless ``CHEEMS_TEST_INTERRUPT`` names ``name``; raises ValueError when the
+    variable is malformed.
+    """
+    global _plan, _counts_pid
+    if _plan is None:
+        _plan = parse_interrupts(os.environ.get(_INTERRUPT_VAR, ""))
+    if not _plan or name not in _plan:
+        return
+    with _counts_lock:
+        if _counts_pid != os.getpid():
+            _counts.clear()
+            _counts_pid = os.getpid()
+        _counts[name] = n = _counts.get(name, 0) + 1
+    sig = _plan[name].get(n)
+    if sig is None:
+        return
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpid(), sig)
+    else:
+        os.kill(os.getpid(), sig)
 
 
 @dataclass(frozen=True)
@@ -160,7 +232,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         yield tmp
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
+        interrupt_point("atomic.written")
         os.replace(tmp, dest)
+        interrupt_point("atomic.replaced")
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

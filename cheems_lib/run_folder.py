@@ -40,7 +40,7 @@ import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .outputs import atomic_open, write_error
+from .outputs import atomic_open, interrupt_point, write_error
 from .outputs import exchange as _exchange
 from .training_config import BOOKKEEPING_FIELDS, TrainConfig, TrainError
 
@@ -72,14 +72,17 @@ def _swap_in(stage: Path, out: Path) -> None:
     if not out.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
         os.rename(stage, out)
+        interrupt_point("publish.swapped")
         return
     if not _exchange(stage, out):  # no RENAME_EXCHANGE here: two renames; _recover repairs a kill between them
         old = _sibling(out, "old")
         _rmtree(old)
         os.rename(out, old)
         os.rename(stage, out)
+        interrupt_point("publish.swapped")
         _rmtree(old)
         return
+    interrupt_point("publish.swapped")
     _rmtree(stage)  # now the old folder
 
 
@@ -272,12 +275,14 @@ def save_checkpoint(acc, model, tok, root: Path, step: int, identity: dict) -> N
             tok.save_pretrained(tmp)
             _write_json(tmp / "cheems_state.json", {"global_step": step, **identity})
     if acc.is_main_process:
+        interrupt_point("checkpoint.written")
         os.replace(tmp, root / name)
         with atomic_open(root / "latest", "w") as fh:
             fh.write(name)
         for old in root.glob("step-*"):
             if old.name != name:
                 shutil.rmtree(old, ignore_errors=True)
+        interrupt_point("checkpoint.saved")
     acc.wait_for_everyone()
 
 
@@ -327,11 +332,13 @@ def publish(acc, model, tok, out: Path, work: Path, summary: dict) -> None:
         stage.mkdir(parents=True)
         with _writing(stage):
             acc.unwrap_model(model).save_pretrained(stage, safe_serialization=True)
+            interrupt_point("publish.staging")
             tok.save_pretrained(stage)
             if log.exists():
                 shutil.copy2(log, stage / "train_log.jsonl")
             summary["final"] = _last_log(log)
             _write_json(stage / "cheems_train.json", summary)  # the mark of a finished run
+        interrupt_point("publish.staged")
         with _sigint_deferred():  # a Ctrl-C here would leave the old folder beside the new one
             _swap_in(stage, out)
             if work != out:

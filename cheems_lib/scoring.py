@@ -297,6 +297,7 @@ class ScoreOutput:
 
     def append(self, scores: dict[tuple[str, str], float]) -> None:
         """Append whole lines to this process's partial file and flush them."""
+        from .outputs import interrupt_point
         from .score_file import write_scores
 
         if self.through:
@@ -304,6 +305,7 @@ class ScoreOutput:
             return
 
         write_scores(((p, r, s) for (p, r), s in scores.items()), self.mine, append=True)
+        interrupt_point("score.batch")
 
     def finish(self, records: Sequence[Record]) -> int:
         """Merge OUT (less its stale scores) and the partial files into OUT, atomically, in record

@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from .batching import Batch, forward_groups, pack, pad_right, padding_fraction
-from .outputs import folder_problem
+from .outputs import folder_problem, interrupt_point
 from .records import Record
 from .run_folder import (Plan, agreed_plan, append_json_line, discarded_on_write_failure, publish, save_checkpoint,
                          start_fresh, trim_log)
@@ -203,6 +203,7 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
                     append_json_line(log, metrics.line(step, epoch, time.time() - t0, run.scheduler.get_last_lr()[0]))
                 if bar is not None:
                     bar.update(1)
+                interrupt_point("train.step")
                 if (cfg.save_every and step % cfg.save_every == 0) or per_proc is steps[-1]:  # and at each epoch's end
                     save_checkpoint(acc, run.model, run.tok, plan.work / "checkpoints", step, identity)
         if bar is not None:

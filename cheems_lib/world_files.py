@@ -28,7 +28,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .outputs import exchange as _exchange, folder_problem, pid_alive
+from .outputs import exchange as _exchange, folder_problem, interrupt_point, pid_alive
 from .records import DataError, Record, read_records, write_records
 
 __all__ = ["LAYOUT", "GPT_LAYOUT", "LOGICAL", "Layout", "WORLD_PATHS", "write_files", "check_output", "write_world",
@@ -52,11 +52,14 @@ def write_files(world, out: Path) -> None:
 
     for path, recs in world.files.items():
         write_records(recs, out / path)
+        interrupt_point("world.file")
     with open(out / "truth.jsonl", "wb") as fh:
         for row in world.truth:
             fh.write(orjson.dumps(row) + b"\n")
+    interrupt_point("world.file")
     (out / "summary.json").write_text(json.dumps(world.summary, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                                       encoding="utf-8")
+    interrupt_point("world.file")
 
 
 _WORLD_FILES = {*LAYOUT.values(), *GPT_LAYOUT.values(), "truth.jsonl", "summary.json"}
@@ -139,9 +142,12 @@ def write_world(world, out_dir: str | Path) -> dict:
     tmp.mkdir()
     try:
         write_files(world, tmp)
+        interrupt_point("world.staged")
         if not os.path.lexists(out):
             os.rename(tmp, out)
+            interrupt_point("world.swapped")
         elif _exchange(tmp, out):
+            interrupt_point("world.swapped")
             shutil.rmtree(tmp)  # now the old world
         else:
             old = out.with_name(f".{out.name}.old-{os.getpid()}-{secrets.token_hex(4)}")
@@ -151,6 +157,7 @@ def write_world(world, out_dir: str | Path) -> dict:
             except BaseException:
                 os.rename(old, out)
                 raise
+            interrupt_point("world.swapped")
             shutil.rmtree(old)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -248,37 +248,38 @@ def _big_raw_file(path, n=20000):
                                    "preference": 1 + i % 2}) + b"\n")
 
 
-def _kill_at(cmd, delay, sig):
-    import time
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    time.sleep(delay)
-    if proc.poll() is None:
-        import os
-        os.killpg(proc.pid, sig)
-    proc.wait()
+def _interrupted(cmd, point, sig_name, *, ok=False):
+    """Run ``cmd`` in its own session; it sends itself ``sig_name`` at ``point`` (``NAME=N``, see
+    cheems_lib.outputs.interrupt_point). Asserts the signal ended it: -9, 130 (SIGINT), 143 (SIGTERM)."""
+    import os
+    import signal
+    env = {**os.environ, "CHEEMS_TEST_INTERRUPT": f"{point}:{sig_name}"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, start_new_session=True, timeout=300)
+    want = {"SIGKILL": -signal.SIGKILL, "SIGINT": 130, "SIGTERM": 143}[sig_name]
+    assert proc.returncode == want, (point, sig_name, proc.returncode, proc.stderr[-1000:])
+    if sig_name != "SIGKILL":
+        assert "Traceback" not in proc.stderr, proc.stderr[-1000:]
     return proc
 
 
 @pytest.mark.parametrize("sig_name", ["SIGINT", "SIGTERM", "SIGKILL"])
 def test_resolve_in_place_interrupted_keeps_the_input_or_writes_it_whole(tmp_path, sig_name):
-    """`resolve big -o big` killed at random instants: the file is the whole input or the whole output."""
-    import hashlib
-    import signal
+    """`resolve big -o big` interrupted with its temporary file complete but not renamed keeps the whole
+    input; interrupted just after the rename it holds the whole output; SIGINT/SIGTERM leave no temporary."""
     big = tmp_path / "big.jsonl"
     _big_raw_file(big)
     before = big.read_bytes()
     ref = tmp_path / "ref.jsonl"
     assert run("resolve", big, "-o", ref).returncode == 0
     after = ref.read_bytes()
-    rng = random.Random(sig_name)
-    for _ in range(3):
+    for point, want in (("atomic.written=1", before), ("atomic.replaced=1", after)):
         big.write_bytes(before)
-        proc = _kill_at([*CHEEMS, "resolve", str(big), "-o", str(big)], rng.uniform(0.5, 3.0), getattr(signal, sig_name))
-        now = big.read_bytes()
-        assert hashlib.md5(now).digest() in {hashlib.md5(before).digest(), hashlib.md5(after).digest()}
-        if sig_name != "SIGKILL" and proc.returncode not in (0,):
-            assert proc.returncode == (130 if sig_name == "SIGINT" else 143)
-            assert not list(tmp_path.glob(".big.jsonl.tmp-*"))  # the temporary file was removed
+        _interrupted([*CHEEMS, "resolve", str(big), "-o", str(big)], point, sig_name)
+        assert big.read_bytes() == want, point
+        leftovers = list(tmp_path.glob(".big.jsonl.tmp-*"))
+        assert len(leftovers) == (sig_name == "SIGKILL" and point == "atomic.written=1"), leftovers
+        for p in leftovers:
+            p.unlink()
 
 
 def test_resolve_to_a_full_disk_is_one_line(tmp_path):
@@ -307,28 +308,19 @@ def many_records(scored_world):
 
 
 def test_score_streams_and_resumes_after_kill_identically(scored_world, many_records, tmp_path):
-    """SIGKILL and SIGINT mid-run keep every finished batch; the resumed file equals an uninterrupted run's."""
-    import signal
-    import time
+    """SIGKILL after batch 20, then SIGINT 100 batches into the resumed run: every finished batch is on disk
+    (streamed, not kept in memory); the resumed file equals an uninterrupted run's."""
     full = tmp_path / "full.jsonl"
     assert subprocess.run(_score_cmd(scored_world, [many_records], full), capture_output=True).returncode == 0
+    total = full.read_bytes().count(b"\n")
     cut = tmp_path / "cut.jsonl"
     partial = tmp_path / "cut.jsonl.partial"
-    for sig, want in ((signal.SIGKILL, 20), (signal.SIGINT, 120)):
-        proc = subprocess.Popen(_score_cmd(scored_world, [many_records], cut), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-        deadline = time.time() + 120
-        while proc.poll() is None and time.time() < deadline:
-            if partial.exists() and partial.read_bytes().count(b"\n") >= want:
-                break
-            time.sleep(0.01)
-        import os
-        os.killpg(proc.pid, sig)
-        assert proc.wait() in (-9, 130), proc.stderr.read().decode()[-500:]
-        assert not cut.exists() and partial.read_bytes().count(b"\n") >= want  # streamed, not kept in memory
+    for sig_name, batches, want in (("SIGKILL", 20, 20), ("SIGINT", 100, 120)):  # batch size 1: a line a batch
+        _interrupted(_score_cmd(scored_world, [many_records], cut), f"score.batch={batches}", sig_name)
+        assert not cut.exists() and partial.read_bytes().count(b"\n") == want < total
     out = subprocess.run(_score_cmd(scored_world, [many_records], cut), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["skipped"] >= 120
+    assert json.loads(out.stdout)["skipped"] == 120
     assert cut.read_bytes() == full.read_bytes()
     again = subprocess.run(_score_cmd(scored_world, [many_records], cut), capture_output=True, text=True)
     assert json.loads(again.stdout)["scored"] == 0 and cut.read_bytes() == full.read_bytes()
@@ -449,8 +441,8 @@ def test_score_refuses_repeated_prompt_ids_unless_skipping(tmp_path):
 
 @pytest.mark.parametrize("sig_name", ["SIGINT", "SIGKILL"])
 def test_preference_interrupted_leaves_no_partial_output(tmp_path, sig_name):
-    """`cheems preference` killed at random instants: the output is absent or equal to an uninterrupted run's."""
-    import signal
+    """`cheems preference` interrupted before its output's rename leaves no output (and, but for SIGKILL, no
+    temporary file); interrupted just after the rename, the output equals an uninterrupted run's."""
     from cheems_lib.baselines import length_scores
     from cheems_lib.simulation import WorldConfig, build_world
     from cheems_lib.world_files import write_world
@@ -463,12 +455,11 @@ def test_preference_interrupted_leaves_no_partial_output(tmp_path, sig_name):
            "--scores", str(tmp_path / "s.jsonl"), "-o"]
     assert subprocess.run([*cmd, str(tmp_path / "ref.jsonl")], capture_output=True).returncode == 0
     ref = (tmp_path / "ref.jsonl").read_bytes()
-    rng = random.Random(sig_name)
-    for k in range(3):
+    for k, (point, done) in enumerate((("atomic.written=1", False), ("atomic.replaced=1", True))):
         out = tmp_path / f"o{k}.jsonl"
-        _kill_at([*cmd, str(out)], rng.uniform(0.3, 2.5), getattr(signal, sig_name))
-        assert not out.exists() or out.read_bytes() == ref
-        assert not list(tmp_path.glob(f".o{k}.jsonl.tmp-*")) or sig_name == "SIGKILL"
+        _interrupted([*cmd, str(out)], point, sig_name)
+        assert out.exists() == done and (not done or out.read_bytes() == ref)
+        assert len(list(tmp_path.glob(f".o{k}.jsonl.tmp-*"))) == (sig_name == "SIGKILL" and not done)
 
 
 def test_judge_refuses_a_checkpoint_without_a_language_model_head(scored_world, tmp_path):

@@ -8,7 +8,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -121,48 +120,49 @@ def test_overwrite_replaces_a_finished_model(data, reference, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rm"]
 
 
-def _wait_for(run, path, lines, deadline=180):
-    """Wait until the run's log has ``lines`` lines (or it ended); True if it is still running."""
-    end = time.time() + deadline
-    while time.time() < end and run.poll() is None:
-        log = path / "train_log.jsonl"
-        if (path / ".cheems_training").exists() and (
-                lines == 0 or (log.exists() and log.read_text().count("\n") >= lines)):
-            return True
-        time.sleep(0.005)
-    return run.poll() is None
+def interrupted(*args, at, sig):
+    """Run ``cheems train ARGS`` in its own session; it sends itself ``sig`` at the point ``at`` (``NAME=N``,
+    see cheems_lib.outputs.interrupt_point). Asserts the signal ended it: -9 for SIGKILL, 130 for SIGINT."""
+    env = {**os.environ, "CHEEMS_TEST_INTERRUPT": f"{at}:{sig.name}"}
+    done = subprocess.run([*CHEEMS, *map(str, args)], capture_output=True, text=True, timeout=600, env=env,
+                          start_new_session=True)
+    assert done.returncode == (-signal.SIGKILL if sig == signal.SIGKILL else 130), (at, done.stderr[-2000:])
+    return done
 
 
-def _wait_for_path(run, path, deadline=180):
-    end = time.time() + deadline
-    while time.time() < end and run.poll() is None and not path.exists():
-        time.sleep(0.002)
-    return run.poll() is None
+def _point(at: str, steps: int) -> str:
+    """``train.step=mid``: a seeded step strictly inside the run."""
+    name, n = at.split("=")
+    n = str(random.Random(24).randint(2, steps - 1)) if n == "mid" else n
+    return f"{name}={n}"
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
-@pytest.mark.parametrize("when", ["step", "final-save"])
-def test_interrupt_at_a_random_point_leaves_resumable_or_finished(data, reference, tmp_path, sig, when):
-    """A signal at a seeded random step, or at a seeded moment of the final save: either a finished folder
-    identical to an uninterrupted run, or an unfinished one whose --resume ends identical; SIGINT exits 130."""
-    rng = random.Random(f"{when}-{int(sig)}")
+# every kind of moment: after a step (before its checkpoint), inside and after a checkpoint's save, while the
+# final folder is staged, staged complete, and swapped in (SIGINT there is held until the swap is done)
+INTERRUPTS = [("train.step=1", signal.SIGINT), ("train.step=mid", signal.SIGKILL),
+              ("checkpoint.written=2", signal.SIGKILL), ("checkpoint.saved=1", signal.SIGINT),
+              ("publish.staging=1", signal.SIGKILL), ("publish.staged=1", signal.SIGINT),
+              ("publish.swapped=1", signal.SIGINT)]
+
+
+@pytest.mark.parametrize("at,sig", INTERRUPTS, ids=[f"{a}-{s.name}" for a, s in INTERRUPTS])
+def test_interrupt_at_each_kind_of_point_leaves_resumable_or_finished(data, reference, tmp_path, at, sig):
+    """A real signal at a step, a checkpoint or a moment of the final save: an unfinished folder (no weights)
+    whose --resume ends identical to an uninterrupted run, or, once swapped in, the finished folder itself;
+    SIGINT exits 130 saying "interrupted"."""
     steps = json.loads((reference / "cheems_train.json").read_text())["steps"]
     out = tmp_path / "rm"
     args = ["--data", data, *FAST, "--output", out]
-    proc = start(*args)
-    running = (_wait_for(proc, out, rng.randint(0, steps)) if when == "step"
-               else _wait_for_path(proc, tmp_path / ".rm.cheems-final"))  # the staging folder of the final save
-    if running:
-        time.sleep(rng.random() * 0.05)
-        os.killpg(proc.pid, sig)
-    rc = proc.wait(timeout=120)
-    err = proc.stderr.read()
+    done = interrupted(*args, at=_point(at, steps), sig=sig)
     finished = (out / "cheems_train.json").exists()
-    if sig == signal.SIGINT and not finished:
-        assert rc == 130, err[-2000:]
-        assert "interrupted" in err.strip().splitlines()[-1]
+    assert finished == at.startswith("publish.swapped")
+    if sig == signal.SIGINT:
+        assert "interrupted" in done.stderr.strip().splitlines()[-1]
     if not finished:
         assert not (out / "model.safetensors").exists()  # no half-finished output
+    if at.startswith("checkpoint."):  # the interrupted checkpoint counts only once renamed
+        kept = 3 * (int(at.split("=")[1]) - (at.startswith("checkpoint.written")))
+        assert (out / "checkpoints/latest").read_text() == f"step-{kept:07d}"
     resumed = run(*args, "--resume")  # finished: "nothing to resume", and stale staging folders are removed
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert finished == ("already finished" in resumed.stderr)
@@ -170,24 +170,20 @@ def test_interrupt_at_a_random_point_leaves_resumable_or_finished(data, referenc
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rm"]  # no staging folder left
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_kill_during_overwrite_keeps_the_old_model(data, reference, tmp_path, seed):
-    """kill -9 at a random point of an --overwrite run: the output is the complete old model or the complete new one."""
-    rng = random.Random(100 + seed)
-    steps = json.loads((reference / "cheems_train.json").read_text())["steps"]
+@pytest.mark.parametrize("at", ["checkpoint.saved=2", "publish.staged=1", "publish.swapped=1"])
+def test_kill_during_overwrite_keeps_the_old_model(data, reference, tmp_path, at):
+    """kill -9 during an --overwrite run: the complete old model until the swap, the complete new one after it;
+    --overwrite --resume then ends with the new model and no sibling folder."""
     out = tmp_path / "rm"
     shutil.copytree(reference, out)
-    proc = start("--data", data, *FAST, "--seed", "1", "--overwrite", "--output", out)
-    if _wait_for(proc, tmp_path / ".rm.cheems-overwrite", rng.randint(0, steps)):
-        time.sleep(rng.random() * 0.05)
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=120)
+    interrupted("--data", data, *FAST, "--seed", "1", "--overwrite", "--output", out, at=at, sig=signal.SIGKILL)
     summary = json.loads((out / "cheems_train.json").read_text())
     assert {"config.json", "model.safetensors", "tokenizer.json", "train_log.jsonl"} <= {p.name for p in out.iterdir()}
-    if summary["config"]["seed"] == 0:
-        assert same_weights(out, reference)  # the old model, untouched
+    if at != "publish.swapped=1":
+        assert summary["config"]["seed"] == 0 and same_weights(out, reference)  # the old model, untouched
         assert all((out / p.name).read_bytes() == p.read_bytes() for p in reference.iterdir())
     else:
+        assert summary["config"]["seed"] == 1
         from cheems_lib.reward_model import load
         load(out)  # the new model, complete
     resumed = run("--data", data, *FAST, "--seed", "1", "--overwrite", "--resume", "--output", out)

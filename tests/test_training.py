@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -98,25 +97,23 @@ def _cli_train(args, **kw):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, **kw)
 
 
+def _latest(out) -> int:
+    return int((out / "checkpoints/latest").read_text().strip().split("-")[1])
+
+
 TRAIN_ARGS = ["--model", "tiny-xs", "--epochs", "2", "--max-tokens-per-batch", "256", "--max-length", "128"]
 
 
-def _train_until_checkpoint(args, out, step):
-    """Start a CLI training run and SIGKILL it once its latest checkpoint is at ``step`` or later."""
-    run = _cli_train(["--output", out, *args])
-    latest = out / "checkpoints/latest"
-    deadline = time.time() + 120
-    while time.time() < deadline and run.poll() is None:
-        if latest.exists() and int(latest.read_text().strip().split("-")[1]) >= step:
-            break
-        time.sleep(0.01)
-    os.killpg(run.pid, signal.SIGKILL)
-    run.wait()
-    assert latest.exists() and not (out / "cheems_train.json").exists(), "the run was not interrupted"
+def _train_killed_at(args, out, point):
+    """Run CLI training that SIGKILLs itself at ``point`` (``NAME=N``, cheems_lib.outputs.interrupt_point)."""
+    run = _cli_train(["--output", out, *args], env={**os.environ, "CHEEMS_TEST_INTERRUPT": f"{point}:SIGKILL"})
+    assert run.wait(timeout=300) == -signal.SIGKILL, run.stderr.read().decode()[-2000:]
+    assert not (out / "cheems_train.json").exists()
 
 
 def test_resume_after_kill_matches_uninterrupted_run(records, tmp_path):
-    """kill -9 twice (in epoch 1, then in epoch 2), --resume each time: bit-identical weights and metrics.
+    """kill -9 twice (just after epoch 1's first checkpoint, then in epoch 2 two steps past a checkpoint, so
+    the resume drops logged steps), --resume each time: bit-identical weights and metrics.
 
     Guaranteed on the CPU: the same process state is rebuilt (train mode, 64-byte aligned
     weights, the saved tokenizer, optimizer and scheduler), so every kernel sees the same
@@ -129,8 +126,11 @@ def test_resume_after_kill_matches_uninterrupted_run(records, tmp_path):
     assert full.wait(timeout=300) == 0, full.stderr.read().decode()[-2000:]
     steps = json.loads((tmp_path / "full/cheems_train.json").read_text())["steps"]
     cut = tmp_path / "cut"
-    _train_until_checkpoint(args, cut, 3)
-    _train_until_checkpoint([*args, "--resume"], cut, steps // 2 + 3)
+    _train_killed_at(args, cut, "checkpoint.saved=1")
+    assert _latest(cut) == 3
+    second = (steps // 2 + 3) // 3 * 3 + 2  # in epoch 2, two steps after a checkpoint (every 3 and at epoch ends)
+    _train_killed_at([*args, "--resume"], cut, f"train.step={second - 3}")  # a resumed run counts from step 4
+    assert _latest(cut) < second and json.loads((cut / "train_log.jsonl").read_text().splitlines()[-1])["step"] == second
     resumed = _cli_train(["--output", cut, *args, "--resume"])
     assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode()[-2000:]
     a, b = _weights(tmp_path / "full"), _weights(cut)

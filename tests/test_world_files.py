@@ -134,73 +134,54 @@ class TestWritingSafely:
         assert rc == 1 and err == [f"cheems: {tmp_path / 'f'}: Not a directory"]
 
 
-def _written_since(folder, t0_ns) -> bool:
-    """Whether anything under ``folder`` was created or changed after ``t0_ns``."""
-    for p in folder.rglob("*"):
-        try:
-            if p.stat().st_mtime_ns > t0_ns:
-                return True
-        except FileNotFoundError:  # renamed or removed while we looked
-            return True
-    return False
-
-
-def _run_killed(args, sig, when, watch, cwd=None):
-    """Start ``cheems ARGS`` in its own session and send ``sig`` to it: ``when = ("start", seconds)``
-    after the start, or ``("writing", seconds)`` after anything under ``watch`` starts to change."""
+def _run_killed(args, sig, point, cwd=None):
+    """Run ``cheems ARGS`` in its own session; it sends itself ``sig`` at ``point`` (``NAME=N``, see
+    cheems_lib.outputs.interrupt_point). Returns (exit code, stderr)."""
     import os
     import subprocess
     import sys
-    import time
 
-    t0 = time.time_ns()
-    proc = subprocess.Popen([sys.executable, "-m", "cheems_lib.cli", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True, cwd=cwd)
-    if when[0] == "writing":
-        deadline = time.monotonic() + 120
-        while proc.poll() is None and time.monotonic() < deadline and not _written_since(watch, t0):
-            time.sleep(0.001)
-    time.sleep(when[1])
-    if proc.poll() is None:
-        os.killpg(proc.pid, sig)
-    _, err = proc.communicate(timeout=120)
-    return proc.returncode, err.decode(errors="replace")
+    env = {**os.environ, "CHEEMS_TEST_INTERRUPT": f"{point}:{sig.name}"}
+    proc = subprocess.run([sys.executable, "-m", "cheems_lib.cli", *args], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, start_new_session=True, cwd=cwd, env=env, timeout=300)
+    return proc.returncode, proc.stderr.decode(errors="replace")
+
+
+# the first file, a middle one and the last one (summary.json) written, the staged folder, the swapped-in folder
+POINTS = ["world.file=1", "world.file=4", "world.file=8", "world.staged=1", "world.swapped=1"]
 
 
 class TestInterrupts:
     @pytest.mark.parametrize("old", [False, True], ids=["fresh", "over-old-world"])
-    def test_killed_simulate_leaves_old_or_complete_new_world(self, old, smoke_dir, tmp_path):
-        """SIGINT/SIGKILL at seeded random points: DIR is absent/the old world or equals an uninterrupted run,
-        SIGINT exits 130 and cleans up, and the next run repairs what a SIGKILL left."""
-        import random
+    @pytest.mark.parametrize("sig_name", ["SIGINT", "SIGKILL"])
+    def test_killed_simulate_leaves_old_or_complete_new_world(self, old, sig_name, smoke_dir, tmp_path):
+        """A real SIGINT/SIGKILL while each file is written, when the world is staged, and after the swap:
+        DIR is absent/the old world until the swap and the new one after it, SIGINT exits 130 with no
+        traceback and no hidden folder, and the next run repairs what a SIGKILL left."""
         import shutil
         import signal
 
+        sig = getattr(signal, sig_name)
         new = digest(smoke_dir)  # seed 3, uninterrupted
         old_world = tmp_path / "old"
         write_world(build_world(WorldConfig(size="smoke", seed=1)), old_world)
-        rng = random.Random(20250217 + old)
-        for sig in (signal.SIGINT, signal.SIGKILL):
-            for when in (("start", rng.uniform(0.1, 0.7)), ("writing", rng.uniform(0, 0.06))):
-                out = tmp_path / "w"
-                shutil.rmtree(out, ignore_errors=True)
-                if old:
-                    shutil.copytree(old_world, out)
-                rc, err = _run_killed(["simulate", "--size", "smoke", "--seed", "3", "-o", str(out)],
-                                         sig, when, tmp_path)
-                got = digest(out) if out.exists() else None
-                before = digest(old_world) if old else None
-                assert got in (before, new), (sig, when, rc, err)
-                if sig == signal.SIGKILL:
-                    assert rc in (0, -signal.SIGKILL), (when, rc, err)
-                else:  # 0: done before the signal; -SIGINT: it came in start-up or shut-down, outside main()
-                    assert rc in (0, 130) or (rc == -signal.SIGINT and (when[0] == "start" or got == new)), (when, rc)
-                    # a signal outside main() (interpreter start-up) is Python's own traceback; inside main: none
-                    assert rc == -signal.SIGINT or "Traceback" not in err
-                    assert [p for p in _hidden(tmp_path) if p.startswith(".w.")] == []
-                # the next run repairs whatever a kill left and writes the complete world
-                write_world(build_world(WorldConfig(size="smoke", seed=3)), out)
-                assert digest(out) == new and [p for p in _hidden(tmp_path) if p.startswith(".w.")] == []
+        before = digest(old_world) if old else None
+        for point in POINTS:
+            out = tmp_path / "w"
+            shutil.rmtree(out, ignore_errors=True)
+            if old:
+                shutil.copytree(old_world, out)
+            rc, err = _run_killed(["simulate", "--size", "smoke", "--seed", "3", "-o", str(out)], sig, point)
+            got = digest(out) if out.exists() else None
+            assert got == (new if point.startswith("world.swapped") else before), (point, rc, err)
+            if sig == signal.SIGKILL:
+                assert rc == -signal.SIGKILL, (point, rc, err)
+            else:
+                assert rc == 130 and "Traceback" not in err, (point, rc, err)
+                assert [p for p in _hidden(tmp_path) if p.startswith(".w.")] == []
+            # the next run repairs whatever a kill left and writes the complete world
+            write_world(build_world(WorldConfig(size="smoke", seed=3)), out)
+            assert digest(out) == new and [p for p in _hidden(tmp_path) if p.startswith(".w.")] == []
 
 
 # ---- detecting the layout (spec §6b) ---------------------------------------------------------------
