@@ -1,6 +1,7 @@
 """Shared fixtures: small records built in code, and the repository root."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -61,3 +62,24 @@ def digest(directory) -> dict[str, str]:
 
     return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(Path(directory).rglob("*")) if p.is_file()}
+
+
+def release_folder(smoke_dir, out, *, data_level=False, subset=True, files=("open", "human", "preference"), manifest=None):
+    """A release-shaped folder from the smoke world: cheems_bench/{open,human}.jsonl and one
+    cheems_preference.jsonl (the human then the GPT subset, with a ``subset`` field when asked)."""
+    root = out / "data" if data_level else out
+    (root / "cheems_bench").mkdir(parents=True)
+    for name in ("open", "human"):
+        if name in files:
+            shutil.copy(smoke_dir / f"cheems_bench/{name}.jsonl", root / f"cheems_bench/{name}.jsonl")
+    if "preference" in files:
+        with open(root / "cheems_preference.jsonl", "w", encoding="utf-8") as fh:
+            for sub in ("human", "gpt"):
+                for line in (smoke_dir / f"cheems_preference/{sub}.jsonl").read_text(encoding="utf-8").splitlines():
+                    rec = json.loads(line)
+                    if subset:
+                        rec["subset"] = sub
+                    fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    if manifest is not None:
+        (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return out

@@ -10,7 +10,7 @@ import pytest
 
 from cheems_lib.book import BookInputError, ChapterFailed, ChaptersFailed, build, execute_chapter
 from cheems_lib.chapters import CHAPTERS
-from conftest import ROOT, copy_repo
+from conftest import ROOT, copy_repo, release_folder
 
 pytestmark = pytest.mark.book
 
@@ -434,24 +434,9 @@ def test_claims_ledger_follows_the_run_each_page_shows(conflicts_done, tmp_path)
 
 # ---- real folders (spec §6b): every chapter on the release layout and on any subset of it ------------------
 
+MANIFEST = {"name": "tiny release", "labels": "labellers of the test"}
 WORLD_CHAPTERS = ["data", "conflicts", "biases", "evaluation", "transfer", "preference", "scaling", "sensitivity",
                   "downstream"]
-
-
-def _release_folder(smoke_dir, out, parts=("open", "human", "preference")):
-    """A folder laid out like the official release from the smoke world's files: cheems_bench/{open,human}.jsonl,
-    one cheems_preference.jsonl (human then GPT subset, each record with its ``subset``) and a manifest."""
-    (out / "cheems_bench").mkdir(parents=True)
-    for name in ("open", "human"):
-        if name in parts:
-            shutil.copy(smoke_dir / f"cheems_bench/{name}.jsonl", out / f"cheems_bench/{name}.jsonl")
-    if "preference" in parts:
-        with open(out / "cheems_preference.jsonl", "w", encoding="utf-8") as fh:
-            for sub in ("human", "gpt"):
-                for line in (smoke_dir / f"cheems_preference/{sub}.jsonl").read_text(encoding="utf-8").splitlines():
-                    fh.write(json.dumps({**json.loads(line), "subset": sub}, ensure_ascii=False) + "\n")
-    (out / "manifest.json").write_text(json.dumps({"name": "tiny release", "labels": "labellers of the test"}))
-    return out
 
 
 def _page(root, name):
@@ -481,7 +466,7 @@ def test_chapters_on_a_release_folder_with_files_missing(smoke_dir, tmp_path):
     prose, and every glue key its kept Markdown uses exists (so the page renders)."""
     (tmp_path / "book").mkdir()
     root = copy_repo(tmp_path / "book")
-    world = _release_folder(smoke_dir, tmp_path / "release", parts=("open",))
+    world = release_folder(smoke_dir, tmp_path / "release", files=("open",), manifest=MANIFEST)
     _build_each(root, WORLD_CHAPTERS, world)
     for name in WORLD_CHAPTERS:
         md, shown, unresolved = _page(root, name)
@@ -502,7 +487,7 @@ def test_cheap_chapters_on_a_complete_release_folder(smoke_dir, tmp_path):
     run without a skipped section for the files present and without simulator prose."""
     (tmp_path / "book").mkdir()
     root = copy_repo(tmp_path / "book")
-    world = _release_folder(smoke_dir, tmp_path / "release")
+    world = release_folder(smoke_dir, tmp_path / "release", manifest=MANIFEST)
     _build_each(root, ["data", "conflicts", "biases"], world)
     md, shown, unresolved = _page(root, "data")
     assert unresolved == [] and "How the world is simulated" not in md

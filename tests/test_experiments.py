@@ -16,7 +16,7 @@ from cheems_lib.experiments import open_world
 from cheems_lib.simulation import WorldConfig, build_world
 from cheems_lib.world_files import write_world
 from cheems_lib.zoo import zoo_key
-from conftest import make_record
+from conftest import make_record, release_folder
 
 
 def test_family_trains_every_set_with_every_seed():
@@ -183,27 +183,11 @@ def test_evaluate_lists_specs_of_one_name_by_seed(smoke_world, monkeypatch):
 
 
 class TestWorldOnReleaseFolders:
-    def _release(self, smoke_dir, out, with_subset=True, parts=("open", "human", "preference")):
-        """A release-shaped folder (spec §6b) from the smoke world's files."""
-        import json
-
-        (out / "cheems_bench").mkdir(parents=True)
-        for name in ("open", "human"):
-            if name in parts:
-                shutil.copy(smoke_dir / f"cheems_bench/{name}.jsonl", out / f"cheems_bench/{name}.jsonl")
-        if "preference" in parts:
-            with open(out / "cheems_preference.jsonl", "w", encoding="utf-8") as fh:
-                for sub in ("human", "gpt"):
-                    for line in (smoke_dir / f"cheems_preference/{sub}.jsonl").read_text(encoding="utf-8").splitlines():
-                        rec = json.loads(line)
-                        fh.write(json.dumps({**rec, **({"subset": sub} if with_subset else {})}, ensure_ascii=False) + "\n")
-        return out
-
     def test_complete_release_opens_like_the_simulated_world(self, smoke_dir, tmp_path):
         """A release folder with a subset field gives the same human/GPT subsets and bench as the §6 files,
         and is real: not simulated, no truth, length scale 1, labels unknown."""
         sim = open_world(str(smoke_dir))
-        real = open_world(str(self._release(smoke_dir, tmp_path / "r")))
+        real = open_world(str(release_folder(smoke_dir, tmp_path / "r")))
         assert [r.id for r in real.human] == [r.id for r in sim.human]
         assert [r.id for r in real.gpt(5)] == [r.id for r in sim.gpt(5)]
         assert set(real.bench) == {"open", "human"} and real.truth is None and real.summary is None
@@ -213,7 +197,7 @@ class TestWorldOnReleaseFolders:
     def test_missing_files_are_none_not_keyerror(self, smoke_dir, tmp_path):
         """Only the open subset and an unsplit preference file: human and gpt are None, bench has one subset,
         preference is the whole file, and missing() names the file a section needs."""
-        w = open_world(str(self._release(smoke_dir, tmp_path / "r", with_subset=False, parts=("open", "preference"))))
+        w = open_world(str(release_folder(smoke_dir, tmp_path / "r", subset=False, files=("open", "preference"))))
         assert w.human is None and w.gpt() is None and list(w.bench) == ["open"]
         assert len(w.preference) == len(open_world(str(smoke_dir)).preference)
         assert w.missing("Table 1", "cheems_bench/human.jsonl", "cheems_bench/open.jsonl") == (

@@ -6,7 +6,7 @@ import pytest
 
 from cheems_lib.simulation import WorldConfig, build_world
 from cheems_lib.world_files import load_world, write_world
-from conftest import digest
+from conftest import digest, release_folder
 
 
 def test_load_world_reports_missing_layout(tmp_path):
@@ -186,30 +186,6 @@ class TestInterrupts:
 
 # ---- detecting the layout (spec §6b) ---------------------------------------------------------------
 
-def _release(smoke_dir, out, *, data_level=False, subset=True, files=("open", "human", "preference"), manifest=None):
-    """A release-shaped folder from the smoke world: cheems_bench/{open,human}.jsonl and one
-    cheems_preference.jsonl (the human then the GPT subset, with a ``subset`` field when asked)."""
-    import json
-    import shutil
-
-    root = out / "data" if data_level else out
-    (root / "cheems_bench").mkdir(parents=True)
-    for name in ("open", "human"):
-        if name in files:
-            shutil.copy(smoke_dir / f"cheems_bench/{name}.jsonl", root / f"cheems_bench/{name}.jsonl")
-    if "preference" in files:
-        with open(root / "cheems_preference.jsonl", "w", encoding="utf-8") as fh:
-            for sub in ("human", "gpt"):
-                for line in (smoke_dir / f"cheems_preference/{sub}.jsonl").read_text(encoding="utf-8").splitlines():
-                    rec = json.loads(line)
-                    if subset:
-                        rec["subset"] = sub
-                    fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    if manifest is not None:
-        (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    return out
-
-
 class TestDetectLayout:
     def test_simulated_layout(self, smoke_dir):
         """A cheems simulate folder: kind simulated, every §6 file found, simulated, unknown labels."""
@@ -226,7 +202,7 @@ class TestDetectLayout:
         """The official release, with or without data/: kind release, not simulated, paths under data/."""
         from cheems_lib.world_files import detect_layout
 
-        lay = detect_layout(_release(smoke_dir, tmp_path / "r", data_level=data_level))
+        lay = detect_layout(release_folder(smoke_dir, tmp_path / "r", data_level=data_level))
         assert lay.kind == "release" and not lay.simulated and lay.found == ("open", "human", "preference")
         base = tmp_path / "r" / ("data" if data_level else "")
         assert lay.paths["preference"] == base / "cheems_preference.jsonl"
@@ -235,7 +211,7 @@ class TestDetectLayout:
         """Any subset of the files is a world; labels come from manifest.json (a list is joined)."""
         from cheems_lib.world_files import detect_layout
 
-        lay = detect_layout(_release(smoke_dir, tmp_path / "r", files=("open",),
+        lay = detect_layout(release_folder(smoke_dir, tmp_path / "r", files=("open",),
                                      manifest={"name": "x", "labels": ["human", "gpt-4o"]}))
         assert lay.found == ("open", "manifest") and lay.labels == "human, gpt-4o" and lay.manifest["name"] == "x"
         assert lay.has("open") and not lay.has("open", "human")
@@ -263,7 +239,7 @@ class TestDetectLayout:
         from cheems_lib.records import DataError
         from cheems_lib.world_files import detect_layout
 
-        out = _release(smoke_dir, tmp_path / "r", data_level=True, files=("open",))
+        out = release_folder(smoke_dir, tmp_path / "r", data_level=True, files=("open",))
         shutil.copytree(out / "data" / "cheems_bench", out / "cheems_bench")
         with pytest.raises(DataError, match="both cheems_bench/open.jsonl and data/cheems_bench/open.jsonl"):
             detect_layout(out)
@@ -274,7 +250,7 @@ class TestSplitPreference:
         """One preference file with a subset field loads as the §6 human and GPT subsets."""
         from cheems_lib.records import read_records
 
-        files = load_world(_release(smoke_dir, tmp_path / "r"))
+        files = load_world(release_folder(smoke_dir, tmp_path / "r"))
         for sub in ("human", "gpt"):
             want = [r.id for r in read_records(smoke_dir / f"cheems_preference/{sub}.jsonl")]
             assert [r.id for r in files[f"cheems_preference/{sub}.jsonl"]] == want
@@ -284,7 +260,7 @@ class TestSplitPreference:
         """Without a subset field: a human_ids file splits it; without one it stays whole."""
         from cheems_lib.records import read_records
 
-        out = _release(smoke_dir, tmp_path / "r", subset=False)
+        out = release_folder(smoke_dir, tmp_path / "r", subset=False)
         human = [r.id for r in read_records(smoke_dir / "cheems_preference/human.jsonl")]
         ids = tmp_path / "ids.txt"
         ids.write_text("# golden subset\n" + "\n".join(human) + "\n\n", encoding="utf-8")
@@ -301,7 +277,7 @@ class TestSplitPreference:
 
         from cheems_lib.records import DataError
 
-        out = _release(smoke_dir, tmp_path / "r")
+        out = release_folder(smoke_dir, tmp_path / "r")
         lines = (out / "cheems_preference.jsonl").read_text(encoding="utf-8").splitlines()
         rec = json.loads(lines[1])
         del rec["subset"]
