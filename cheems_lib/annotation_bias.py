@@ -87,31 +87,58 @@ class BiasSample:
 def plot_fig15(sample: BiasSample, *, max_length_difference: float = 400, n_bins: int = 16):
     """Fig. 15: per annotator (rows), the share of decisions for A against ``len(A) - len(B)`` in
     ``n_bins`` bins over ``±max_length_difference`` characters (left), and the share won by each
-    position (right), with 95% bootstrap intervals. Returns the matplotlib Figure."""
+    position (right), with 95% bootstrap intervals. Returns the matplotlib Figure.
+
+    A panel with nothing to show says so (:func:`cheems_lib.figures.no_data`): an annotator whose
+    files are missing names them, a length panel without a strict decision in range says what it needs."""
     import matplotlib.pyplot as plt
+
+    from .figures import no_data
 
     if n_bins < 1:
         raise ValueError(f"n_bins = {n_bins}: the length panels need at least one bin (fix: -p n_bins 16)")
     edges = np.linspace(-max_length_difference, max_length_difference, n_bins + 1)
     fig, axes = plt.subplots(2, 2, figsize=(10, 7))
-    letters = iter("abcd")
-    for row, who in enumerate(sample.records):
-        x, y, lo, hi = sample.length_curve(who, edges).T
-        ax = axes[row, 0]
-        ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-", capsize=3)
-        ax.axhline(0.5, color="grey", lw=1, ls="--")
-        ax.set(title=f"({next(letters)}) {who} annotator - length bias", xlabel="len(A) - len(B), characters",
-               ylabel="share of decisions for A", ylim=(0, 1))
-        second = sample.share_second(who)
-        s_lo, s_hi = second.interval()
-        ax = axes[row, 1]
-        ax.bar(["A (shown first)", "B (shown second)"], [1 - second.value, second.value],
-               color=["#9c9c9c", "#4e79a7"], yerr=[[second.value - s_lo] * 2, [s_hi - second.value] * 2], capsize=4)
-        ax.axhline(0.5, color="grey", lw=1, ls="--")
-        ax.set(title=f"({next(letters)}) {who} annotator - positional bias", ylabel="share of decisions",
-               ylim=(0, 0.8))
+    for row, who in enumerate(FILES):
+        titles = [f"({'abcd'[2 * row + k]}) {who} annotator - {what} bias" for k, what in enumerate(("length", "positional"))]
+        if who not in sample.records:
+            for k in (0, 1):
+                no_data(axes[row, k], " or ".join(FILES[who]), title=titles[k])
+            continue
+        _plot_length(axes[row, 0], sample, who, edges, titles[0], max_length_difference)
+        _plot_position(axes[row, 1], sample, who, titles[1])
     fig.tight_layout()
     return fig
+
+
+def _plot_length(ax, sample: BiasSample, who: str, edges, title: str, max_length_difference: float) -> None:
+    """Fig. 15's length panel of ``who``: the share for A per bin of ``edges``."""
+    from .figures import no_data
+
+    curve = sample.length_curve(who, edges)
+    if not len(curve):
+        no_data(ax, f"a strict decision within ±{max_length_difference:g} characters of length difference",
+                title=title)
+        return
+    x, y, lo, hi = curve.T
+    ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-", capsize=3)
+    ax.axhline(0.5, color="grey", lw=1, ls="--")
+    ax.set(title=title, xlabel="len(A) - len(B), characters", ylabel="share of decisions for A", ylim=(0, 1))
+
+
+def _plot_position(ax, sample: BiasSample, who: str, title: str) -> None:
+    """Fig. 15's position panel of ``who``: the share won by each position."""
+    from .figures import no_data
+
+    if not sample.strict_decisions()[who]:
+        no_data(ax, "a strict (non-tie) decision", title=title)
+        return
+    second = sample.share_second(who)
+    s_lo, s_hi = second.interval()
+    ax.bar(["A (shown first)", "B (shown second)"], [1 - second.value, second.value],
+           color=["#9c9c9c", "#4e79a7"], yerr=[[second.value - s_lo] * 2, [s_hi - second.value] * 2], capsize=4)
+    ax.axhline(0.5, color="grey", lw=1, ls="--")
+    ax.set(title=title, ylabel="share of decisions", ylim=(0, 0.8))
 
 
 def _described(est: claims.Estimate) -> str:
@@ -152,7 +179,7 @@ def _test(ledger: claims.Ledger, sample: BiasSample, cid: str, who: str, measure
             reason=f"these files hold no {who} annotations of the benchmark",
             says={"inconclusive": f"These files hold no {who} annotations of the benchmark, so this is not tested."}))
     diff, opening = measure()
-    says = {v: opening + conclusions[k] for k, v in enumerate(claims.VERDICTS)}
+    says = dict(zip(claims.VERDICTS, (opening + c for c in conclusions)))  # insufficient data: the library's
     return ledger.add(claims.Claim.test(cid, diff, direction, margin=margin, seed=sample.seed, says=says, **fields,
                                         **calibration.claim_kind(cid, simulated)))
 

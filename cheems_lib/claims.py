@@ -17,7 +17,13 @@ The verdict of a claim (:func:`decide`) is one of :data:`VERDICTS`:
   *inconclusive*;
 - direction ``equal`` (no effect, e.g. "humans show no position preference"): *supported*
   when the interval lies inside ``±margin``, *contradicted* when it lies wholly outside it,
-  else *inconclusive*.
+  else *inconclusive*;
+- before either: *insufficient data* when the statistic rests on fewer than :data:`MIN_UNITS`
+  independent units (``Estimate.n``: the prompts, or training sets, its bootstrap resamples),
+  or, for an estimate that does not know its count, when the bootstrap interval collapses to
+  one value (every resample gives the same number). Its sentence is generated here
+  (:func:`insufficient_text`: "Insufficient data: 1 prompt, needs at least 10 ..."), so every
+  chapter that glues claim sentences has one without typing it.
 
 Its kind is one of :data:`KINDS`: ``calibrated`` (the simulator was fitted to this number,
 so agreement is not evidence), ``finding`` (it emerges from the simulated mechanisms),
@@ -36,8 +42,9 @@ papermill run, or by a run whose notebook was not kept) is not used: the Claims 
 the chapter as stale and says how to rebuild it. ``cheems book`` keys the Claims page on the
 bytes of the claim files and the runs the pages record (:func:`inputs_digest`).
 
-For tests, ``CHEEMS_FORCE_VERDICT="claim-id=contradicted,..."`` forces verdicts; a forced claim
-is marked ``forced`` everywhere it is shown.
+For tests, ``CHEEMS_FORCE_VERDICT="claim-id=contradicted,..."`` forces verdicts (any of
+:data:`VERDICTS`, ``claim-id=insufficient data`` too); a forced claim is marked ``forced``
+everywhere it is shown.
 
 >>> d = Estimate.single(0.04, np.array([0.01, 0.02, 0.05, 0.07]))
 >>> decide(d, "greater")
@@ -60,19 +67,26 @@ import numpy as np
 from .metrics import stratified_draws
 
 __all__ = ["KINDS", "VERDICTS", "CI", "N_BOOT", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
-           "TABLE1_TOLERANCE", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "NEAR_TIE_UTILITY",
+           "TABLE1_TOLERANCE", "MIN_UNITS", "INSUFFICIENT", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "NEAR_TIE_UTILITY",
            "CLAIM_COLUMNS", "Estimate", "ratio_estimate", "subset_estimate", "category_estimate", "mean_of", "decide",
-           "comparison_says", "best_of", "all_of", "Claim", "Ledger", "load_all", "load_shown", "shown_run",
+           "comparison_says", "insufficient", "insufficient_text", "best_of", "all_of", "Claim", "Ledger", "load_all", "load_shown", "shown_run",
            "inputs_digest", "to_frame", "forced_verdicts", "claims_dir"]
 
 KINDS = ("calibrated", "finding", "structural", "untestable")
-VERDICTS = ("supported", "contradicted", "inconclusive")
+VERDICTS = ("supported", "contradicted", "inconclusive", "insufficient data")
+INSUFFICIENT = "insufficient data"
+"""The verdict of a claim whose statistic rests on too few units (see :data:`MIN_UNITS`)."""
 
 # Every threshold a claim uses, in one place.
 CI = 0.95
 """Coverage of every interval."""
 N_BOOT = 1000
 """Bootstrap replicates unless a chapter's ``n_boot`` says otherwise."""
+MIN_UNITS = 10
+"""A claim is decided only on a statistic resting on at least this many independent units (prompts,
+or training sets): a percentile bootstrap over fewer cannot give a 95% interval with real coverage
+(n units have few distinct resamples, and the interval comes out too narrow; one unit gives a
+single point), so such a claim gets the verdict *insufficient data* instead of a false one."""
 POSITION_EQUIVALENCE = 0.03
 """'No position preference' means the share for the second-shown response is within 0.5 ± this
 (also the calibration tolerance of the human annotator's position share)."""
@@ -91,8 +105,10 @@ NEAR_TIE_UTILITY = 0.5
 differ by less than this: the simulated human annotator's tie margin
 (:attr:`cheems_lib.annotators.HumanAnnotator.tie_margin`), the gap below which it calls a tie."""
 
-CLAIM_COLUMNS = ["id", "paper_ref", "claim", "kind", "verdict", "estimate", "ci_low", "ci_high", "seeds", "chapter"]
-"""Columns of ``tables/claims.csv`` (plus ``source``, which every download carries)."""
+CLAIM_COLUMNS = ["id", "paper_ref", "claim", "kind", "verdict", "estimate", "ci_low", "ci_high", "seeds", "n",
+                 "chapter"]
+"""Columns of ``tables/claims.csv`` (plus ``source``, which every download carries); ``n`` is the count of
+units (prompts, or training sets) the interval resamples, empty where unknown."""
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
@@ -100,35 +116,45 @@ _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 class Estimate:
     """A statistic per training seed (``point``, shape ``(seeds,)``) with bootstrap replicates
     over prompts (``boot``, shape ``(seeds, n_boot)``; row ``s`` uses the same prompt resamples
-    as every other row and every estimate it is compared with)."""
+    as every other row and every estimate it is compared with).
+
+    ``n`` is how many independent units the replicates resample (``unit``: ``"prompt"``, or
+    ``"training set"`` for a correlation over models); None when unknown. Arithmetic keeps the
+    smallest ``n`` of its sides: a comparison is only as well founded as its thinner side."""
 
     point: np.ndarray
     boot: np.ndarray
+    n: int | None = None
+    unit: str = "prompt"
 
     def __post_init__(self):
         point, boot = np.atleast_1d(np.asarray(self.point, float)), np.asarray(self.boot, float)
         boot = boot.reshape(point.size, -1) if boot.size else np.empty((point.size, 0))
         object.__setattr__(self, "point", point)
         object.__setattr__(self, "boot", boot)
+        if self.n is not None:
+            object.__setattr__(self, "n", int(self.n))
 
     @classmethod
-    def single(cls, point: float, boot: np.ndarray | Sequence[float] = ()) -> "Estimate":
-        """One seed (or a statistic that involves no training)."""
-        return cls(np.array([point], float), np.asarray(boot, float).reshape(1, -1))
+    def single(cls, point: float, boot: np.ndarray | Sequence[float] = (), *, n: int | None = None,
+               unit: str = "prompt") -> "Estimate":
+        """One seed (or a statistic that involves no training), resampling ``n`` units."""
+        return cls(np.array([point], float), np.asarray(boot, float).reshape(1, -1), n, unit)
 
     @classmethod
     def stack(cls, per_seed: Sequence["Estimate"]) -> "Estimate":
         """Estimates of the same statistic from several training seeds, one seed each."""
         if not per_seed:
             raise ValueError("no estimates to stack")
-        return cls(np.concatenate([e.point for e in per_seed]), np.concatenate([e.boot for e in per_seed]))
+        return cls(np.concatenate([e.point for e in per_seed]), np.concatenate([e.boot for e in per_seed]),
+                   _fewest(per_seed), per_seed[0].unit)
 
     def broadcast(self, seeds: int) -> "Estimate":
         """This one-seed estimate repeated for ``seeds`` training seeds, to pair it with a trained
         model's estimate (e.g. a baseline, which involves no training)."""
         if self.seeds != 1:
             raise ValueError(f"only a one-seed estimate can be broadcast (this one has {self.seeds} seeds)")
-        return Estimate(np.repeat(self.point, seeds), np.repeat(self.boot, seeds, axis=0))
+        return Estimate(np.repeat(self.point, seeds), np.repeat(self.boot, seeds, axis=0), self.n, self.unit)
 
     @property
     def seeds(self) -> int:
@@ -139,16 +165,19 @@ class Estimate:
         """The estimate: mean over seeds."""
         return float(self.point.mean())
 
+    def _paired(self, other: "Estimate", point: np.ndarray, boot: np.ndarray) -> "Estimate":
+        return Estimate(point, boot, _fewest([self, other]), self.unit if self.n is not None else other.unit)
+
     def __sub__(self, other: "Estimate | float") -> "Estimate":
         if isinstance(other, Estimate):
             if other.point.shape != self.point.shape or other.boot.shape != self.boot.shape:
                 raise ValueError(f"cannot pair estimates of shapes {self.boot.shape} and {other.boot.shape} "
                                  "(fix: evaluate both on the same seeds with the same n_boot)")
-            return Estimate(self.point - other.point, self.boot - other.boot)
-        return Estimate(self.point - other, self.boot - other)
+            return self._paired(other, self.point - other.point, self.boot - other.boot)
+        return Estimate(self.point - other, self.boot - other, self.n, self.unit)
 
     def __neg__(self) -> "Estimate":
-        return Estimate(-self.point, -self.boot)
+        return Estimate(-self.point, -self.boot, self.n, self.unit)
 
     def __add__(self, other: "Estimate | float") -> "Estimate":
         return self - (-other)
@@ -160,11 +189,10 @@ class Estimate:
             if other.point.shape != self.point.shape or other.boot.shape != self.boot.shape:
                 raise ValueError(f"cannot pair estimates of shapes {self.boot.shape} and {other.boot.shape} "
                                  "(fix: draw both with the same seed, strata and n_boot)")
-            other_point, other_boot = other.point, other.boot
-        else:
-            other_point = other_boot = float(other)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return self._paired(other, self.point / other.point, self.boot / other.boot)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return Estimate(self.point / other_point, self.boot / other_boot)
+            return Estimate(self.point / float(other), self.boot / float(other), self.n, self.unit)
 
     def replicates(self, *, seed: int = 0) -> np.ndarray:
         """Bootstrap distribution of the seed mean: hierarchical over seeds when there are several."""
@@ -186,6 +214,12 @@ class Estimate:
         return float(lo), float(hi)
 
 
+def _fewest(estimates: Sequence[Estimate]) -> int | None:
+    """The smallest known ``n`` of ``estimates`` (None when none knows its count)."""
+    known = [e.n for e in estimates if e.n is not None]
+    return min(known) if known else None
+
+
 def ratio_estimate(numerator: Sequence[float], denominator: Sequence[float] | None = None, *,
                    strata: Sequence | None = None, n_boot: int = N_BOOT, seed: int = 0) -> Estimate:
     """``sum(numerator) / sum(denominator)`` over prompts, with a bootstrap over prompts.
@@ -193,22 +227,26 @@ def ratio_estimate(numerator: Sequence[float], denominator: Sequence[float] | No
     One entry per prompt (e.g. decisions won by the second-shown response, and decisions), so
     decisions within a prompt are resampled together. ``denominator`` defaults to ones (a mean
     over prompts). ``strata`` (e.g. categories) keeps each stratum's size in every replicate.
+    Its ``n`` counts the prompts that take part: those with a non-zero denominator.
 
     >>> ratio_estimate([1, 2], [2, 2], n_boot=0).value
     0.75
+    >>> ratio_estimate([1, 0, 2], [2, 0, 2], n_boot=0).n
+    2
     """
     num = np.asarray(numerator, float)
     den = np.ones_like(num) if denominator is None else np.asarray(denominator, float)
     point = num.sum() / den.sum() if den.sum() else math.nan
+    n = int(np.count_nonzero(den))
     if not n_boot or num.size == 0:
-        return Estimate.single(point)
+        return Estimate.single(point, n=n)
     strata_arr = np.zeros(num.size, int) if strata is None else np.asarray(strata, dtype=object)
     top, bottom = np.zeros(n_boot), np.zeros(n_boot)
     for _, idx, draw in stratified_draws(strata_arr, n_boot, seed):
         top += num[idx][draw].sum(axis=1)
         bottom += den[idx][draw].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return Estimate.single(point, top / bottom)
+        return Estimate.single(point, top / bottom, n=n)
 
 
 def subset_estimate(per_seed: Sequence[Mapping[str, object]], metric: str = "overall",
@@ -217,10 +255,12 @@ def subset_estimate(per_seed: Sequence[Mapping[str, object]], metric: str = "ove
 
     ``per_seed[s]`` maps subset name to that seed's result (all evaluated with the same
     bootstrap ``seed``). ``metric``: ``overall`` (the paper's Overall), ``accuracy`` or
-    ``exact_match`` (means over the subsets), each over ``subsets`` (default: all).
+    ``exact_match`` (means over the subsets), each over ``subsets`` (default: all). Its ``n`` is
+    the fewest prompts with a comparison of any chosen subset (each subset is resampled alone).
     """
     def one(results: Mapping[str, object]) -> Estimate:
         chosen = [results[s] for s in (subsets or list(results))]
+        n = min(r.prompts - r.prompts_without_comparisons for r in chosen)
         if metric == "overall":
             point = np.mean([(r.accuracy + r.exact_match) / 2 for r in chosen])
             boot = np.mean([(r.boot_accuracy + r.boot_exact_match) / 2 for r in chosen], axis=0)
@@ -229,7 +269,7 @@ def subset_estimate(per_seed: Sequence[Mapping[str, object]], metric: str = "ove
             boot = np.mean([getattr(r, f"boot_{metric}") for r in chosen], axis=0)
         else:
             raise ValueError(f"unknown metric {metric!r}; use overall, accuracy or exact_match")
-        return Estimate.single(float(point), boot)
+        return Estimate.single(float(point), boot, n=n)
 
     return Estimate.stack([one(r) for r in per_seed])
 
@@ -241,21 +281,23 @@ def category_estimate(per_seed: Sequence[Mapping[str, object]], categories: Sequ
     Within a subset: the mean accuracy of the group's categories present there (macro, like the
     subset metric); then the mean over the ``subsets`` (default: all) that hold any of them. The
     replicates are the metric's own resamples (``boot_category_accuracy``), so two groups of the
-    same results subtract paired.
+    same results subtract paired. Its ``n`` is the fewest prompts of the group in any subset that
+    holds it.
     """
     def one(results: Mapping[str, object]) -> Estimate:
-        points, boots = [], []
+        points, boots, counts = [], [], []
         for name in subsets or list(results):
             r = results[name]
             cats = [c for c in categories if c in r.by_category]
             if cats:
                 points.append(np.mean([r.by_category[c]["accuracy"] for c in cats]))
+                counts.append(sum(int(r.by_category[c].get("prompts", 0)) for c in cats))
                 if r.boot_category_accuracy:
                     boots.append(np.mean([r.boot_category_accuracy[c] for c in cats], axis=0))
         if not points:
             raise ValueError(f"no prompts of categories {list(categories)} in subsets {list(subsets or results)} "
                              "(fix: choose categories the benchmark holds)")
-        return Estimate.single(float(np.mean(points)), np.mean(boots, axis=0) if boots else ())
+        return Estimate.single(float(np.mean(points)), np.mean(boots, axis=0) if boots else (), n=min(counts))
 
     return Estimate.stack([one(r) for r in per_seed])
 
@@ -267,11 +309,53 @@ def mean_of(estimates: Sequence[Estimate]) -> Estimate:
     total = estimates[0]
     for e in estimates[1:]:
         total = total + e
-    return Estimate(total.point / len(estimates), total.boot / len(estimates))
+    return total / len(estimates)
+
+
+def insufficient(est: Estimate, *, ci: float = CI, seed: int = 0) -> bool:
+    """Does ``est`` rest on too few units for a verdict? True when its ``n`` is below
+    :data:`MIN_UNITS`, or, when its count is unknown, when its bootstrap interval collapses to one
+    value. (With a known count at the minimum a zero-width interval is the data's own: e.g. every
+    prompt has the same number of comparisons.)
+
+    >>> insufficient(Estimate.single(-0.5, [-0.5] * 100, n=1))
+    True
+    >>> insufficient(Estimate.single(-0.5, [-0.5] * 100))
+    True
+    >>> insufficient(Estimate.single(0.1, np.linspace(0, 0.2, 100), n=MIN_UNITS))
+    False
+    """
+    if est.n is not None:
+        return est.n < MIN_UNITS
+    lo, hi = est.interval(ci=ci, seed=seed)
+    return bool(np.isfinite(lo) and lo == hi)
+
+
+def _count(n: int, unit: str) -> str:
+    """``"1 prompt"``, ``"3 training sets"``."""
+    return f"{n:,} {unit}" if n == 1 else f"{n:,} {unit}s"
+
+
+def insufficient_text(n: int | None, unit: str = "prompt", what: str = "") -> str:
+    """The sentence of an *insufficient data* verdict: the count and the number it needs (``what``,
+    optional, names what is not tested).
+
+    >>> insufficient_text(1, "prompt")
+    'Insufficient data: 1 prompt, needs at least 10 (a bootstrap over fewer gives no real 95% interval).'
+    """
+    tail = f", so this run does not test {what}" if what else ""
+    if n is None:
+        return (f"Insufficient data: every bootstrap resample gives the same value, so the 95% interval has no "
+                f"width{tail}.")
+    return (f"Insufficient data: {_count(n, unit)}, needs at least {MIN_UNITS} (a bootstrap over fewer gives no real "
+            f"95% interval){tail}.")
 
 
 def decide(diff: Estimate, direction: str, *, margin: float = 0.0, ci: float = CI, seed: int = 0) -> str:
-    """The verdict for a difference (statistic minus reference) claimed ``greater``, ``less`` or ``equal``."""
+    """The verdict for a difference (statistic minus reference) claimed ``greater``, ``less`` or ``equal``:
+    *insufficient data* first (:func:`insufficient`), then by the interval (see the module doc)."""
+    if insufficient(diff, ci=ci, seed=seed):
+        return INSUFFICIENT
     lo, hi = diff.interval(ci=ci, seed=seed)
     if math.isnan(lo):
         return "inconclusive"
@@ -289,12 +373,16 @@ def best_of(estimates: Mapping[str, Estimate], expected: str, *, ci: float = CI,
 
     *supported* when ``expected`` beats every other entry (each paired difference's interval
     above zero), *contradicted* when some other entry beats it, else *inconclusive*: "best" is
-    decided by paired intervals, never by point estimates alone.
+    decided by paired intervals, never by point estimates alone. *insufficient data* when any
+    comparison rests on too few units (that comparison is returned).
     """
     rivals = {n: estimates[expected] - e for n, e in estimates.items() if n != expected}
     if not rivals:
         raise ValueError("best_of needs at least one rival")
     verdicts = {n: decide(d, "greater", ci=ci, seed=seed) for n, d in rivals.items()}
+    thin = [n for n, v in verdicts.items() if v == INSUFFICIENT]
+    if thin:
+        return INSUFFICIENT, rivals[thin[0]]
     closest = min(rivals, key=lambda n: rivals[n].value)
     if all(v == "supported" for v in verdicts.values()):
         return "supported", rivals[closest]
@@ -309,13 +397,14 @@ def all_of(estimates: Mapping[str, Estimate], direction: str, *, margin: float =
     and its estimate.
 
     *supported* when every entry's :func:`decide` verdict is, *contradicted* when some entry's is,
-    else *inconclusive*. The deciding entry is the one with the worst verdict (contradicted, then
-    inconclusive), and among those the farthest from holding.
+    else *inconclusive*; *insufficient data* when some entry rests on too few units. The deciding
+    entry is the one with the worst verdict (insufficient data, contradicted, then inconclusive),
+    and among those the farthest from holding.
     """
     if not estimates:
         raise ValueError("all_of needs at least one estimate")
     verdicts = {n: decide(e, direction, margin=margin, ci=ci, seed=seed) for n, e in estimates.items()}
-    badness = {"contradicted": 2, "inconclusive": 1, "supported": 0}
+    badness = {INSUFFICIENT: 3, "contradicted": 2, "inconclusive": 1, "supported": 0}
     far = {"greater": lambda e: -e.value, "less": lambda e: e.value, "equal": lambda e: abs(e.value)}[direction]
     worst = max(estimates, key=lambda n: (badness[verdicts[n]], far(estimates[n])))
     return verdicts[worst], worst, estimates[worst]
@@ -350,8 +439,10 @@ def forced_verdicts() -> dict[str, str]:
 @dataclass
 class Claim:
     """One paper claim, tested. ``says`` maps a verdict to the sentence the chapter shows (a
-    format string with ``{estimate}``, ``{lo}``, ``{hi}``, ``{seeds}``); :attr:`sentence` is the one
-    for the computed verdict."""
+    format string with ``{estimate}``, ``{lo}``, ``{hi}``, ``{seeds}``, ``{n}``); :attr:`sentence` is the
+    one for the computed verdict. ``n`` is the count of units the statistic rests on (``unit``,
+    see :class:`Estimate`); an *insufficient data* verdict without its own ``says`` entry gets the
+    generated :func:`insufficient_text`."""
 
     id: str
     paper_ref: str
@@ -362,12 +453,14 @@ class Claim:
     ci_low: float = math.nan
     ci_high: float = math.nan
     seeds: int = 0
+    n: int | None = None
     chapter: str = ""
     statistic: str = ""
     paper: str = ""
     reason: str = ""
     link: str = ""
     forced: bool = False
+    unit: str = "prompt"
     says: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
@@ -377,6 +470,8 @@ class Claim:
             raise ValueError(f"claim {self.id}: kind {self.kind!r} is not one of {KINDS}")
         if self.verdict not in VERDICTS:
             raise ValueError(f"claim {self.id}: verdict {self.verdict!r} is not one of {VERDICTS}")
+        if self.n is not None:  # a count from a table row may come as a numpy number or NaN
+            self.n = None if isinstance(self.n, float) and math.isnan(self.n) else int(self.n)
         if self.kind != "finding" and not self.reason:
             raise ValueError(f"claim {self.id}: a {self.kind} claim needs its reason")
         forced = forced_verdicts().get(self.id)
@@ -389,7 +484,7 @@ class Claim:
         """A claim decided by :func:`decide` on ``diff``; ``fields`` are the other attributes."""
         lo, hi = diff.interval(seed=seed)
         return cls(id=id, verdict=decide(diff, direction, margin=margin, seed=seed), estimate=diff.value,
-                   ci_low=lo, ci_high=hi, seeds=diff.seeds, **fields)
+                   ci_low=lo, ci_high=hi, seeds=diff.seeds, n=diff.n, unit=diff.unit, **fields)
 
     @classmethod
     def untestable(cls, id: str, paper_ref: str, claim: str, reason: str, **fields) -> "Claim":
@@ -401,9 +496,12 @@ class Claim:
     def sentence(self) -> str:
         if self.kind == "untestable" and self.verdict not in self.says:
             return f"Untestable here ({self.reason}): {self.claim}."
+        if self.verdict == INSUFFICIENT and INSUFFICIENT not in self.says:
+            text = insufficient_text(self.n, self.unit, self.claim)
+            return text + (" (verdict forced for a test)" if self.forced else "")
         template = self.says.get(self.verdict) or "{statistic}: {estimate:.3f} [{lo:.3f}, {hi:.3f}]"
         text = template.format(estimate=self.estimate, lo=self.ci_low, hi=self.ci_high, seeds=self.seeds,
-                               statistic=self.statistic, verdict=self.verdict)
+                               statistic=self.statistic, verdict=self.verdict, n=self.n)
         return text + (" (verdict forced for a test)" if self.forced else "")
 
     def to_json(self) -> dict:
@@ -541,4 +639,7 @@ def to_frame(claims: Sequence[Claim | dict]):
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=CLAIM_COLUMNS)
-    return frame[CLAIM_COLUMNS + [c for c in frame.columns if c not in CLAIM_COLUMNS]]
+    # a file saved before a column existed (e.g. ``n``) gets it empty
+    frame = frame.reindex(columns=CLAIM_COLUMNS + [c for c in frame.columns if c not in CLAIM_COLUMNS])
+    frame["n"] = frame["n"].astype("Int64")
+    return frame

@@ -37,7 +37,7 @@ from .records import FIRST, SECOND, TIE, Record, strict_pairs
 __all__ = [
     "preference_graph", "resolve", "resolve_literal", "resolve_records", "reproduced",
     "conflict_stats", "prompt_conflicts", "near_tie_counts", "ordered_pairs", "reachability",
-    "worked_example", "plot_worked_example", "literal_agreement", "prompt_table", "pair_view_counts",
+    "SHIPPED_EXAMPLE", "choose_example", "worked_example", "plot_worked_example", "literal_agreement", "prompt_table", "pair_view_counts",
 ]
 
 Annotation = tuple[str, str, str]
@@ -278,6 +278,43 @@ def ordered_pairs(record: Record, *, view: str = "layers") -> list[tuple[str, st
         return [(ids[i], ids[j]) for i in range(len(ids)) for j in range(len(ids))
                 if reach[i, j] and not reach[j, i]]
     raise ValueError(f"view must be 'layers' or 'implied', got {view!r}")
+
+
+SHIPPED_EXAMPLE = "data/examples/annotations.jsonl"
+"""The hand-written example file shipped with the book (the conflicts chapter's default ``data_path``)."""
+_SCANNED = 500
+
+
+def choose_example(sources: Sequence[tuple[str, Sequence[Record]]]) -> tuple[Record, str]:
+    """The worked example's record and the sentence that says where it comes from.
+
+    ``sources`` are ``(label, records)`` in order of preference (e.g. ``data_path``, the
+    ``world_dir`` benchmark files, then :data:`SHIPPED_EXAMPLE`): the first that holds an annotated
+    prompt is used, and of its first 500 annotated prompts the one whose annotations hold the largest
+    cycle (the first on a tie). The sentence names the prompt and its file, and the sources passed
+    over for holding no annotated prompt, so the page says plainly when it shows the shipped example.
+    """
+    import networkx as nx
+
+    skipped = []
+    for label, recs in sources:
+        annotated = [r for r in recs if r.annotations][:_SCANNED]
+        if not annotated:
+            skipped.append(label)
+            continue
+        sizes = [max(len(c) for c in nx.strongly_connected_components(preference_graph(r.response_ids, r.annotations)))
+                 for r in annotated]
+        best = max(range(len(annotated)), key=lambda i: (sizes[i], -i))
+        rec, size = annotated[best], sizes[best]
+        excerpt = rec.prompt if len(rec.prompt) <= 40 else rec.prompt[:40] + "…"
+        why = (f"the one whose annotations contradict each other most (a cycle through {size} responses)" if size > 1
+               else "none of them contradicts itself, so nothing is merged here")
+        text = (f"The example is prompt `{rec.id}` of {label} (“{excerpt}”): of its first {len(annotated):,} annotated "
+                f"prompts, {why}.")
+        if skipped:
+            text = f"{' and '.join(skipped)} hold{'s' if len(skipped) == 1 else ''} no annotated prompt. " + text
+        return rec, text[0].upper() + text[1:]
+    raise ValueError(f"no annotated prompt in {', '.join(skipped)} (fix: a data_path with raw annotations)")
 
 
 def worked_example(record: Record) -> dict:

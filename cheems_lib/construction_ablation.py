@@ -105,7 +105,7 @@ def _add_best(ledger, overall: Mapping[str, object], paper, seed: int) -> None:
     paper_rival = paper.loc[[n for n in ABLATION if n != _COMBINED], "overall"].idxmax()
     ledger.add(Claim(
         "tab4-combined-best", "§6.3, Table 4", "human + processed GPT (CheemsPreference) is the best training set",
-        "finding", verdict, estimate=diff.value, ci_low=lo, ci_high=hi, seeds=diff.seeds,
+        "finding", verdict, estimate=diff.value, ci_low=lo, ci_high=hi, seeds=diff.seeds, n=diff.n, unit=diff.unit,
         statistic=f"Overall of {_COMBINED} minus the closest other row ({rival}), paired; best only if it beats every row",
         paper=f"{_paper_pair(paper, _COMBINED, paper_rival)}, the next best row", link="paper-table4",
         says={"supported": f"{_COMBINED} beats every other row by paired intervals; the closest, {rival}, by {tmpl}.",

@@ -66,7 +66,8 @@ def correlation(x: Sequence[float], y: Sequence[float], *, method: str = "spearm
 
     ``method``: ``spearman`` (Pearson r of the ranks, ties at their mean rank) or ``pearson``.
     The replicates resample models (or ``clusters`` of models, one label per model) with
-    replacement; a replicate where a side is constant is NaN. The resamples depend only on
+    replacement (its ``n``: the models, or clusters, resampled); a replicate where a side is
+    constant is NaN. The resamples depend only on
     ``seed``, the number of models and ``clusters``, so two correlations over the same
     models are paired: ``correlation(a, y) - correlation(b, y)`` is the paired difference.
 
@@ -90,4 +91,5 @@ def correlation(x: Sequence[float], y: Sequence[float], *, method: str = "spearm
             return _weighted_pearson(_midranks(x, weights), _midranks(y, weights), weights)
         return _weighted_pearson(np.broadcast_to(x, weights.shape), np.broadcast_to(y, weights.shape), weights)
 
-    return Estimate.single(float(r(one)[0]), r(w))
+    n, unit = (len(set(clusters)), "training set") if clusters is not None else (x.size, "model")
+    return Estimate.single(float(r(one)[0]), r(w), n=n, unit=unit)

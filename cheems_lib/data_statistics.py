@@ -112,7 +112,8 @@ def _all_files_claim(rel: dict, cols, paper, common: dict, seed: int) -> Claim:
     lo, hi = est.interval(seed=seed)
     interval = "{estimate:+.1%} (95% interval {lo:+.1%} to {hi:+.1%})"
     return Claim(
-        id="tab1-comparisons", verdict=verdict, estimate=est.value, ci_low=lo, ci_high=hi, seeds=est.seeds, **common,
+        id="tab1-comparisons", verdict=verdict, estimate=est.value, ci_low=lo, ci_high=hi, seeds=est.seeds, n=est.n,
+        unit=est.unit, **common,
         claim="every file has Table 1's comparisons (excluding ties) per prompt",
         statistic=f"comparisons per prompt, ours / paper - 1, in the file farthest from being within ±{tol:.0%}",
         paper="; ".join(f"{FILE_NAMES[c][1]} {paper.loc['comparisons_per_prompt', c]:.2f}" for c in cols),

@@ -196,7 +196,7 @@ def gpt_length_sentence(gpt: Sequence[Record], *, n_boot: int = 1000, seed: int 
     The statistic is the share of chosen-longer comparisons among those of unequal length,
     bootstrapped over prompts (a prompt's comparisons stay together), stratified by category.
     """
-    from .claims import decide, ratio_estimate
+    from .claims import INSUFFICIENT, decide, insufficient_text, ratio_estimate
 
     longer, shorter = chosen_length_counts(gpt)
     share = ratio_estimate(longer, longer + shorter, strata=[r.top_category for r in gpt], n_boot=n_boot,
@@ -212,4 +212,5 @@ def gpt_length_sentence(gpt: Sequence[Record], *, n_boot: int = 1000, seed: int 
                         f"GPT subset {counts}, a share of {interval} for the longer one, below one half.",
         "inconclusive": f"In the GPT subset {counts}, a share of {interval} for the longer one: the interval includes "
                         "one half, so this run cannot say whether the simulated GPT-4o prefers longer answers (Fig. 15c).",
+        INSUFFICIENT: insufficient_text(share.n, share.unit, "whether the simulated GPT-4o prefers longer answers (Fig. 15c)"),
     }[decide(share - 0.5, "greater", seed=seed)]

@@ -7,7 +7,19 @@ from __future__ import annotations
 
 from typing import Mapping
 
-__all__ = ["draw_preference_graph", "seed_dots", "overall_dots"]
+__all__ = ["draw_preference_graph", "seed_dots", "overall_dots", "no_data"]
+
+
+def no_data(ax, needs: str, *, title: str = ""):
+    """Mark ``ax`` as a panel with nothing to show: the text "no data: needs ``needs``" (e.g. a file of
+    the layout) in place of empty axes, so a reader sees why, not a blank plot."""
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.text(0.5, 0.5, f"no data: needs {needs}", ha="center", va="center", wrap=True, fontsize=9, color="#555555",
+            transform=ax.transAxes)
+    if title:
+        ax.set_title(title)
+    return ax
 
 
 def draw_preference_graph(graph, *, ax, rank: Mapping[str, int] | None = None, title: str = "",

@@ -169,7 +169,7 @@ def baseline_sentence(trained: Mapping[str, list[dict]], baselines: Mapping[str,
     ``trained`` and ``baselines`` are :func:`evaluate_scores` results on the same subsets. A
     baseline needs no training: its one run is paired with each training seed.
     """
-    from .claims import best_of, subset_estimate
+    from .claims import INSUFFICIENT, best_of, insufficient_text, subset_estimate
 
     overall = {name: subset_estimate(per_seed) for name, per_seed in trained.items()}
     lead = max(overall, key=lambda n: overall[n].value)
@@ -185,6 +185,7 @@ def baseline_sentence(trained: Mapping[str, list[dict]], baselines: Mapping[str,
                         f"paired difference is {d}.",
         "inconclusive": f"{lead}, the trained model with the highest mean Overall, is not separated from {rival} by a "
                         f"paired interval ({d}), so this run cannot say that it learned more than that baseline's rule.",
+        INSUFFICIENT: insufficient_text(diff.n, diff.unit, f"whether {lead} beats every baseline"),
     }[verdict]
 
 
@@ -193,7 +194,7 @@ def judge_sentence(judged: Mapping[str, list[dict]], random_scores: Mapping, sub
     """The first judge of ``judged`` (:func:`evaluate_scores` results on ``subsets``) against the random
     baseline's ``random_scores`` on the same prompts: one sentence for the verdict of the paired
     accuracy difference (mean of the subsets) being above zero."""
-    from .claims import decide, subset_estimate
+    from .claims import INSUFFICIENT, decide, insufficient_text, subset_estimate
 
     name = next(iter(judged))
     rand = evaluate_scores({"random": random_scores}, subsets, n_boot=n_boot, seed=seed)["random"]
@@ -205,6 +206,7 @@ def judge_sentence(judged: Mapping[str, list[dict]], random_scores: Mapping, sub
                         f"{d}.",
         "inconclusive": f"Its accuracy, mean over the two subsets, is not separated from the random baseline's on the "
                         f"same prompts (difference {d}).",
+        INSUFFICIENT: insufficient_text(diff.n, diff.unit, "whether its accuracy beats the random baseline's"),
     }[decide(diff, "greater", seed=seed)]
 
 

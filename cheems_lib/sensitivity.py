@@ -34,7 +34,8 @@ _CLAIM_ID, CLAIM = DIRECTIONS[0][:2]
 """The claim (Table 4's first comparison, ``tab4-human-beats-gpt``) whose verdict is swept."""
 STATISTIC = "Overall accuracy on CheemsBench, human-subset model minus GPT-subset model (paired)"
 """Its statistic."""
-_VERDICT_COLORS = {"supported": "#59a14f", "contradicted": "#e15759", "inconclusive": "#9c9c9c"}
+_VERDICT_COLORS = {"supported": "#59a14f", "contradicted": "#e15759", "inconclusive": "#9c9c9c",
+                   "insufficient data": "#d9d9d9"}
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def _difference(world, human, gpt, bench, cfg: SweepConfig):
     res = experiments.evaluate(fam, world, records=bench, n_boot=cfg.n_boot, seed=cfg.seed, progress=False)
     diff = experiments.estimate(res, "human") - experiments.estimate(res, "gpt")
     lo, hi = diff.interval(seed=cfg.seed)
-    return {"estimate": diff.value, "ci_low": lo, "ci_high": hi, "seeds": diff.seeds,
+    return {"estimate": diff.value, "ci_low": lo, "ci_high": hi, "seeds": diff.seeds, "n": diff.n,
             "verdict": decide(diff, cfg.direction, seed=cfg.seed)}
 
 
@@ -153,12 +154,15 @@ def summarize(sweep, at: float) -> tuple[str, dict]:
 
     *supported*: every point has the verdict of the point at ``at`` (the claim's verdict does not
     depend on the parameter in this range); *contradicted*: some point has the opposite definite
-    verdict (it flips); *inconclusive*: otherwise (some point cannot tell).
+    verdict (it flips); *inconclusive*: otherwise (some point cannot tell); *insufficient data*: the
+    point at ``at`` rests on too few prompts to have a verdict to hold.
     """
     rows = sweep.to_dict("records")
     base = min(rows, key=lambda r: abs(r["value"] - at))
     if abs(base["value"] - at) > 1e-9:
         raise ValueError(f"the sweep has no point at the world's own value {at} (fix: include it in the values)")
+    if base["verdict"] == "insufficient data":
+        return base["verdict"], base
     verdicts = {r["verdict"] for r in rows}
     opposite = {"supported": "contradicted", "contradicted": "supported"}.get(base["verdict"])
     if verdicts == {base["verdict"]}:
@@ -210,7 +214,7 @@ def add_sweep_claim(ledger, sweep, name: str, *, own: float) -> None:
     ledger.add(Claim(
         spec.claim_id, ref, f"the verdict on '{CLAIM}' holds for every {parameter} from {span}",
         "finding", verdict, estimate=base["estimate"], ci_low=base["ci_low"], ci_high=base["ci_high"],
-        seeds=base["seeds"], statistic=f"{STATISTIC}, at the world's own {parameter}; swept over {span}",
+        seeds=base["seeds"], n=base.get("n"), statistic=f"{STATISTIC}, at the world's own {parameter}; swept over {span}",
         paper="no sweep in the paper", link=spec.link,
         says={"supported": f"Across {parameter} from {span}, every value gives the verdict of the world's own value "
                            f"({base['verdict']}): on this range the claim does not depend on the assumption.",

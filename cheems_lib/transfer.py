@@ -300,19 +300,21 @@ def add_claims(ledger, sets: dict[str, dict], overall: dict, *, seed: int = 0) -
 
 def _effect(sets: dict[str, dict], overall: dict, variant: str, seed: int) -> tuple[dict, str]:
     """One row of :func:`effects` and its sentence."""
-    from .claims import decide
+    from .claims import INSUFFICIENT, decide
 
     reference, expected, mechanism = EFFECTS[variant]
     change = sets[variant]["isolates"]
     diff = overall[variant] - overall[reference]
     lo, hi = diff.interval(seed=seed)
     verdict = decide(diff, "greater", seed=seed)
-    effect = {"supported": "raises", "contradicted": "lowers", "inconclusive": "does not measurably change"}[verdict]
+    effect = {"supported": "raises", "contradicted": "lowers", "inconclusive": "does not measurably change",
+              INSUFFICIENT: f"rests on too few prompts ({diff.n}) to measure its effect on"}[verdict]
     row = {"variant": variant, "reference": reference, "isolates": change, "seeds": diff.seeds,
            "Overall difference [95%]": f"{diff.value:+.3f} [{lo:+.3f}, {hi:+.3f}]",
-           "Overall": effect.replace("does not measurably change", "not separated")}
+           "Overall": INSUFFICIENT if verdict == INSUFFICIENT else effect.replace("does not measurably change",
+                                                                                 "not separated")}
     what = f"{change.split(':')[0]} ({variant} vs {reference}) {effect} Overall ({diff.value:+.3f} [{lo:+.3f}, {hi:+.3f}])"
-    if verdict == "inconclusive":
+    if verdict in ("inconclusive", INSUFFICIENT):
         return row, what
     agrees = decide(diff, expected, seed=seed) == "supported"
     return row, f"{what}, {'as expected if' if agrees else 'although'} {mechanism}"

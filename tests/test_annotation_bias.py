@@ -103,3 +103,35 @@ def test_add_claims_without_gpt_annotations():
     kinds = {cid: c.kind for cid, c in ledger.claims.items()}
     assert kinds["fig15-gpt-position"] == kinds["fig15-gpt-length"] == "untestable"
     assert kinds["fig15-length"] == "finding"
+
+
+def test_plot_fig15_without_gpt_files_says_what_it_needs():
+    """Without GPT-4o's files its two panels say "no data: needs" the files, instead of empty axes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = plot_fig15(BiasSample.from_files(_files(gpt=False), n_boot=20), max_length_difference=20, n_bins=4)
+    texts = [[t.get_text() for t in ax.texts] for ax in fig.axes]
+    needs = "no data: needs cheems_bench_gpt/open.jsonl or cheems_bench_gpt/human.jsonl"
+    assert texts[2] == texts[3] == [needs] and texts[0] == texts[1] == []
+    assert fig.axes[3].get_title() == "(d) GPT annotator - positional bias"
+
+
+def test_plot_fig15_length_panel_without_decisions_in_range_says_so():
+    """A length panel with no strict decision inside its range says what it needs (no empty curve)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = plot_fig15(BiasSample.from_files(_files(), n_boot=20), max_length_difference=1, n_bins=2)
+    assert fig.axes[0].texts[0].get_text().startswith("no data: needs a strict decision within ±1 characters")
+
+
+def test_add_claims_on_few_prompts_have_insufficient_data():
+    """Two prompts (a user's small folder) give no verdict: every tested claim says insufficient data with
+    the count of prompts, never 'as in the paper'."""
+    ledger = claims.Ledger("biases", "data in /x")
+    add_claims(ledger, BiasSample.from_files(_files(), n_boot=50), simulated=False)
+    for c in ledger.claims.values():
+        assert c.verdict == claims.INSUFFICIENT, c.id
+        assert c.sentence.startswith("Insufficient data: ") and "needs at least 10" in c.sentence
+        assert "paper" not in c.sentence

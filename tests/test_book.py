@@ -492,3 +492,22 @@ def test_cheap_chapters_on_a_complete_release_folder(smoke_dir, tmp_path):
     md, shown, unresolved = _page(root, "data")
     assert unresolved == [] and "How the world is simulated" not in md
     assert "Table 1's other columns" not in shown and "cheems_preference.jsonl sha256" in shown
+
+
+def test_biases_on_a_one_decision_folder_claims_nothing(tmp_path):
+    """A user's folder with one prompt, two responses and one annotation: the biases chapter gives no verdict
+    but insufficient data (with the count) or untestable, never 'as in the paper' from one decision (issue 25)."""
+    world = tmp_path / "mine"
+    (world / "cheems_bench").mkdir(parents=True)
+    record = {"id": "q1", "input": "哪个更好？", "category": ["理解"], "annotations": [["a", "b", "2"]],
+              "responses": [{"id": "a", "content": "长" * 300}, {"id": "b", "content": "短"}]}  # the shorter B wins
+    (world / "cheems_bench/open.jsonl").write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+    (tmp_path / "book").mkdir()
+    root = copy_repo(tmp_path / "book")
+    _build_each(root, ["biases"], world)
+    saved = json.loads((root / "book/_extra/claims/biases.json").read_text(encoding="utf-8"))["claims"]
+    assert {c["verdict"] for c in saved if c["kind"] != "untestable"} == {"insufficient data"}
+    tested = [c for c in saved if c["kind"] != "untestable"]
+    assert tested and all(c["sentence"].startswith("Insufficient data: ") and c["n"] <= 1 for c in tested)
+    assert all(c["verdict"] == "inconclusive" for c in saved if c["kind"] == "untestable")
+    assert not any("as in the paper" in c["sentence"] for c in saved)

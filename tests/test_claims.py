@@ -165,7 +165,7 @@ class TestCombining:
     def test_comparison_says_one_sentence_per_verdict(self):
         """The templates cover every verdict and fill in the estimate."""
         says = claims.comparison_says("A", "B")
-        assert set(says) == set(claims.VERDICTS)
+        assert set(says) | {claims.INSUFFICIENT} == set(claims.VERDICTS)  # its sentence is the library's
         c = Claim("a-b", "§1", "c", "finding", "contradicted", estimate=-0.1, ci_low=-0.2, ci_high=-0.05, seeds=3, says=says)
         assert c.sentence.startswith("A scores lower Overall than B") and "-0.100 [-0.200, -0.050]" in c.sentence
 
@@ -272,3 +272,71 @@ def test_ledger_styled_shows_the_chosen_columns():
     assert list(styler.data.columns) == ["id", "verdict", "estimate"]
     html = styler.to_html()
     assert "Claims of this chapter" in html and f"{ledger.claims['tab4-x'].estimate:.3f}" in html
+
+
+class TestInsufficientData:
+    """The one rule for a statistic resting on too few units (issue 25, item 7)."""
+
+    def test_one_decision_is_insufficient_data_with_the_counts(self):
+        """One prompt with one decision (interval [-0.5, -0.5]) gets insufficient data, not 'supported',
+        and its sentence gives the count and the number it needs."""
+        share = ratio_estimate([0], [1], n_boot=200)
+        assert share.n == 1 and share.interval() == (0.0, 0.0)
+        claim = Claim.test("fig15-x", share - 0.5, "less", paper_ref="x", claim="humans prefer the shorter one",
+                           kind="finding", says={"supported": "as in the paper"})
+        assert claim.verdict == claims.INSUFFICIENT and claim.n == 1
+        assert claim.sentence == ("Insufficient data: 1 prompt, needs at least 10 (a bootstrap over fewer gives no "
+                                  "real 95% interval), so this run does not test humans prefer the shorter one.")
+        assert claim.to_json()["n"] == 1
+
+    def test_at_the_minimum_the_interval_decides(self):
+        """n at MIN_UNITS gives the normal verdict; one less gives insufficient data."""
+        values = np.array([1.0] * (claims.MIN_UNITS - 1) + [0.0])
+        enough = ratio_estimate(values, n_boot=500)
+        assert enough.n == claims.MIN_UNITS and decide(enough - 0.2, "greater") == "supported"
+        fewer = ratio_estimate(values[1:], n_boot=500)
+        assert decide(fewer - 0.2, "greater") == claims.INSUFFICIENT
+
+    def test_degenerate_interval_without_a_count_is_insufficient(self):
+        """An estimate that does not know its count, whose resamples all give one value, is insufficient data;
+        with a known count at the minimum, a zero-width interval is the data's own and decides."""
+        flat = Estimate.single(-0.5, [-0.5] * 100)
+        assert flat.n is None and decide(flat, "less") == claims.INSUFFICIENT
+        assert Claim.test("x-y", flat, "less", paper_ref="x", claim="c", kind="finding").sentence.startswith(
+            "Insufficient data: every bootstrap resample gives the same value")
+        assert decide(Estimate.single(-0.5, [-0.5] * 100, n=claims.MIN_UNITS), "less") == "supported"
+
+    def test_the_count_follows_arithmetic_and_seeds(self):
+        """A paired difference, a mean and a stack of seeds keep the fewest units of their parts."""
+        a, b = Estimate.single(0.5, [0.5] * 4, n=30), Estimate.single(0.1, [0.1] * 4, n=12)
+        assert (a - b).n == (b - a).n == (a / b).n == claims.mean_of([a, b]).n == 12
+        assert (a - 0.5).n == 30 and Estimate.stack([a, b]).n == 12 and a.broadcast(3).n == 30
+        assert (Estimate.single(0.1, [0.1] * 4) - a).n == 30
+
+    def test_subset_and_category_estimates_count_prompts_with_comparisons(self):
+        """subset_estimate's n is the prompts with a comparison of its thinnest subset."""
+        recs = [make_record(f"p{i}", "ab", rank={"a": 0, "b": 1}) for i in range(12)]
+        scores = {(r.id, rid): float(rid == "a") for r in recs for rid in ("a", "b")}
+        res = {"open": evaluate_subset(recs, scores, n_boot=20), "human": evaluate_subset(recs[:3], scores, n_boot=20)}
+        assert subset_estimate([res], "accuracy", ["open"]).n == 12
+        assert subset_estimate([res], "accuracy").n == 3
+
+    def test_best_of_and_all_of_say_insufficient_data(self):
+        """A comparison on too few units makes best_of and all_of insufficient data."""
+        thin = {"a": Estimate.single(0.9, np.linspace(0.8, 1, 50), n=3),
+                "b": Estimate.single(0.1, np.linspace(0, 0.2, 50), n=3)}
+        assert best_of(thin, "a")[0] == claims.INSUFFICIENT
+        assert all_of(thin, "greater")[0] == claims.INSUFFICIENT
+
+    def test_forced_insufficient_data(self, monkeypatch):
+        """CHEEMS_FORCE_VERDICT accepts the new verdict and the sentence follows."""
+        monkeypatch.setenv("CHEEMS_FORCE_VERDICT", "x-y=insufficient data")
+        claim = Claim.test("x-y", Estimate.single(0.5, np.linspace(0.4, 0.6, 50), n=40), "greater", paper_ref="x",
+                           claim="c", kind="finding")
+        assert claim.verdict == claims.INSUFFICIENT and claim.forced
+        assert claim.sentence.startswith("Insufficient data: 40 prompts") and claim.sentence.endswith("for a test)")
+
+    def test_old_claim_files_without_n_load(self):
+        """A claims file saved before the n column still makes a frame with the documented columns."""
+        frame = claims.to_frame([{"id": "x-y", "verdict": "supported", "kind": "finding"}])
+        assert list(frame.columns[:len(claims.CLAIM_COLUMNS)]) == claims.CLAIM_COLUMNS and frame["n"].isna().all()

@@ -228,3 +228,20 @@ def test_merge_order_does_not_depend_on_the_hash_seed():
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": str(s)}).stdout for s in range(6)}
     assert len(outs) == 1, outs
+
+
+def test_choose_example_follows_the_users_file_or_says_it_is_the_shipped_one():
+    """The worked example comes from the first source with an annotated prompt (its largest cycle); the
+    sentence names the file, and names the sources passed over when it falls back to the shipped example."""
+    from cheems_lib import records
+    from cheems_lib.conflicts import SHIPPED_EXAMPLE, choose_example
+    from conftest import make_record
+
+    shipped = ("the shipped example", records.read_records(SHIPPED_EXAMPLE))
+    mine = [make_record("m1", "ab", [("a", "b", "1")]), make_record("m2", "abc", [("a", "b", "1"), ("b", "c", "1"),
+                                                                                ("c", "a", "1")])]
+    record, text = choose_example([("`mine.jsonl`", mine), shipped])
+    assert record.id == "m2" and text.startswith("The example is prompt `m2` of `mine.jsonl`") and "3 responses" in text
+    record, text = choose_example([("`empty.jsonl`", [make_record("e", "ab")]), shipped])
+    assert record.id == "ex-poem" and text.startswith("`empty.jsonl` holds no annotated prompt. The example is prompt "
+                                                      "`ex-poem` of the shipped example")

@@ -32,6 +32,14 @@ def files():
     return {GPT: gpt, OPEN: bench, "cheems_bench_gpt/open.jsonl": bench}
 
 
+def _times(files: dict, k: int) -> dict:
+    """``files`` with each record repeated ``k`` times under new ids: the same statistics, on enough prompts
+    (:data:`cheems_lib.claims.MIN_UNITS`) for a verdict."""
+    from dataclasses import replace
+
+    return {path: [replace(r, id=f"{r.id}-{i}") for i in range(k) for r in recs] for path, recs in files.items()}
+
+
 class _Ledger(claims.Ledger):
     """A ledger that does not glue (no notebook here)."""
 
@@ -80,6 +88,7 @@ class TestClaims:
         """One claim per file in Table 1 order, an untestable one per absent file (naming it), then the
         all-files claim; estimates are ours / paper - 1."""
         ledger, paper = _Ledger("data", "test"), paper_table1()
+        files = _times(files, 10)
         ours = table1(files)
         table = data_statistics.add_comparison_claims(ledger, files, ours, paper, simulated=True, n_boot=50, seed=0)
         assert list(ledger.claims) == ["tab1-comparisons-open-prompt", "tab1-comparisons-preference-gpt",
@@ -106,6 +115,7 @@ class TestClaims:
     def test_length_claims_estimate_the_paired_ratio(self, files):
         """The gap is mean chosen / mean rejected length - 1, the size claim that ratio over the paper's - 1."""
         ledger, paper = _Ledger("data", "test"), paper_table1()
+        files = _times(files, 10)
         data_statistics.add_length_claims(ledger, files, paper, simulated=True, n_boot=50, seed=0)
         per = table1_per_prompt(files[GPT])
         ratio = per["chosen"].sum() / per["rejected"].sum()
@@ -114,6 +124,16 @@ class TestClaims:
         assert ledger.claims["tab1-gpt-length-gap"].estimate == pytest.approx(ratio - 1)
         assert ledger.claims["tab1-gpt-length-ratio"].estimate == pytest.approx(ratio / paper_ratio - 1)
         assert ledger.claims["tab1-gpt-length-gap"].verdict == "supported"
+
+    def test_claims_on_two_prompts_have_insufficient_data(self, files):
+        """Two GPT prompts give no verdict on Table 1: every tested claim says insufficient data, with the count."""
+        ledger, paper = _Ledger("data", "test"), paper_table1()
+        data_statistics.add_comparison_claims(ledger, files, table1(files), paper, simulated=False, n_boot=50, seed=0)
+        data_statistics.add_length_claims(ledger, files, paper, simulated=False, n_boot=50, seed=0)
+        tested = [c for c in ledger.claims.values() if c.kind != "untestable"]
+        assert tested and all(c.verdict == claims.INSUFFICIENT for c in tested)
+        gap = ledger.claims["tab1-gpt-length-gap"]
+        assert gap.n == 2 and gap.sentence.startswith("Insufficient data: 2 prompts, needs at least 10")
 
     def test_length_claims_without_a_gpt_subset_are_untestable(self, files):
         """Files with no GPT-annotated preference subset give two untestable, inconclusive claims."""

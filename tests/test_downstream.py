@@ -206,12 +206,21 @@ class TestStudy:
         from cheems_lib.claims import Ledger
 
         ledger = Ledger("downstream", "test")
-        downstream.add_claims(ledger, _scores(gpt), n_boot=200, seed=0, seeds=2)
+        downstream.add_claims(ledger, _scores(gpt, n_sets=10), n_boot=200, seed=0, seeds=2)
         best, versus_gpt = ledger.claims["fig5-cheemsbench-best"], ledger.claims["fig5-human-beats-gpt"]
-        assert best.verdict == "supported" and best.seeds == 2 and best.estimate > 0.5
-        assert "across 12 reward models" in best.statistic and "Human win rate and MT-bench-like grade" in best.statistic
+        assert best.verdict == "supported" and best.seeds == 2 and best.estimate > 0.5 and best.n == 10
+        assert "across 20 reward models" in best.statistic and "Human win rate and MT-bench-like grade" in best.statistic
         assert best.sentence.startswith("CheemsBench's accuracy correlates more strongly")
         assert versus_gpt.kind == ("finding" if gpt else "untestable")
+
+    def test_add_claims_on_few_training_sets_have_insufficient_data(self):
+        """Six training sets are too few to resample: both claims say insufficient data, counting training sets."""
+        from cheems_lib.claims import INSUFFICIENT, Ledger
+
+        ledger = Ledger("downstream", "test")
+        downstream.add_claims(ledger, _scores(True, n_sets=6), n_boot=200, seed=0, seeds=2)
+        for claim in ledger.claims.values():
+            assert claim.verdict == INSUFFICIENT and claim.sentence.startswith("Insufficient data: 6 training sets")
 
     @pytest.mark.parametrize("gpt", [True, False])
     def test_comparisons_are_correlate_differences(self, gpt):

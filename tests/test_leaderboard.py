@@ -58,7 +58,7 @@ def chapter():
     records = [r for s in subsets.values() for r in s]
     scores = {"oracle": [truth, noisy], "noisy": [noisy, {k: -v for k, v in noisy.items()}]}
     base_scores = baseline_scores(records, seed=1)
-    small = {k: v[:5] for k, v in subsets.items()}
+    small = {k: v[:15] for k, v in subsets.items()}
     return dict(subsets=subsets, truth=truth, small=small, base_scores=base_scores,
                 results=lb.evaluate_scores(scores, subsets, n_boot=60, seed=0),
                 baselines=lb.evaluate_scores(base_scores, subsets, n_boot=60, seed=0),
@@ -191,3 +191,12 @@ def test_findings_untestable_without_models_or_on_real_files():
         ("s61-lower-than-rewardbench", "untestable"), ("s61-open-vs-human-instruction", "untestable"),
         ("s61-deterministic-easier", "untestable")]
     assert all(c.reason == "needs trained models and cheems_bench/" for c in ledger.claims.values())
+
+
+def test_judge_sentence_on_too_few_prompts_says_insufficient_data(chapter):
+    """A judge on five prompts per subset gets the insufficient-data sentence with the count, not a verdict."""
+    c = chapter
+    few = {k: v[:5] for k, v in c["subsets"].items()}
+    judged = lb.evaluate_scores({"judge": c["truth"]}, few, n_boot=60, seed=0)
+    text = lb.judge_sentence(judged, c["base_scores"]["baseline:random"], few, n_boot=60)
+    assert text.startswith("Insufficient data: ") and "needs at least 10" in text and "above" not in text
