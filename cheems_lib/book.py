@@ -73,7 +73,7 @@ from .outputs import LockedError, OutputLock, interrupt_point, pid_alive
 from .chapters import CHAPTERS, PROFILES, chapter
 
 __all__ = ["BookError", "BookInputError", "ChapterFailed", "ChaptersFailed", "parameters_of", "coerce", "cache_key", "data_files", "execute_chapter", "default_jobs", "build",
-           "find_root", "check_value", "check_parameters", "input_files", "build_lock"]
+           "find_root", "check_value", "check_parameters", "input_files", "build_lock", "category_table"]
 
 # `name: type = default  # help`, one parameter per line (papermill reads the same form)
 _PARAM = re.compile(r"^(?P<name>[A-Za-z_]\w*)\s*:\s*(?P<type>[^=]+?)\s*=\s*(?P<default>.+?)\s*(?:#\s*(?P<help>.*))?$")
@@ -721,7 +721,35 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
     files[:] = kept
 
 
+def category_table() -> str:
+    """The paper's top-level categories as a Markdown table, from :data:`cheems_lib.corpus.CATEGORIES` and
+    :data:`~cheems_lib.corpus.DETERMINISTIC` (the ``{cheems-categories}`` directive of the book's pages)."""
+    from .corpus import CATEGORIES, DETERMINISTIC
+
+    rows = [f"| {name} | {english} | {'yes' if name in DETERMINISTIC else 'no'} |" for name, english in CATEGORIES.items()]
+    return "\n".join(["| `category[0]` | in English | deterministic answers |", "| --- | --- | --- |", *rows])
+
+
+def _category_directive():
+    """``{cheems-categories}``: :func:`category_table`, parsed where it stands, so a page lists the library's
+    categories at every render instead of a hand-typed copy."""
+    from docutils import nodes
+    from docutils.statemachine import StringList
+    from sphinx.util.docutils import SphinxDirective
+
+    class CategoryTable(SphinxDirective):
+        def run(self):
+            box = nodes.container()
+            self.state.nested_parse(StringList(category_table().splitlines(), source="cheems_lib.corpus"),
+                                    self.content_offset, box)
+            return box.children
+
+    return CategoryTable
+
+
 def setup(app):
-    """Sphinx extension used by the book (``_config.yml``): de-duplicates page scripts."""
+    """Sphinx extension used by the book (``_config.yml``): de-duplicates page scripts and adds the
+    ``{cheems-categories}`` directive (:func:`category_table`)."""
     app.connect("html-page-context", _dedupe_scripts, priority=100)  # early: emit_firstresult may stop later handlers
+    app.add_directive("cheems-categories", _category_directive())
     return {"parallel_read_safe": True, "parallel_write_safe": True}

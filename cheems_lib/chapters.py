@@ -107,7 +107,7 @@ def chapter(name: str) -> Chapter:
 
 # Pages that are plain text, not executed chapters.
 _STATIC_FRONT = ["book/intro"]
-_STATIC_BACK: list[str] = ["book/cite", "book/api"]
+_STATIC_BACK: list[str] = ["book/own_data", "book/cite", "book/api"]
 
 
 def toc_yaml() -> str:

@@ -1,4 +1,4 @@
-"""The ``cheems`` command line (spec ``formats.md`` §5).
+"""The ``cheems`` command line (the formats it reads: the book's page "Use your own data", ``book/own_data.md``).
 
 Each subcommand imports what it needs inside its handler, so ``cheems --help``,
 ``cheems resolve`` and ``cheems evaluate`` never import torch.

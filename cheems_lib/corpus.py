@@ -25,13 +25,13 @@ import numpy as np
 
 __all__ = ["CATEGORIES", "DETERMINISTIC", "SUBCATEGORIES", "Task", "Traits", "make_task", "render_response"]
 
-# The paper's top-level categories (Figs. 8-10) with English glosses.
+#: The paper's top-level categories (Figs. 8-10) with English glosses.
 CATEGORIES: dict[str, str] = {
     "理解": "understanding", "知识": "knowledge", "创意写作": "creative writing", "推理": "reasoning",
     "数学": "math", "代码": "code", "安全": "safety", "复杂指令": "complex instructions",
 }
-# Categories whose prompts have one checkable answer (math, code, reasoning): §6.1 finds reward
-# models more accurate on "prompts with relatively deterministic answers".
+#: Categories whose prompts have one checkable answer (math, code, reasoning): §6.1 finds reward
+#: models more accurate on "prompts with relatively deterministic answers".
 DETERMINISTIC: tuple[str, ...] = ("数学", "代码", "推理")
 SUBCATEGORIES: dict[str, list[str]] = {
     "理解": ["摘要", "阅读理解"], "知识": ["地理", "科学常识"], "创意写作": ["诗歌", "故事"],

@@ -73,7 +73,7 @@ KNOWN_SHA256 = {
 _LLMZOO = {"repo": "FreedomIntelligence/LLMZoo", "commit": "cf70d9cd7a34808681ebe58e652f697420d7b055",
            "licence": "CC BY-NC 4.0", "licence_file": "LICENSES/LLMZoo-DATA_LICENSE",
            "attribution": 'Chen et al., "Phoenix: Democratizing ChatGPT across Languages" (2023), LLM Zoo'}
-#: Where each input of ``cheems import real`` comes from (source folder layout of ``../shared/real``).
+#: Where each input of ``cheems import real`` comes from (its key is the path under the source folder ``SRC``).
 UPSTREAM = {
     "llmzoo-zh": {**_LLMZOO, "paths": "llmzoo/eval/reviews/{set}/zh/<aspect>/review.jsonl, "
                                       "llmzoo/eval/questions/questions-zh.jsonl"},

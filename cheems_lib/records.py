@@ -1,6 +1,6 @@
 """Records: the official CheemsRM file formats, read, validated and written.
 
-One JSON Lines record per prompt (spec ``formats.md`` §1)::
+One JSON Lines record per prompt (spec §1: the book's page "Use your own data", ``book/own_data.md``)::
 
     {"id": "p1", "input": "你好", "category": ["理解"],
      "responses": [{"id": "a", "content": "..."}, {"id": "b", "content": "..."}],

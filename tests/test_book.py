@@ -39,6 +39,29 @@ def test_smoke_build_renders_every_chapter(smoke_book):
     assert sum("up to date" in line for line in logs) == len(CHAPTERS)
 
 
+def test_category_table_is_the_librarys():
+    """The ``{cheems-categories}`` table of the "Use your own data" page has one row per library category, in
+    order, with its English name, and marks exactly the library's deterministic ones."""
+    from cheems_lib.book import category_table
+    from cheems_lib.corpus import CATEGORIES, DETERMINISTIC
+
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in category_table().splitlines()[2:]]
+    assert [(name, english) for name, english, _ in rows] == list(CATEGORIES.items())
+    assert sorted(name for name, _, det in rows if det == "yes") == sorted(DETERMINISTIC)
+    assert {det for *_, det in rows} == {"yes", "no"}
+
+
+def test_own_data_page_renders_the_library_categories(smoke_book):
+    """The rendered page shows the directive's table: every category name, none left as a literal directive."""
+    from cheems_lib.corpus import CATEGORIES
+
+    _, html, _ = smoke_book
+    page = (html / "book" / "own_data.html").read_text(encoding="utf-8")
+    assert "cheems-categories" not in page
+    for name, english in CATEGORIES.items():
+        assert f"<td><p>{name}</p></td>" in page and english in page, name
+
+
 def test_every_figure_and_table_can_be_downloaded(smoke_book):
     """Each figure links PNG, SVG and PDF files that exist; each table links its CSV; every chapter shows
     at least the figures and tables its notebook publishes unconditionally."""

@@ -150,3 +150,55 @@ def test_every_figure_has_a_stable_label_and_caption():
             assert caption.strip(), (ch.name, key)
             assert f'publish.downloads("{key}")' in text and f'publish.figure(' in text
         assert text.count("{glue:figure}") == len(re.findall(r"\{glue:figure\} \S+\n:name: ", text)), ch.name
+
+
+# ---- the data contract ships with the project (book/own_data.md) ------------------------------------
+
+def _docs():
+    """The Markdown a reader of the repository sees: the READMEs, the book's pages and the chapters' sources."""
+    return [ROOT / "README.md", *sorted((ROOT / "data").glob("*/README.md")), *sorted((ROOT / "book").glob("*.md")),
+            *sorted((ROOT / "notebooks").glob("*.md"))]
+
+
+def test_docs_point_inside_the_repository():
+    """No README, book page or chapter sends the reader to the workspace's spec (``../shared``, ``shared/spec``),
+    which a clone does not have; relative links of the README name files that exist."""
+    import re
+
+    for path in _docs():
+        text = path.read_text(encoding="utf-8")
+        assert "../shared" not in text and "shared/spec" not in text, path
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for target in re.findall(r"\]\((?!https?:|#)([^)#\s]+)", readme):
+        assert (ROOT / target).exists(), target
+
+
+def test_own_data_page_is_linked_and_lists_the_layouts():
+    """The "Use your own data" page is in the table of contents, linked from the README and the front page,
+    generates its category table from the library, and names every file of both folder layouts, every
+    manifest field and the chapters' world_dir/human_ids parameters."""
+    from cheems_lib.world_files import RELEASE_FILES, SIMULATED_FILES
+
+    page = (ROOT / "book/own_data.md").read_text(encoding="utf-8")
+    assert "book/own_data" in toc_yaml()
+    assert "book/own_data.md" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "{ref}`own-data`" in (ROOT / "book/intro.md").read_text(encoding="utf-8")
+    assert "```{cheems-categories}\n```" in page  # generated at render time, never a typed copy
+    for rel in [*SIMULATED_FILES.values(), *RELEASE_FILES.values()]:
+        assert f"`{rel}`" in page or f"`[data/]{rel}`" in page, rel
+    for field in ("name", "labels", "files", "source", "commit", "licence", "sha256", "prompts"):
+        assert f"`{field}`" in page, field
+    for label in ('"1"', '"2"', '"0"'):
+        assert f"`{label}`" in page, label
+    assert "-p world_dir DIR" in page and "-p human_ids" in page and '"subset": "human"' in page
+
+
+def test_own_data_page_names_the_chapters_without_world_dir():
+    """The page says every chapter but Reproduce and Claims takes world_dir: true of the parameters cells."""
+    from cheems_lib.chapters import chapter
+
+    page = (ROOT / "book/own_data.md").read_text(encoding="utf-8")
+    without = [c for c in CHAPTERS if "world_dir" not in parameters_of(ROOT / "notebooks" / f"{c.name}.md")]
+    assert sorted(c.name for c in without) == ["claims", "reproduce"]
+    for name in ("reproduce", "claims"):
+        assert f"*{chapter(name).title}*" in page

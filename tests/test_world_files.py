@@ -293,3 +293,34 @@ def test_missing_sentence_names_the_file():
 
     assert missing_sentence("Table 5's GPT column", "cheems_bench_gpt/open.jsonl") == (
         "*Skipped: Table 5's GPT column; it needs `cheems_bench_gpt/open.jsonl`, which this folder does not hold.*")
+
+
+def test_example_release_folder_is_a_complete_release():
+    """data/examples/release (the book's "Use your own data" example) is detected as the complete release layout
+    with its manifest's labels, its records load with prompt ids distinct across the files, the subset field and
+    human_ids.txt split the preference file alike, and the manifest's sha256 and prompt counts are the files'."""
+    import hashlib
+    import json
+
+    from cheems_lib.records import read_files
+    from cheems_lib.world_files import detect_layout
+    from conftest import ROOT
+
+    folder = ROOT / "data" / "examples" / "release"
+    lay = detect_layout(folder)
+    assert lay.kind == "release" and not lay.simulated
+    assert lay.found == ("open", "human", "preference", "manifest")
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert lay.labels == manifest["labels"] and "made-up" in manifest["name"].lower()
+    by_subset = load_world(folder)
+    by_ids = load_world(folder, human_ids=folder / "human_ids.txt")
+    assert set(by_subset) == {"cheems_bench/open.jsonl", "cheems_bench/human.jsonl", "cheems_preference/human.jsonl",
+                              "cheems_preference/gpt.jsonl"}
+    assert {k: [r.id for r in v] for k, v in by_subset.items()} == {k: [r.id for r in v] for k, v in by_ids.items()}
+    assert all(len(v) >= 5 for v in by_subset.values())
+    read_files([lay.paths[n] for n in ("open", "human", "preference")])  # DataError on a repeated prompt id
+    for rel, entry in manifest["files"].items():
+        data = (folder / rel).read_bytes()
+        assert entry["sha256"] == hashlib.sha256(data).hexdigest() and entry["prompts"] == data.count(b"\n"), rel
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in data.decode("utf-8")), rel  # Chinese text
+    assert sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) < 200_000
