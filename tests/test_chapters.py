@@ -202,3 +202,24 @@ def test_own_data_page_names_the_chapters_without_world_dir():
     assert sorted(c.name for c in without) == ["claims", "reproduce"]
     for name in ("reproduce", "claims"):
         assert f"*{chapter(name).title}*" in page
+
+
+def test_every_published_table_is_its_cells_last_value():
+    """``publish.table`` returns the Styler that Jupyter shows only as a cell's last value: a statement after
+    it (a note, a glue) would drop the table from the page while its CSV is still written."""
+    import ast
+
+    import jupytext
+
+    late = []
+    for ch in CHAPTERS:
+        for i, cell in enumerate(jupytext.read(ROOT / "notebooks" / f"{ch.name}.md").cells):
+            if cell.cell_type != "code":
+                continue
+            body = ast.parse(cell.source).body
+            for j, st in enumerate(body[:-1]):
+                call = st.value if isinstance(st, ast.Expr) else None
+                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "table"
+                        and getattr(call.func.value, "id", "") == "publish"):
+                    late.append((ch.name, i, ast.get_source_segment(cell.source, body[j + 1])[:60]))
+    assert late == []
