@@ -204,22 +204,24 @@ def test_own_data_page_names_the_chapters_without_world_dir():
         assert f"*{chapter(name).title}*" in page
 
 
-def test_every_published_table_is_its_cells_last_value():
-    """``publish.table`` returns the Styler that Jupyter shows only as a cell's last value: a statement after
-    it (a note, a glue) would drop the table from the page while its CSV is still written."""
+def test_every_published_table_is_shown():
+    """``publish.table`` and ``publish.downloads`` return what Jupyter shows only as a cell's last top-level
+    value: one followed by another statement, or inside an ``if``/``for`` block, must be wrapped in
+    ``display(...)``, or the page silently loses the table (its CSV is still written) or the download line."""
     import ast
 
     import jupytext
 
-    late = []
+    hidden = []
     for ch in CHAPTERS:
         for i, cell in enumerate(jupytext.read(ROOT / "notebooks" / f"{ch.name}.md").cells):
             if cell.cell_type != "code":
                 continue
-            body = ast.parse(cell.source).body
-            for j, st in enumerate(body[:-1]):
-                call = st.value if isinstance(st, ast.Expr) else None
-                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "table"
-                        and getattr(call.func.value, "id", "") == "publish"):
-                    late.append((ch.name, i, ast.get_source_segment(cell.source, body[j + 1])[:60]))
-    assert late == []
+            tree = ast.parse(cell.source)
+            last = tree.body[-1] if tree.body else None
+            for node in ast.walk(tree):
+                call = node.value if isinstance(node, ast.Expr) else None
+                if (node is not last and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                        and call.func.attr in ("table", "downloads") and getattr(call.func.value, "id", "") == "publish"):
+                    hidden.append((ch.name, i, ast.get_source_segment(cell.source, node)[:60]))
+    assert hidden == []
