@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,13 @@ import pytest
 from cheems_lib.records import Record, Response
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# A shell starts background jobs with SIGINT ignored, and the commands the tests start inherit
+# that: Python then never raises KeyboardInterrupt, and every Ctrl-C test would fail however the
+# code behaves. The tests stand for a foreground Ctrl-C, so the default is restored here (the
+# children exec with SIGINT at its default, and Python installs its handler).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def make_record(pid: str, ids: str | list[str], annotations=(), rank=None, category=("理解",)) -> Record:
