@@ -25,7 +25,7 @@ from .annotators import decisions_per_prompt
 from .records import Record
 from .world_files import GPT_LAYOUT, LAYOUT
 
-__all__ = ["FILES", "BiasSample", "plot_fig15", "add_claims"]
+__all__ = ["FILES", "BiasSample", "plot_fig15", "add_claims", "longer_wins", "longer_share"]
 
 FILES = {"Human": (LAYOUT["bench_open"], LAYOUT["bench_human"]),
          "GPT": (GPT_LAYOUT["bench_open"], GPT_LAYOUT["bench_human"])}
@@ -82,6 +82,34 @@ class BiasSample:
                 est = claims.ratio_estimate(first, n, strata=self.strata[who], n_boot=self.n_boot, seed=self.seed)
                 curve.append(((lo + hi) / 2, est.value, *est.interval()))
         return np.array(curve)
+
+
+def longer_wins(records) -> tuple[np.ndarray, np.ndarray]:
+    """Per record: strict decisions between responses of different length (in characters) won by
+    the longer one, and such decisions. Works on any labelled file: a benchmark's annotations or a
+    preference file's chosen/rejected pairs."""
+    won, decided = np.zeros(len(records)), np.zeros(len(records))
+    for k, r in enumerate(records):
+        size = {x.id: len(x.content) for x in r.responses}
+        for a, b, p in r.annotations:
+            if p != "0" and size[a] != size[b]:
+                decided[k] += 1
+                won[k] += (p == "1") == (size[a] > size[b])
+    return won, decided
+
+
+def longer_share(records, *, n_boot: int = claims.N_BOOT, seed: int = 0) -> claims.Estimate:
+    """Share of strict decisions won by the longer response (:func:`longer_wins`), bootstrapped over
+    prompts; 0.5 means no length preference.
+
+    >>> from cheems_lib.records import Record, Response
+    >>> r = Record(prompt="q", responses=[Response("a", "short"), Response("b", "much longer")],
+    ...            annotations=[("a", "b", "2")])
+    >>> longer_share([r] * 3, n_boot=0).value
+    1.0
+    """
+    won, decided = longer_wins(list(records))
+    return claims.ratio_estimate(won, decided, n_boot=n_boot, seed=seed)
 
 
 def plot_fig15(sample: BiasSample, *, max_length_difference: float = 400, n_bins: int = 16):

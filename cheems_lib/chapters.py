@@ -7,15 +7,20 @@ Profiles:
 - ``smoke``: every chapter in seconds; used by the tests.
 - ``default``: what ``make book`` builds on a CPU from the simulated world.
 - ``paper``: the paper's settings, for GPU users with real models and data files.
+- ``real``: every chapter on the real Chinese data shipped in ``data/real/`` (``world_dir``),
+  with the default profile's settings; ``real-smoke``: the same at the smoke profile's settings
+  (what the tests build).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PROFILES", "Chapter", "CHAPTERS", "chapter", "toc_yaml"]
+__all__ = ["PROFILES", "REAL_DIR", "Chapter", "CHAPTERS", "chapter", "toc_yaml"]
 
-PROFILES = ("smoke", "default", "paper")
+PROFILES = ("smoke", "default", "paper", "real", "real-smoke")
+REAL_DIR = "data/real"
+"""The folder the ``real`` profiles point every chapter's ``world_dir`` at."""
 
 
 @dataclass(frozen=True)
@@ -28,10 +33,18 @@ class Chapter:
     params: dict[str, dict[str, Any]] = field(default_factory=dict)  # profile -> overrides
     after_all: bool = False  # executed after every other selected chapter (it reads what they saved)
     cost: int = 1  # relative execution time; parallel builds start the costliest chapters first
+    takes_world: bool = True  # it has a world_dir parameter (the real profiles set it)
 
     def parameters(self, profile: str) -> dict[str, Any]:
+        """The registry's parameters of this chapter in ``profile``. The real profiles are the default
+        and smoke ones with ``world_dir`` set to :data:`REAL_DIR` (chapters that take it, see
+        ``takes_world``), the simulated world's size dropped."""
         if profile not in PROFILES:
             raise ValueError(f"unknown profile {profile!r}; choose one of {PROFILES}")
+        if profile.startswith("real"):
+            base = self.parameters("smoke" if profile == "real-smoke" else "default")
+            base.pop("size", None)
+            return base | ({"world_dir": REAL_DIR} if self.takes_world else {})
         return dict(self.params.get(profile, {}))
 
 
@@ -93,8 +106,12 @@ CHAPTERS: list[Chapter] = [
                 "default": {"size": "default"},
                 "paper": {"size": "paper"}},
     ),
-    Chapter("reproduce", "Reproduce with real models", ()),
-    Chapter("claims", "Claims", ("claims",), after_all=True),
+    Chapter(
+        "real", "Real Chinese data: what model labels show", (), cost=2,
+        params={"smoke": {"train_epochs": 1, "n_boot": 100, "train_seeds": 2}},
+    ),
+    Chapter("reproduce", "Reproduce with real models", (), takes_world=False),
+    Chapter("claims", "Claims", ("claims",), after_all=True, takes_world=False),
 ]
 
 

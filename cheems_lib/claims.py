@@ -488,7 +488,9 @@ class Claim:
 
     @classmethod
     def untestable(cls, id: str, paper_ref: str, claim: str, reason: str, **fields) -> "Claim":
-        """A claim these files cannot test, e.g. ``reason="needs cheems_bench_gpt/"``; its sentence says why."""
+        """A claim these files cannot test, e.g. ``reason="needs cheems_bench_gpt/"``; its sentence says why.
+        A ``kind`` in ``fields`` (the kind it has where it can be tested) is replaced by *untestable*."""
+        fields.pop("kind", None)
         return cls(id=id, paper_ref=paper_ref, claim=claim, kind="untestable", verdict="inconclusive", reason=reason,
                    **fields)
 

@@ -76,6 +76,13 @@ class World:
             return "the simulator's annotators"
         return self.layout.labels if self.layout is not None else "unknown labels"
 
+    def file_labels(self, path: str) -> str:
+        """Who labelled one file (a §6 path, e.g. ``cheems_bench/open.jsonl``): the manifest's entry for
+        it (its ``labels``), else :attr:`labels`."""
+        entry = ((self.layout.manifest or {}).get("files") or {}).get(path) if self.layout is not None else None
+        labels = entry.get("labels") if isinstance(entry, dict) else None
+        return str(labels) if labels and not self.simulated else self.labels
+
     @property
     def source(self) -> str:
         """Provenance of every number computed from this world (see :func:`cheems_lib.publish.world_source`)."""

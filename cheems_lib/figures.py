@@ -73,13 +73,13 @@ def seed_dots(estimates: Mapping[str, object], *, ax, seed: int = 0, xlabel: str
     return ax
 
 
-def overall_dots(overall: Mapping[str, object], *, seed: int = 0):
+def overall_dots(overall: Mapping[str, object], *, seed: int = 0, xlabel: str = "Overall on CheemsBench (ours)"):
     """A figure of each training set's Overall on CheemsBench (:func:`seed_dots`, top to bottom in
     order), legend on top; returns the Figure (Table 3's and Table 4's rows)."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(overall) + 1.2))
-    seed_dots(overall, ax=ax, seed=seed, xlabel="Overall on CheemsBench (ours)")
+    seed_dots(overall, ax=ax, seed=seed, xlabel=xlabel)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
     fig.tight_layout()
     return fig

@@ -33,7 +33,7 @@ from .records import FIRST, SECOND, Record, strict_pairs
 
 __all__ = ["pairwise_only", "domain_only", "noisy_labels", "analogues", "PROPERTIES", "TABLE3_DATASETS",
            "nearest", "table3_groups", "paper_accuracy", "MULTI_HUMAN", "MULTI_MACHINE", "PAIR_HUMAN", "PAIR_MACHINE",
-           "EFFECTS", "table3", "published_table3", "paper_groups_text", "add_claims", "effects"]
+           "EFFECTS", "table3", "published_table3", "paper_groups_text", "add_claims", "effects", "add_real_claims"]
 
 PROPERTIES = ("annotation", "format", "domain")
 """The properties an analogue shares with the Table 3 rows it stands for."""
@@ -328,3 +328,34 @@ def effects(sets: dict[str, dict], overall: dict, *, seed: int = 0):
 
     rows, sentences = zip(*(_effect(sets, overall, variant, seed) for variant in EFFECTS))
     return pd.DataFrame(list(rows)), "; ".join(sentences) + "."
+
+
+def add_real_claims(ledger, accuracy: dict, trained: str | None, *, seed: int = 0, reason: str = "") -> None:
+    """The transfer question on real files: does a reward model trained on one source's preference
+    labels (``trained``, a key of ``accuracy``) rank another source's answers better than the random
+    baseline, and better than the longest-response baseline? ``accuracy`` maps model names to
+    :class:`~cheems_lib.claims.Estimate` of benchmark accuracy (paired resamples). Without a trained
+    model (``trained`` None) both claims are untestable with ``reason``."""
+    from .baselines import NAMES
+    from .claims import Claim, comparison_says
+
+    random, longest = NAMES[0], NAMES[1]
+    zh = paper_accuracy().query("language == 'zh'")["open_acc"]
+    paper = (f"Table 3: reward models trained on Chinese open datasets reach accuracy {zh.min():.3f} to {zh.max():.3f} "
+             "on CheemsBench Open Prompt (another benchmark and other models: a reference, not a target)")
+    fields = dict(paper_ref="§6.1, Table 3", kind="finding", paper=paper, link="fig-real-transfer")
+    claim_random = "a reward model trained on one source's preference labels ranks another source's answers better than chance"
+    claim_longest = "it ranks them better than always preferring the longest answer"
+    if trained is None:
+        ledger.add(Claim.untestable("real-transfer-beats-random", claim=claim_random, reason=reason, **fields))
+        ledger.add(Claim.untestable("real-transfer-beats-longest", claim=claim_longest, reason=reason, **fields))
+        return
+    what = "accuracy"
+    ours = accuracy[trained]
+    base = {n: accuracy[n].broadcast(ours.seeds) if accuracy[n].seeds == 1 else accuracy[n] for n in (random, longest)}
+    ledger.add(Claim.test("real-transfer-beats-random", ours - base[random], "greater", seed=seed,
+                          claim=claim_random, statistic=f"accuracy of {trained} minus {random}'s; paired", **fields,
+                          says=comparison_says(f"The reward model ({trained})", random, what=what)))
+    ledger.add(Claim.test("real-transfer-beats-longest", ours - base[longest], "greater", seed=seed,
+                          claim=claim_longest, statistic=f"accuracy of {trained} minus {longest}'s; paired", **fields,
+                          says=comparison_says(f"The reward model ({trained})", longest, what=what)))

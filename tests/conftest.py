@@ -54,6 +54,17 @@ def smoke_book(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def real_book(tmp_path_factory):
+    """A ``real-smoke`` build of the whole book (every chapter on data/real): (root, html folder, build log)."""
+    from cheems_lib.book import build
+
+    root = copy_repo(tmp_path_factory.mktemp("realbook"))
+    logs: list[str] = []
+    html = build("real-smoke", root=root, log=logs.append)
+    return root, html, logs
+
+
+@pytest.fixture(scope="session")
 def smoke_dir(tmp_path_factory):
     """The smoke world (seed 3) written to disk once per session; tests only read it."""
     from cheems_lib.simulation import WorldConfig, build_world

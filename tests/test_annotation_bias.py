@@ -135,3 +135,18 @@ def test_add_claims_on_few_prompts_have_insufficient_data():
         assert c.verdict == claims.INSUFFICIENT, c.id
         assert c.sentence.startswith("Insufficient data: ") and "needs at least 10" in c.sentence
         assert "paper" not in c.sentence
+
+
+def test_longer_share_counts_by_hand():
+    """Two prompts: the longer response wins 2 of 3 strict decisions (a tie and an equal-length
+    pair are left out), so the share is 2/3; 0.5 is no preference."""
+    from cheems_lib.annotation_bias import longer_share, longer_wins
+
+    r1 = Record(prompt="q1", id="q1", responses=[Response("a", "xx"), Response("b", "xxxx"), Response("c", "yy")],
+                annotations=[("a", "b", "2"), ("a", "c", "1"), ("b", "c", "0")])
+    r2 = Record(prompt="q2", id="q2", responses=[Response("a", "xxxxx"), Response("b", "x")],
+                annotations=[("a", "b", "2")])
+    won, decided = longer_wins([r1, r2])
+    assert won.tolist() == [1.0, 0.0] and decided.tolist() == [1.0, 1.0]
+    r1.annotations.append(("c", "b", "2"))
+    assert longer_share([r1, r2], n_boot=0).value == 2 / 3

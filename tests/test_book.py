@@ -459,7 +459,7 @@ def test_claims_ledger_follows_the_run_each_page_shows(conflicts_done, tmp_path)
 
 MANIFEST = {"name": "tiny release", "labels": "labellers of the test"}
 WORLD_CHAPTERS = ["data", "conflicts", "biases", "evaluation", "transfer", "preference", "scaling", "sensitivity",
-                  "downstream"]
+                  "downstream", "real"]
 
 
 def _page(root, name):

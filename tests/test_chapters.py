@@ -62,7 +62,7 @@ def test_every_parameter_declares_what_it_allows(ch):
         if name.endswith("_dir"):
             assert check.get("path") in ("folder", "world folder"), name
         if name == "size":
-            assert check.get("choices") == list(PROFILES), name
+            assert check.get("choices") == [p for p in PROFILES if not p.startswith("real")], name  # simulated sizes
         assert check_value(ast.literal_eval(spec["default"]), spec, ROOT) is None, (name, spec["default"])
     for profile in PROFILES:
         for name, value in ch.parameters(profile).items():
@@ -225,3 +225,20 @@ def test_every_published_table_is_shown():
                         and call.func.attr in ("table", "downloads") and getattr(call.func.value, "id", "") == "publish"):
                     hidden.append((ch.name, i, ast.get_source_segment(cell.source, node)[:60]))
     assert hidden == []
+
+
+def test_real_profiles_point_every_world_chapter_at_data_real():
+    """``real`` and ``real-smoke`` set world_dir to data/real for exactly the chapters whose parameters
+    cell has it, drop the simulated size, and otherwise keep the default / smoke settings."""
+    from cheems_lib.chapters import REAL_DIR
+
+    for ch in CHAPTERS:
+        takes = "world_dir" in parameters_of(ROOT / "notebooks" / f"{ch.name}.md")
+        assert ch.takes_world == takes, ch.name
+        for profile, base in (("real", "default"), ("real-smoke", "smoke")):
+            params = ch.parameters(profile)
+            assert params.get("world_dir") == (REAL_DIR if takes else None), (ch.name, profile)
+            assert "size" not in params
+            expected = {k: v for k, v in ch.parameters(base).items() if k != "size"}
+            assert {k: v for k, v in params.items() if k != "world_dir"} == expected
+    assert (ROOT / REAL_DIR / "manifest.json").is_file()

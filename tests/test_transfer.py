@@ -192,3 +192,25 @@ def test_effects_reads_each_change_against_its_reference(sets, evaluated):
         assert row["reference"] == transfer.EFFECTS[row["variant"]][0]
         assert (row["Overall"] == "raises") == (decide(diff, "greater") == "supported")
         assert row["Overall difference [95%]"].startswith(f"{diff.value:+.3f}")
+
+
+def test_add_real_claims(monkeypatch):
+    """Without a trained model both real-data transfer claims are untestable with the reason; with
+    one, a model that beats both baselines on 20 prompts is *supported* against each (paired)."""
+    import numpy as np
+    import myst_nb
+
+    from cheems_lib import claims
+
+    monkeypatch.setattr(myst_nb, "glue", lambda *a, **k: None)
+    ledger = claims.Ledger("real", "test")
+    transfer.add_real_claims(ledger, {}, None, reason="needs cheems_preference.jsonl")
+    assert {c.kind for c in ledger.claims.values()} == {"untestable"}
+    assert ledger.claims["real-transfer-beats-random"].reason == "needs cheems_preference.jsonl"
+    boot = np.linspace(-0.02, 0.02, 100)
+    acc = {"rm": claims.Estimate(np.array([0.8, 0.82]), np.stack([0.8 + boot, 0.82 + boot]), n=20),
+           "baseline:random": claims.Estimate.single(0.5, 0.5 + boot, n=20),
+           "baseline:longest": claims.Estimate.single(0.6, 0.6 + boot, n=20)}
+    ledger = claims.Ledger("real", "test")
+    transfer.add_real_claims(ledger, acc, "rm")
+    assert [c.verdict for c in ledger.claims.values()] == ["supported", "supported"]
