@@ -4,6 +4,7 @@ One entry per chapter, in reading order. ``_toc.yml`` lists the same chapters (a
 checks that :func:`toc_yaml` equals the file), so the two cannot drift apart.
 
 Profiles:
+
 - ``smoke``: every chapter in seconds; used by the tests.
 - ``default``: what ``make book`` builds on a CPU from the simulated world.
 - ``paper``: the paper's settings, for GPU users with real models and data files.

@@ -532,8 +532,11 @@ def _add_import(sub) -> None:
 
 def _add_book(sub) -> None:
     b = sub.add_parser("book", help="run chapters with papermill and build the Jupyter Book")
-    b.add_argument("--profile", choices=["smoke", "default", "paper"], default="default",
-                   help="smoke: seconds; default: CPU book; paper: the paper's settings (GPU, real data)")
+    from .chapters import PROFILES
+
+    b.add_argument("--profile", choices=list(PROFILES), default="default",
+                   help="smoke: seconds; default: CPU book; paper: the paper's settings (GPU, real data); "
+                        "real: every chapter on data/real (real-smoke: at smoke settings)")
     b.add_argument("--chapter", action="append", metavar="NAME", help="only these chapters (repeat)")
     b.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
                    help="override a chapter parameter (repeat)")

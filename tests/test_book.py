@@ -534,3 +534,27 @@ def test_biases_on_a_one_decision_folder_claims_nothing(tmp_path):
     assert tested and all(c["sentence"].startswith("Insufficient data: ") and c["n"] <= 1 for c in tested)
     assert all(c["verdict"] == "inconclusive" for c in saved if c["kind"] == "untestable")
     assert not any("as in the paper" in c["sentence"] for c in saved)
+
+
+def test_real_profile_builds_every_chapter_on_data_real(real_book):
+    """``cheems book --profile real-smoke``: every chapter executes on data/real and renders, no page keeps
+    simulator prose, every world chapter names the files and says they carry model labels, and the Claims
+    page lists the real-data chapter's claims with their ``data:`` source (issue 25)."""
+    root, html, _ = real_book
+    assert not list((root / "book").glob("*.failed.ipynb"))
+    for ch in CHAPTERS:
+        assert (html / "book" / f"{ch.name}.html").is_file(), ch.name
+        if not ch.takes_world:
+            continue
+        md, shown, unresolved = _page(root, ch.name)
+        assert unresolved == [], (ch.name, unresolved)
+        assert "How the world is simulated" not in md and "Calibration targets" not in md, ch.name
+        assert "data/real" in shown and "sha256" in shown and "model labels, not human labels" in shown, ch.name
+    saved = json.loads((root / "book/_extra/claims/real.json").read_text(encoding="utf-8"))
+    assert saved["source"].startswith("data: data/real (")
+    ids = {c["id"] for c in saved["claims"]}
+    assert {"real-judge-position", "real-judge-consistency", "real-judge-length", "real-preference-length",
+            "real-aspect-conflicts", "real-transfer-beats-random", "real-transfer-beats-longest"} <= ids
+    assert not any(c["kind"] == "untestable" for c in saved["claims"])  # data/real holds everything they need
+    page = (html / "book" / "claims.html").read_text(encoding="utf-8")
+    assert "real-judge-position" in page and "data: data/real" in page

@@ -138,3 +138,11 @@ def test_every_page_renders_in_chromium(browser, smoke_book):
             report[str(page.relative_to(html))] = seen["problems"]
     assert not report, json.dumps(report, indent=1, ensure_ascii=False)
     assert maths >= 2 and figures >= 11  # the checks saw real math and real figures
+
+
+def test_every_real_page_renders_in_chromium(browser, real_book):
+    """The ``real-smoke`` book (every chapter on data/real) renders in Chromium without problems."""
+    _, html, _ = real_book
+    pages = sorted((html / "book").glob("*.html"))
+    report = {str(p.relative_to(html)): seen["problems"] for p in pages if (seen := _visit(browser, p))["problems"]}
+    assert len(pages) >= 12 and not report, json.dumps(report, indent=1, ensure_ascii=False)
