@@ -12,9 +12,16 @@ simulated world or on real files, and tests the paper's description of Fig. 15:
 
 Lengths are in characters of real length: a simulated world's lengths are scaled back by its
 ``length_scale``.
+
+Who made the benchmark's annotations: the human annotators (simulated, or the paper's own
+files), unless a real folder's manifest names them (``labels``, see
+:attr:`cheems_lib.experiments.World.bench_labels`). Then the panels and sentences name them, and
+when those are model labels (:func:`cheems_lib.world_files.model_labels`) the claims about human
+annotators are *untestable*: the files hold no human labels.
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -43,15 +50,38 @@ class BiasSample:
     length_scale: float = 1.0
     n_boot: int = claims.N_BOOT
     seed: int = 0
+    labels: tuple[str, bool] | None = None
+    """Who labelled the ``Human`` files (``cheems_bench/``) when a manifest says so, and whether those are model
+    labels (:attr:`cheems_lib.experiments.World.bench_labels`); None: human annotators."""
 
     @classmethod
     def from_files(cls, files: dict, *, length_scale: float = 1.0, n_boot: int = claims.N_BOOT,
-                   seed: int = 0) -> "BiasSample":
-        """The records of :data:`FILES` present in ``files`` (a world's ``{layout path: records}``)."""
+                   seed: int = 0, labels: tuple[str, bool] | None = None) -> "BiasSample":
+        """The records of :data:`FILES` present in ``files`` (a world's ``{layout path: records}``);
+        ``labels``: who labelled ``cheems_bench/`` on a real folder (None: human annotators)."""
         records = {who: [r for p in paths if p in files for r in files[p]] for who, paths in FILES.items()}
         strata = {who: [f"{p}/{r.top_category}" for p in paths if p in files for r in files[p]]
                   for who, paths in FILES.items()}
-        return cls({k: v for k, v in records.items() if v}, strata, length_scale, n_boot, seed)
+        return cls({k: v for k, v in records.items() if v}, strata, length_scale, n_boot, seed, labels)
+
+    def who(self, who: str) -> str:
+        """How prose names ``who``'s annotators: "human annotators", "GPT-4o", or on a real folder whose
+        manifest names them, "the annotators of cheems_bench/ (LABELS)"."""
+        if who == "Human" and self.labels is not None:
+            return f"the annotators of cheems_bench/ ({self.labels[0]})"
+        return _WHO[who]
+
+    def title(self, who: str) -> str:
+        """``who``'s name in a panel title: "Human annotator", "GPT annotator", or "cheems_bench/ (LABELS)"."""
+        if who == "Human" and self.labels is not None:
+            return f"cheems_bench/ ({self.labels[0]})"
+        return f"{who} annotator"
+
+    def not_human(self, who: str) -> str | None:
+        """Why ``who``'s annotations cannot stand for human annotators (model labels), or None."""
+        if who == "Human" and self.labels is not None and self.labels[1]:
+            return f"the benchmark's labels are {self.labels[0]}'s, not human"
+        return None
 
     def strict_decisions(self) -> dict[str, int]:
         """Strict (non-tie) decisions per annotator of :data:`FILES`, 0 for one without records."""
@@ -128,7 +158,8 @@ def plot_fig15(sample: BiasSample, *, max_length_difference: float = 400, n_bins
     edges = np.linspace(-max_length_difference, max_length_difference, n_bins + 1)
     fig, axes = plt.subplots(2, 2, figsize=(10, 7))
     for row, who in enumerate(FILES):
-        titles = [f"({'abcd'[2 * row + k]}) {who} annotator - {what} bias" for k, what in enumerate(("length", "positional"))]
+        titles = [textwrap.shorten(f"({'abcd'[2 * row + k]}) {sample.title(who)} - {what} bias", 60, placeholder="…")
+                  for k, what in enumerate(("length", "positional"))]
         if who not in sample.records:
             for k in (0, 1):
                 no_data(axes[row, k], " or ".join(FILES[who]), title=titles[k])
@@ -178,7 +209,7 @@ def _described(est: claims.Estimate) -> str:
 def _position(sample: BiasSample, who: str) -> tuple[claims.Estimate, str]:
     """Share for the second-shown response minus 0.5, and the sentence's opening."""
     est = sample.share_second(who)
-    opening = f"{_WHO[who]} chose the second-shown response in {_described(est)} of the strict decisions: "
+    opening = f"{sample.who(who)} chose the second-shown response in {_described(est)} of the strict decisions: "
     return est - 0.5, opening[0].upper() + opening[1:]
 
 
@@ -188,7 +219,7 @@ def _longer_by(sample: BiasSample, who: str, low: float, high: float = np.inf,
     share for A at any length, paired; and the sentence's opening."""
     est = sample.share_first(who, low, high)
     window = f"by {low} to {high} characters" if np.isfinite(high) else f"by at least {low} characters"
-    opening = f"When A is longer {window}, {_WHO[who]} chose it in {_described(est)} of the strict decisions"
+    opening = f"When A is longer {window}, {sample.who(who)} chose it in {_described(est)} of the strict decisions"
     if not baseline:
         return est - 0.5, opening + ": "
     base = sample.share_first(who)
@@ -197,7 +228,8 @@ def _longer_by(sample: BiasSample, who: str, low: float, high: float = np.inf,
 
 def _test(ledger: claims.Ledger, sample: BiasSample, cid: str, who: str, measure, direction: str, conclusions,
           *, simulated: bool, margin: float = 0.0, **fields) -> claims.Claim:
-    """Test claim ``cid`` on ``who``'s annotations (untestable when the sample holds none). ``measure()``
+    """Test claim ``cid`` on ``who``'s annotations (untestable when the sample holds none, or when a claim about
+    human annotators meets model labels: :meth:`BiasSample.not_human`). ``measure()``
     gives the difference to decide on and the sentence's computed opening; ``conclusions`` ends it per
     verdict (in :data:`cheems_lib.claims.VERDICTS` order)."""
     fields.update(paper_ref="appendix D.3, Fig. 15", link="paper-fig15")
@@ -206,6 +238,8 @@ def _test(ledger: claims.Ledger, sample: BiasSample, cid: str, who: str, measure
             id=cid, verdict="inconclusive", kind="untestable", **fields,
             reason=f"these files hold no {who} annotations of the benchmark",
             says={"inconclusive": f"These files hold no {who} annotations of the benchmark, so this is not tested."}))
+    if sample.not_human(who):
+        return ledger.add(claims.Claim.untestable(cid, reason=sample.not_human(who), **fields))
     diff, opening = measure()
     says = dict(zip(claims.VERDICTS, (opening + c for c in conclusions)))  # insufficient data: the library's
     return ledger.add(claims.Claim.test(cid, diff, direction, margin=margin, seed=sample.seed, says=says, **fields,

@@ -86,16 +86,17 @@ def claim_kind(claim_id: str, simulated: bool) -> dict[str, str]:
     return {"kind": "calibrated", "reason": CALIBRATED_CLAIMS[claim_id]}
 
 
-def table1(files: dict, *, length_scale: float = 1.0):
+def table1(files: dict, *, length_scale: float = 1.0, columns: dict | None = None):
     """Table 1's statistics of ``files`` in the paper's shape; lengths divided by ``length_scale``.
 
     ``comparisons_excluding_ties`` counts the pairs with different ranks (what the metrics
     compare); ``comparisons_per_prompt`` is added so counts of different sizes compare.
+    ``columns`` (column name -> layout path) defaults to :data:`TABLE1_COLUMNS`.
     """
     import pandas as pd
 
     cols = {}
-    for col, path in TABLE1_COLUMNS.items():
+    for col, path in (columns or TABLE1_COLUMNS).items():
         if path not in files:
             continue
         recs = files[path]

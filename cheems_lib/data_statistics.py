@@ -4,7 +4,12 @@
 :func:`~cheems_lib.calibration.table1_per_prompt`); this module is what the data chapter does
 with it:
 
-- :func:`beside_paper`: Table 1 of the files next to the paper's, with their ratio;
+- :func:`table1`, :func:`paper_table1`: Table 1 of the files and the paper's, both with a column for
+  a release's unsplit ``cheems_preference.jsonl`` (:data:`WHOLE_PREFERENCE`; the paper's: its two
+  subsets pooled);
+- :func:`beside_paper`: Table 1 of the files next to the paper's, with their ratio, the paper's side
+  left empty for a file whose manifest says it is other data (``"comparable": false``, the rule of
+  :meth:`cheems_lib.world_files.Layout.comparable`);
 - :func:`comparison_bound`: the most comparisons per prompt a mean response count allows at its
   narrowest spread, and the spread needed to reach a target;
 - :func:`add_comparison_claims`, :func:`add_length_claims`: the ledger claims on comparisons
@@ -21,7 +26,7 @@ from .calibration import TABLE1_COLUMNS, claim_kind, table1_per_prompt
 from .claims import TABLE1_TOLERANCE, Claim, all_of, ratio_estimate
 from .world_files import GPT_LAYOUT
 
-__all__ = ["FILE_NAMES", "beside_paper", "comparison_bound", "bound_texts", "add_comparison_claims",
+__all__ = ["FILE_NAMES", "WHOLE_PREFERENCE", "TABLE1_FILES", "table1", "paper_table1", "beside_paper", "comparison_bound", "bound_texts", "add_comparison_claims",
            "add_length_claims", "response_counts_figure", "category_counts", "categories_figure", "lengths_figure"]
 
 # paper column -> (claim id suffix, name in prose)
@@ -29,16 +34,50 @@ FILE_NAMES = {"cheemsbench_open_prompt": ("open-prompt", "CheemsBench Open Promp
               "cheemsbench_human_instruction": ("human-instruction", "CheemsBench Human Instruction"),
               "cheemspreference_gpt": ("preference-gpt", "CheemsPreference GPT"),
               "cheemspreference_human": ("preference-human", "CheemsPreference human")}
+WHOLE_PREFERENCE = "cheemspreference"
+"""Table 1's column of a release's unsplit ``cheems_preference.jsonl`` (no human/GPT split): its own
+statistics, beside the paper's two preference subsets pooled; it has no claim of its own."""
+TABLE1_FILES = {**TABLE1_COLUMNS, WHOLE_PREFERENCE: "cheems_preference.jsonl"}
+"""Table 1 column -> layout path, the unsplit preference file included."""
 # the benchmark's GPT-annotated variants repeat the human files' prompts and responses
 _GPT_BENCH = tuple(GPT_LAYOUT.values())
 
 
-def beside_paper(ours, paper):
+def table1(files: dict, *, length_scale: float = 1.0):
+    """:func:`cheems_lib.calibration.table1` of every file of :data:`TABLE1_FILES` present."""
+    from .calibration import table1 as _table1
+
+    return _table1(files, length_scale=length_scale, columns=TABLE1_FILES)
+
+
+def paper_table1():
+    """:func:`cheems_lib.calibration.paper_table1` with :data:`WHOLE_PREFERENCE`: CheemsPreference's GPT and human
+    subsets pooled (prompts and comparisons summed; per-prompt and length statistics weighted by prompts or
+    comparisons, as a pooled file's own statistics would be)."""
+    from .calibration import paper_table1 as _paper_table1
+
+    paper = _paper_table1()
+    parts = paper[["cheemspreference_gpt", "cheemspreference_human"]]
+    prompts, pairs = parts.loc["prompts"], parts.loc["comparisons_excluding_ties"]
+    pooled = {"prompts": prompts.sum(), "comparisons_excluding_ties": pairs.sum()}
+    for stat, weight in [("responses_per_prompt", prompts), ("avg_chars_prompt", prompts),
+                         ("avg_chars_chosen", pairs), ("avg_chars_rejected", pairs)]:
+        pooled[stat] = (parts.loc[stat] * weight).sum() / weight.sum()
+    pooled["comparisons_per_prompt"] = pooled["comparisons_excluding_ties"] / pooled["prompts"]
+    paper[WHOLE_PREFERENCE] = [pooled[stat] for stat in paper.index]
+    return paper
+
+
+def beside_paper(ours, paper, other: dict | None = None):
     """Table 1 as ``(file, statistic)`` rows with columns ``paper``, ``ours`` and ``ours / paper``
-    (``ours``: :func:`~cheems_lib.calibration.table1`; ``paper``: :func:`~cheems_lib.calibration.paper_table1`)."""
+    (``ours``: :func:`table1`; ``paper``: :func:`paper_table1`). A column in ``other`` (column -> what the
+    file holds, for files the manifest says are other data) gets no paper values (NaN), only ours."""
     import pandas as pd
 
-    side = pd.concat({col: pd.DataFrame({"paper": paper.loc[ours.index, col], "ours": ours[col]})
+    def theirs(col):
+        return float("nan") if col in (other or {}) else paper.loc[ours.index, col]
+
+    side = pd.concat({col: pd.DataFrame({"paper": theirs(col), "ours": ours[col]}, index=ours.index)
                       for col in ours.columns})
     side["ours / paper"] = side["ours"] / side["paper"]
     side.index.names = ["file", "statistic"]
@@ -78,7 +117,7 @@ def bound_texts(paper) -> dict[str, str]:
 
 def _per_prompt(files: dict, col: str):
     """Table 1's per-prompt counts of one column's file and the prompts' categories (the bootstrap strata)."""
-    recs = files[TABLE1_COLUMNS[col]]
+    recs = files[TABLE1_FILES[col]]
     return table1_per_prompt(recs), [r.top_category for r in recs]
 
 
@@ -125,39 +164,50 @@ def _all_files_claim(rel: dict, cols, paper, common: dict, seed: int) -> Claim:
                               f"{worst} is not clearly within it: off by " + interval + "."})
 
 
-def add_comparison_claims(ledger, files: dict, ours, paper, *, simulated: bool, n_boot: int, seed: int):
-    """Add a claim per file of ``ours`` (Table 1 of ``files``) that its comparisons (excluding ties) per
+def add_comparison_claims(ledger, files: dict, ours, paper, *, simulated: bool, n_boot: int, seed: int,
+                          other: dict | None = None):
+    """Add a claim per paper file of ``ours`` (Table 1 of ``files``) that its comparisons (excluding ties) per
     prompt are the paper's within ±TABLE1_TOLERANCE, then the claim that every file's are; return the
     table beside the paper, with the most each file's response counts allow (every pair ordered).
 
+    A file whose column ``other`` maps to what it holds (the manifest's ``content``: other data, see
+    :meth:`cheems_lib.world_files.Layout.comparable`) gets an *untestable* claim saying so and no paper
+    value; the unsplit preference file (:data:`WHOLE_PREFERENCE`) gets a row and no claim.
     Claims are ``calibrated`` on a ``simulated`` world (:func:`~cheems_lib.calibration.claim_kind`).
     """
     import pandas as pd
 
     common = dict(paper_ref="§3-4, Table 1", link="paper-table1", **claim_kind("tab1-comparisons", simulated))
+    other = other or {}
     rel, rows = {}, []
     for col in ours.columns:
         per, cats = _per_prompt(files, col)
         est = ratio_estimate(per["comparisons"], strata=cats, n_boot=n_boot, seed=seed)
-        target = paper.loc["comparisons_per_prompt", col]
-        rel[FILE_NAMES[col][1]] = est / target - 1
+        target = float("nan") if col in other else paper.loc["comparisons_per_prompt", col]
         lo, hi = est.interval()
-        rows.append({"file": TABLE1_COLUMNS[col], "paper": target, "ours": est.value, "ci_low": lo,
+        rows.append({"file": TABLE1_FILES[col], "paper": target, "ours": est.value, "ci_low": lo,
                      "ci_high": hi, "ours / paper": est.value / target,
                      "ours if every pair were ordered": per["all_pairs"].mean(),
-                     "responses per prompt, paper": paper.loc["responses_per_prompt", col],
+                     "responses per prompt, paper": (float("nan") if col in other
+                                                     else paper.loc["responses_per_prompt", col]),
                      "responses per prompt, ours": ours.loc["responses_per_prompt", col]})
-        ledger.add(_file_comparison_claim(est, rel[FILE_NAMES[col][1]], target, col, paper, common, seed))
-    for col in [c for c in FILE_NAMES if c not in ours.columns]:  # an absent file: its claim is untestable
+        if col in FILE_NAMES and col not in other:
+            rel[FILE_NAMES[col][1]] = est / target - 1
+            ledger.add(_file_comparison_claim(est, rel[FILE_NAMES[col][1]], target, col, paper, common, seed))
+    for col in [c for c in FILE_NAMES if FILE_NAMES[c][1] not in rel]:  # an absent file, or other data: untestable
+        reason = (f"the paper's numbers are not comparable: {TABLE1_FILES[col]} holds {other[col]}" if col in other
+                  else f"needs {TABLE1_COLUMNS[col]}")
         ledger.add(Claim.untestable(f"tab1-comparisons-{FILE_NAMES[col][0]}", common["paper_ref"],
                                     f"the {FILE_NAMES[col][1]} file has Table 1's comparisons (excluding ties) per "
-                                    "prompt", f"needs {TABLE1_COLUMNS[col]}", link="paper-table1"))
+                                    "prompt", reason, link="paper-table1"))
     if rel:
-        ledger.add(_all_files_claim(rel, ours.columns, paper, common, seed))
+        ledger.add(_all_files_claim(rel, [c for c in ours.columns if c in FILE_NAMES and c not in other], paper,
+                                    common, seed))
     else:
+        why = ("needs " + " or ".join(TABLE1_COLUMNS.values()) if not other
+               else "the paper's numbers are not comparable with these files (their manifest says so)")
         ledger.add(Claim.untestable("tab1-comparisons", common["paper_ref"], "every file has Table 1's comparisons "
-                                    "(excluding ties) per prompt", "needs " + " or ".join(TABLE1_COLUMNS.values()),
-                                    link="paper-table1"))
+                                    "(excluding ties) per prompt", why, link="paper-table1"))
     return pd.DataFrame(rows, columns=["file", "paper", "ours", "ci_low", "ci_high", "ours / paper",
                                        "ours if every pair were ordered", "responses per prompt, paper",
                                        "responses per prompt, ours"])
@@ -189,16 +239,25 @@ def _length_claims(ratio, paper_ratio: float, common: dict, seed: int) -> list[C
     return [gap, size]
 
 
-def add_length_claims(ledger, files: dict, paper, *, simulated: bool, n_boot: int, seed: int) -> None:
+def add_length_claims(ledger, files: dict, paper, *, simulated: bool, n_boot: int, seed: int,
+                      other: dict | None = None) -> None:
     """Add ``tab1-gpt-length-gap`` (chosen longer than rejected in the GPT-annotated preference subset) and
     ``tab1-gpt-length-ratio`` (their ratio within ±TABLE1_TOLERANCE of Table 1's), from one paired
-    bootstrap of both mean lengths; both ``untestable`` when ``files`` hold no such subset."""
+    bootstrap of both mean lengths; both ``untestable`` when ``files`` hold no such subset, or when
+    ``other`` maps its column to what it holds (other data, see :func:`add_comparison_claims`)."""
     col = "cheemspreference_gpt"
     paper_ratio = paper.loc["avg_chars_chosen", col] / paper.loc["avg_chars_rejected", col]
     common = dict(paper_ref="§4.2, Table 1", link="paper-table1",
                   paper=(f"chosen {paper.loc['avg_chars_chosen', col]:.2f} / rejected "
                          f"{paper.loc['avg_chars_rejected', col]:.2f} characters = {paper_ratio:.3f}"),
                   **claim_kind("tab1-gpt-length-ratio", simulated))
+    holds = (other or {}).get(col)
+    if holds:
+        for cid in ("tab1-gpt-length-gap", "tab1-gpt-length-ratio"):
+            ledger.add(Claim.untestable(cid, common["paper_ref"], "chosen vs rejected length in the GPT-annotated "
+                                        "preference subset", f"the paper's numbers are not comparable: "
+                                        f"{TABLE1_COLUMNS[col]} holds {holds}", link="paper-table1"))
+        return
     if TABLE1_COLUMNS[col] in files:
         per, cats = _per_prompt(files, col)
         chosen, rejected = (ratio_estimate(per[k], strata=cats, n_boot=n_boot, seed=seed)
@@ -216,13 +275,14 @@ def add_length_claims(ledger, files: dict, paper, *, simulated: bool, n_boot: in
 
 
 def response_counts_figure(files: dict):
-    """Histogram of responses per prompt in each Table 1 file present, as shares of its prompts."""
+    """Histogram of responses per prompt in each Table 1 file present (:data:`TABLE1_FILES`), as shares of its
+    prompts."""
     import matplotlib.pyplot as plt
     import pandas as pd
     import seaborn as sns
 
     counts = pd.DataFrame([{"file": path, "responses": len(r.responses)}
-                           for path in TABLE1_COLUMNS.values() if path in files for r in files[path]])
+                           for path in TABLE1_FILES.values() if path in files for r in files[path]])
     fig, ax = plt.subplots(figsize=(8, 3.2))
     sns.histplot(counts, x="responses", hue="file", discrete=True, stat="probability", common_norm=False,
                  multiple="dodge", shrink=0.8, ax=ax)

@@ -76,13 +76,6 @@ class World:
             return "the simulator's annotators"
         return self.layout.labels if self.layout is not None else "unknown labels"
 
-    def file_labels(self, path: str) -> str:
-        """Who labelled one file (a §6 path, e.g. ``cheems_bench/open.jsonl``): the manifest's entry for
-        it (its ``labels``), else :attr:`labels`."""
-        entry = ((self.layout.manifest or {}).get("files") or {}).get(path) if self.layout is not None else None
-        labels = entry.get("labels") if isinstance(entry, dict) else None
-        return str(labels) if labels and not self.simulated else self.labels
-
     @property
     def source(self) -> str:
         """Provenance of every number computed from this world (see :func:`cheems_lib.publish.world_source`)."""
@@ -116,6 +109,63 @@ class World:
         needs.append('the human and GPT subsets of `cheems_preference.jsonl` (give its records a `"subset"` field, '
                      '`"human"` or `"gpt"`, or pass `-p human_ids FILE`, one prompt id per line)')
         return missing_sentence(what, *needs, quoted=False)
+
+    def missing_subset(self, what: str) -> str | None:
+        """With exactly one CheemsBench subset, the one sentence saying that ``what`` runs on it alone and
+        which file the other needs; None with both (or with neither: :meth:`missing` says that)."""
+        from .world_files import missing_sentence
+
+        if len(self.bench) != 1:
+            return None
+        absent = next(k for k in SUBSET_NAMES if k not in self.bench)
+        return missing_sentence(f"{what} on the {SUBSET_NAMES[absent]} subset (only the "
+                                f"{SUBSET_NAMES[next(iter(self.bench))]} subset is used)", f"cheems_bench/{absent}.jsonl")
+
+    def comparable(self, key: str) -> bool:
+        """Whether the paper's numbers may be compared with the records under ``key`` (a §6 path): always for a
+        simulated world, else unless its manifest says ``"comparable": false``
+        (:meth:`cheems_lib.world_files.Layout.comparable`, the one rule)."""
+        return self.simulated or self.layout is None or self.layout.comparable(key)
+
+    def other_data(self, key: str) -> str | None:
+        """None when :meth:`comparable`, else what the file under ``key`` holds: the manifest's ``content``
+        (else its ``name``), or "other data"."""
+        if self.comparable(key):
+            return None
+        return self.layout.content(key) or "other data"
+
+    def not_comparable(self, what: str, key: str, shown_as: str = "") -> str | None:
+        """None when :meth:`comparable`, else one Markdown sentence: the file (``shown_as``: its name in a
+        table), what it holds (:meth:`other_data`) and that the paper's ``what`` are not comparable with it."""
+        from .publish import md_code, md_text
+
+        holds = self.other_data(key)
+        if holds is None:
+            return None
+        shown = f" (shown as {md_code(shown_as)})" if shown_as else ""
+        return (f"*{md_code(key)}{shown} holds {md_text(holds)}: the paper's {what} are not comparable with it, "
+                f"as its `manifest.json` says (`\"comparable\": false`).*")
+
+    def file_labels(self, key: str) -> str:
+        """Who labelled the file under ``key``: "the simulator's annotators" or the manifest's
+        (:meth:`cheems_lib.world_files.Layout.file_labels`)."""
+        if self.simulated or self.layout is None:
+            return self.labels
+        return self.layout.file_labels(key)
+
+    @property
+    def bench_labels(self) -> tuple[str, bool]:
+        """Who labelled the CheemsBench files present, and whether those are model labels
+        (:func:`cheems_lib.world_files.model_labels`); ``("human annotators", False)`` on a simulated world,
+        whose benchmark files hold its simulated human annotators' labels."""
+        from .world_files import UNKNOWN_LABELS, model_labels
+
+        if self.simulated:
+            return "human annotators", False
+        keys = [f"cheems_bench/{k}.jsonl" for k in self.bench] or ["cheems_bench/open.jsonl"]
+        names = list(dict.fromkeys(self.file_labels(k) for k in keys))
+        names = [n for n in names if n != UNKNOWN_LABELS] or [UNKNOWN_LABELS]
+        return " and ".join(names), any(model_labels(n) for n in names)
 
     @property
     def conditions(self) -> dict[str, bool]:

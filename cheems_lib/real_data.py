@@ -436,11 +436,13 @@ def _llmzoo_content(what: str, records: list[Record]) -> str:
 
 def _entry(src: Path, inputs: list[Path], upstream: dict | None, records: list[Record], *, labels: str,
            content: str) -> dict:
-    """A manifest entry: provenance from UPSTREAM (per input file for DPO), counts, each input's sha256."""
+    """A manifest entry: provenance from UPSTREAM (per input file for DPO), counts, each input's sha256, and
+    ``"comparable": false`` (not the paper's data: :meth:`cheems_lib.world_files.Layout.comparable`)."""
     info = {p.relative_to(src).as_posix(): input_info(p) for p in inputs}
     known = all(v["known_copy"] == k for k, v in info.items())
     ups = [upstream] if upstream else [UPSTREAM[p.relative_to(src).as_posix()] for p in inputs]
-    return {"content": content, "labels": labels,
+    # other data than the paper's: the chapters show these files' numbers without the paper's beside them
+    return {"content": content, "labels": labels, "comparable": False,
             "source": "; ".join(f"{u['repo']}: {u['paths']}" for u in ups),
             "commit": "; ".join(u["commit"] for u in ups) if known else None,
             "licence": "; ".join(dict.fromkeys(u["licence"] for u in ups)),

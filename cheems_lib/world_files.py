@@ -33,7 +33,7 @@ from .records import DataError, Record, read_records, write_records
 
 __all__ = ["LAYOUT", "GPT_LAYOUT", "LOGICAL", "Layout", "WORLD_PATHS", "write_files", "check_output", "write_world",
            "load_world", "load_layout", "detect_layout", "split_preference", "read_ids", "missing_sentence",
-           "layout_files"]
+           "layout_files", "model_labels"]
 
 LAYOUT = {"bench_open": "cheems_bench/open.jsonl", "bench_human": "cheems_bench/human.jsonl",
           "pref_human": "cheems_preference/human.jsonl", "pref_gpt": "cheems_preference/gpt.jsonl"}
@@ -212,6 +212,17 @@ RECORD_FILES = {"open": LAYOUT["bench_open"], "human": LAYOUT["bench_human"], "o
                 "preference_gpt": LAYOUT["pref_gpt"], "preference": RELEASE_FILES["preference"]}
 """Logical record file -> the key of its records in :func:`load_world` (the §6 path; whatever the layout)."""
 UNKNOWN_LABELS = "unknown labels"
+_SPLIT_KEYS = (LAYOUT["pref_human"], LAYOUT["pref_gpt"])
+_MODEL_WORDS = re.compile(r"not human|\b(models?|judges?|llms?)\b|\b(gpt|chatgpt|claude|llama|qwen|gemini|deepseek|"
+                          r"mistral|glm)", re.IGNORECASE)
+
+
+def model_labels(labels: str) -> bool:
+    """The one rule for whether a manifest's ``labels`` text describes labels made by a model, not by
+    people: it names a model (``gpt-3.5-turbo``, ``Qwen``, ...), says "model" or "judge", or says "not
+    human". ``"unknown labels"`` is not model labels (the official release, without a manifest, is
+    labelled by people). Chapters then never call such labels human."""
+    return bool(_MODEL_WORDS.search(labels)) and labels != UNKNOWN_LABELS
 
 
 WORLD_PATHS = tuple(dict.fromkeys([p for n, p in SIMULATED_FILES.items() if n not in ("truth", "summary")]
@@ -256,6 +267,36 @@ class Layout:
     def has(self, *names: str) -> bool:
         """Whether every logical file in ``names`` is present."""
         return all(n in self.paths for n in names)
+
+    def entry(self, key: str) -> dict:
+        """The manifest's ``files`` entry of the records under ``key`` (a :func:`load_world` key; the split
+        preference subsets are the release's ``cheems_preference.jsonl``), looked up with and without
+        ``data/``; ``{}`` when the manifest says nothing about it."""
+        files = (self.manifest or {}).get("files")
+        rel = RELEASE_FILES["preference"] if self.kind == "release" and key in _SPLIT_KEYS else key
+        for name in (rel, f"data/{rel}"):
+            if isinstance(files, dict) and isinstance(files.get(name), dict):
+                return files[name]
+        return {}
+
+    def comparable(self, key: str) -> bool:
+        """Whether the paper's numbers may be compared with the records under ``key``: true unless the
+        manifest's entry of the file, or else the manifest itself, says ``"comparable": false`` (the
+        file may be the paper's own until something says it is other data)."""
+        flag = self.entry(key).get("comparable", (self.manifest or {}).get("comparable", True))
+        return flag is not False
+
+    def content(self, key: str) -> str | None:
+        """What the file under ``key`` holds, as the manifest says: its entry's ``content``, else the
+        manifest's ``name``; None without either."""
+        text = self.entry(key).get("content") or (self.manifest or {}).get("name")
+        return str(text) if text else None
+
+    def file_labels(self, key: str) -> str:
+        """Who labelled the file under ``key``: its manifest entry's ``labels``, else the manifest's, else
+        ``"unknown labels"``."""
+        own = _labels({"labels": self.entry(key).get("labels")})
+        return own if own != UNKNOWN_LABELS else self.labels
 
 
 def _manifest(path: Path) -> dict:

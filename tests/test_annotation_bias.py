@@ -150,3 +150,19 @@ def test_longer_share_counts_by_hand():
     assert won.tolist() == [1.0, 0.0] and decided.tolist() == [1.0, 1.0]
     r1.annotations.append(("c", "b", "2"))
     assert longer_share([r1, r2], n_boot=0).value == 2 / 3
+
+
+def test_model_labels_are_never_called_human():
+    """A sample whose benchmark labels are a model's (a real folder's manifest): panel titles and sentences name
+    the model, and the three claims about human annotators are untestable with the reason."""
+    from cheems_lib import annotation_bias
+
+    sample = annotation_bias.BiasSample.from_files(_files(gpt=False), n_boot=100, labels=("gpt-3.5-turbo", True))
+    assert sample.title("Human") == "cheems_bench/ (gpt-3.5-turbo)" and "human" not in sample.who("Human").lower()
+    ledger = claims.Ledger("biases", "data in /x")
+    annotation_bias.add_claims(ledger, sample, simulated=False)
+    by_id = ledger.claims
+    for cid in ("fig15-human-no-position", "fig15-length", "fig15-human-shorter-at-large"):
+        assert by_id[cid].kind == "untestable" and by_id[cid].reason == "the benchmark's labels are gpt-3.5-turbo's, not human"
+    people = annotation_bias.BiasSample.from_files(_files(gpt=False), n_boot=100, labels=("unknown labels", False))
+    assert people.not_human("Human") is None and people.who("Human") == "the annotators of cheems_bench/ (unknown labels)"

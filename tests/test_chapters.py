@@ -242,3 +242,115 @@ def test_real_profiles_point_every_world_chapter_at_data_real():
             expected = {k: v for k, v in ch.parameters(base).items() if k != "size"}
             assert {k: v for k, v in params.items() if k != "world_dir"} == expected
     assert (ROOT / REAL_DIR / "manifest.json").is_file()
+
+
+# ---- the data chapter on real folders: Table 1 against hand counts, the paper's side only where comparable ----
+
+def _hand_count(path):
+    """(prompts, mean responses per prompt) of a records file, counted with json alone."""
+    import json
+
+    rows = [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+    return len(rows), sum(len(r["responses"]) for r in rows) / len(rows)
+
+
+def _table1_csv(root):
+    """``{(file, statistic): (paper, ours)}`` of the data chapter's published Table 1 (NaN: no paper value)."""
+    import pandas as pd
+
+    t = pd.read_csv(root / "book/_extra/tables/paper-table1.csv")
+    return {(r.file, r.statistic): (r.paper, r.ours) for r in t.itertuples()}
+
+
+def _build_data(tmp_path, world):
+    import shutil
+
+    from cheems_lib.book import build
+    from conftest import copy_repo
+
+    (tmp_path / "book").mkdir()
+    root = copy_repo(tmp_path / "book")
+    build("smoke", ["data"], {"world_dir": str(world)}, root=root, html=False, log=lambda s: None)
+    assert not (root / "book/data.failed.ipynb").exists()
+    shutil.copy(root / "book/data.ipynb", tmp_path / "data.ipynb")
+    return root
+
+
+def test_data_chapter_on_the_shipped_real_data(tmp_path):
+    """On a copy of data/real (manifest: "comparable": false), Table 1's `ours` prompts and responses per prompt
+    are the hand counts, the paper's side is empty, the unsplit preference file has its own column, and the page
+    says in a generated sentence, naming what the file holds, that the paper's numbers are not comparable."""
+    import math
+    import shutil
+
+    world = tmp_path / "real"
+    shutil.copytree(ROOT / "data/real", world)
+    root = _build_data(tmp_path, world)
+    table = _table1_csv(root)
+    for row, rel in [("cheemsbench_open_prompt", "cheems_bench/open.jsonl"), ("cheemspreference", "cheems_preference.jsonl")]:
+        prompts, per_prompt = _hand_count(world / rel)
+        assert table[(row, "prompts")][1] == prompts and table[(row, "responses_per_prompt")][1] == pytest.approx(per_prompt)
+        assert math.isnan(table[(row, "prompts")][0]), row  # other data: no paper number beside ours
+    assert not any(k[0] == "cheemsbench_human_instruction" for k in table)
+    shown = open(root / "book/data.ipynb", encoding="utf-8").read()
+    assert "not comparable with it" in shown and "LLMZoo zh answer set review\\\\_zh" in shown
+    assert "the human and GPT subsets of `cheems_preference.jsonl`" in shown
+
+
+def test_data_chapter_on_a_release_folder_without_a_manifest(smoke_dir, tmp_path):
+    """A release folder with no manifest (it may be the paper's own) and an unsplit preference file: both
+    benchmark rows equal a hand count beside the paper's numbers, and the whole preference file is a column."""
+    from conftest import release_folder
+
+    world = release_folder(smoke_dir, tmp_path / "release", subset=False)
+    table = _table1_csv(_build_data(tmp_path, world))
+    for row, rel in [("cheemsbench_open_prompt", "cheems_bench/open.jsonl"),
+                     ("cheemsbench_human_instruction", "cheems_bench/human.jsonl"),
+                     ("cheemspreference", "cheems_preference.jsonl")]:
+        prompts, per_prompt = _hand_count(world / rel)
+        assert table[(row, "prompts")][1] == prompts and table[(row, "responses_per_prompt")][1] == pytest.approx(per_prompt)
+    assert table[("cheemsbench_open_prompt", "prompts")][0] == 1146  # the paper's, comparable
+
+
+def test_scaling_runs_on_the_one_benchmark_subset_present(smoke_dir, tmp_path):
+    """A release folder with only cheems_bench/open.jsonl and an unsplit preference file: the scaling chapter
+    runs both sweeps on the Open Prompt subset (its claims are tested, not untestable) and says in one sentence
+    that the Human Instruction subset is missing and which file it needs."""
+    import json
+
+    from cheems_lib.book import build
+    from conftest import copy_repo, release_folder
+
+    world = release_folder(smoke_dir, tmp_path / "release", files=("open", "preference"), subset=False)
+    (tmp_path / "book").mkdir()
+    root = copy_repo(tmp_path / "book")
+    params = {"world_dir": str(world), "train_seeds": "1", "points": "2", "sizes": '["tiny-xs", "tiny-s"]',
+              "train_epochs": "1", "n_boot": "100"}
+    build("smoke", ["scaling"], params, root=root, html=False, log=lambda s: None)
+    saved = json.loads((root / "book/_extra/claims/scaling.json").read_text(encoding="utf-8"))["claims"]
+    kinds = {c["id"]: c["kind"] for c in saved}
+    assert kinds["fig6-data-scaling"] != "untestable" and kinds["fig7-model-scaling"] != "untestable"
+    shown = (root / "book/scaling.ipynb").read_text(encoding="utf-8")
+    assert "Figs. 6 and 7 on the Human Instruction subset" in shown and "needs `cheems_bench/human.jsonl`" in shown
+
+
+def test_biases_names_the_model_that_labelled_the_shipped_benchmark(tmp_path):
+    """On a copy of data/real the biases chapter names gpt-3.5-turbo as the benchmark's annotators, never
+    'Humans made', and the claims about human annotators are untestable with that reason."""
+    import json
+    import shutil
+
+    from cheems_lib.book import build
+    from conftest import copy_repo
+
+    world = tmp_path / "real"
+    shutil.copytree(ROOT / "data/real", world)
+    (tmp_path / "book").mkdir()
+    root = copy_repo(tmp_path / "book")
+    build("smoke", ["biases"], {"world_dir": str(world)}, root=root, html=False, log=lambda s: None)
+    saved = json.loads((root / "book/_extra/claims/biases.json").read_text(encoding="utf-8"))["claims"]
+    human = [c for c in saved if c["id"] in ("fig15-human-no-position", "fig15-length", "fig15-human-shorter-at-large")]
+    assert len(human) == 3 and all(c["kind"] == "untestable" for c in human)
+    assert all("the benchmark's labels are gpt-3.5-turbo's, not human" in c["reason"] for c in human)
+    page = (root / "book/biases.ipynb").read_text(encoding="utf-8")
+    assert "The annotators of cheems_bench/ (gpt-3.5-turbo)" in page and "'Humans'" not in page

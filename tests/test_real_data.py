@@ -365,3 +365,14 @@ def test_dpo_hand_counts():
             shipped.add((tuple(conv), text(line, a), text(line, b)))
     assert shipped == pairs
     assert sum(len(line["sources"]) == 2 for line in lines) == 23 and not any("subset" in line for line in lines)
+
+
+def test_shipped_files_are_marked_not_comparable_with_the_paper():
+    """Every converted file's manifest entry says "comparable": false (not the paper's data), and the chapters'
+    rule reads it so."""
+    from cheems_lib.world_files import detect_layout
+
+    manifest = json.loads((REAL / "manifest.json").read_text(encoding="utf-8"))
+    assert all(entry["comparable"] is False for entry in manifest["files"].values())
+    layout = detect_layout(REAL)
+    assert not layout.comparable("cheems_bench/open.jsonl") and not layout.comparable("cheems_preference.jsonl")

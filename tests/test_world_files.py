@@ -324,3 +324,25 @@ def test_example_release_folder_is_a_complete_release():
         assert entry["sha256"] == hashlib.sha256(data).hexdigest() and entry["prompts"] == data.count(b"\n"), rel
         assert any("\u4e00" <= ch <= "\u9fff" for ch in data.decode("utf-8")), rel  # Chinese text
     assert sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) < 200_000
+
+
+def test_comparable_labels_and_content_come_from_the_manifest(smoke_dir, tmp_path):
+    """The one rule: a file is comparable with the paper unless its manifest entry (or the manifest) says
+    "comparable": false; the split preference subsets answer for the release's one file; per-file labels and
+    content win over the top-level ones; model labels are recognised by model names and words."""
+    from cheems_lib.world_files import detect_layout, model_labels
+
+    plain = detect_layout(release_folder(smoke_dir, tmp_path / "a"))
+    assert plain.comparable("cheems_bench/open.jsonl") and plain.content("cheems_bench/open.jsonl") is None
+    manifest = {"name": "mine", "labels": "people", "files": {
+        "cheems_bench/open.jsonl": {"comparable": False, "content": "other prompts", "labels": "gpt-3.5-turbo"},
+        "data/cheems_preference.jsonl": {"comparable": False}}}
+    lay = detect_layout(release_folder(smoke_dir, tmp_path / "b", data_level=True, manifest=manifest))
+    assert not lay.comparable("cheems_bench/open.jsonl") and lay.comparable("cheems_bench/human.jsonl")
+    assert not lay.comparable("cheems_preference/human.jsonl") and not lay.comparable("cheems_preference.jsonl")
+    assert lay.content("cheems_bench/open.jsonl") == "other prompts" and lay.content("cheems_bench/human.jsonl") == "mine"
+    assert lay.file_labels("cheems_bench/open.jsonl") == "gpt-3.5-turbo" and lay.file_labels("cheems_bench/human.jsonl") == "people"
+    top = detect_layout(release_folder(smoke_dir, tmp_path / "c", manifest={"comparable": False}))
+    assert not top.comparable("cheems_bench/human.jsonl")
+    assert [model_labels(t) for t in ("gpt-3.5-turbo", "Qwen2.5-72B", "model-generated", "model labels, not human labels",
+                                      "human annotators", "unknown labels", "people")] == [True] * 4 + [False] * 3
