@@ -39,13 +39,14 @@ class Chapter:
     def parameters(self, profile: str) -> dict[str, Any]:
         """The registry's parameters of this chapter in ``profile``. The real profiles are the default
         and smoke ones with ``world_dir`` set to :data:`REAL_DIR` (chapters that take it, see
-        ``takes_world``), the simulated world's size dropped."""
+        ``takes_world``), the simulated world's size dropped, and the chapter's own entries for the
+        real profile on top."""
         if profile not in PROFILES:
             raise ValueError(f"unknown profile {profile!r}; choose one of {PROFILES}")
         if profile.startswith("real"):
             base = self.parameters("smoke" if profile == "real-smoke" else "default")
             base.pop("size", None)
-            return base | ({"world_dir": REAL_DIR} if self.takes_world else {})
+            return base | self.params.get(profile, {}) | ({"world_dir": REAL_DIR} if self.takes_world else {})
         return dict(self.params.get(profile, {}))
 
 
@@ -85,6 +86,8 @@ CHAPTERS: list[Chapter] = [
         "scaling", "Scaling trends", ("paper-fig6", "paper-fig7"), cost=3,
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "train_epochs": 1, "n_boot": 100,
                           "sizes": ["tiny-xs", "tiny", "tiny-xl"], "points": 4, "train_seeds": 2},
+                # data/real's 766 preference prompts train longer than the smoke world's human subset
+                "real-smoke": {"sizes": ["tiny-xs", "tiny"], "points": 3},
                 "default": {"size": "default"},
                 # real Qwen2.5 bases with the paper's Table 9 settings, for GPU users
                 # one training seed per size: seven Qwen2.5 sizes up to 72B, as the paper (a single run each)

@@ -239,7 +239,7 @@ def test_real_profiles_point_every_world_chapter_at_data_real():
             params = ch.parameters(profile)
             assert params.get("world_dir") == (REAL_DIR if takes else None), (ch.name, profile)
             assert "size" not in params
-            expected = {k: v for k, v in ch.parameters(base).items() if k != "size"}
+            expected = {k: v for k, v in ch.parameters(base).items() if k != "size"} | ch.params.get(profile, {})
             assert {k: v for k, v in params.items() if k != "world_dir"} == expected
     assert (ROOT / REAL_DIR / "manifest.json").is_file()
 
