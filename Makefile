@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_scoring.py
 	$(BIN)/python benchmarks/bench_encoding.py
 	$(BIN)/python benchmarks/bench_book.py
+	$(BIN)/python benchmarks/bench_real_profile.py
 
 clean:
 	rm -rf _build book/*.ipynb book/_extra benchmarks/out
