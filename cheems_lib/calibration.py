@@ -23,7 +23,7 @@ from .simulation import length_stats
 
 __all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "CALIBRATED_CLAIMS", "claim_kind", "table1", "table1_per_prompt",
            "paper_table1", "paper_gpt_human_ratio", "table1_sizes", "table5", "table5_per_prompt", "checks",
-           "PARAMETERS", "parameters", "LENGTH_BASELINE_CEILING"]
+           "PARAMETERS", "parameters", "fitted_to", "LENGTH_BASELINE_CEILING"]
 
 # paper column -> layout path
 TABLE1_COLUMNS = {
@@ -330,6 +330,20 @@ def parameters():
 
     return pd.DataFrame([{"parameter": name, "value": str(get()), "fixed by": how, "why": why() if callable(why) else why}
                          for name, get, how, why in PARAMETERS])
+
+
+def fitted_to() -> str:
+    """The paper numbers the simulator's parameters are fitted to, read from :data:`PARAMETERS` ("fitted: X"),
+    for prose that says what was fitted (never a typed list that can fall behind).
+
+    >>> "Table 5 conflict ratios" in fitted_to() and "Table 1 lengths" in fitted_to()
+    True
+    """
+    targets = set()
+    for _, _, how, _ in PARAMETERS:
+        if how.startswith("fitted: "):
+            targets |= {t.strip().removesuffix(", jointly") for t in how.removeprefix("fitted: ").split(" and ")}
+    return "; ".join(sorted(targets, key=lambda t: (not t.startswith("Table"), t)))
 
 
 def _models_text() -> str:

@@ -42,6 +42,11 @@ papermill run, or by a run whose notebook was not kept) is not used: the Claims 
 the chapter as stale and says how to rebuild it. ``cheems book`` keys the Claims page on the
 bytes of the claim files and the runs the pages record (:func:`inputs_digest`).
 
+Each verdict is one 95% interval, and the ledger holds many. The Claims page adds a multiplicity rule over
+the findings (:func:`multiplicity`: Holm's step-down on each claim's bootstrap p-value, :func:`p_value`) and,
+for each inconclusive finding, the count of prompts or seeds that would decide it at the observed effect
+(:func:`scale_to_decide`, rule :data:`POWER_RULE`).
+
 For tests, ``CHEEMS_FORCE_VERDICT="claim-id=contradicted,..."`` forces verdicts (any of
 :data:`VERDICTS`, ``claim-id=insufficient data`` too); a forced claim is marked ``forced``
 everywhere it is shown.
@@ -68,7 +73,9 @@ from .metrics import stratified_draws
 
 __all__ = ["KINDS", "VERDICTS", "CI", "N_BOOT", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
            "TABLE1_TOLERANCE", "MIN_UNITS", "INSUFFICIENT", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "NEAR_TIE_UTILITY",
-           "CLAIM_COLUMNS", "Estimate", "ratio_estimate", "subset_estimate", "category_estimate", "mean_of", "decide",
+           "CLAIM_COLUMNS", "MULTIPLICITY_COLUMNS", "CSV_COLUMNS", "HOLM_ALPHA", "HOLM_KINDS", "p_value", "holm_adjust",
+           "units_to_decide", "scale_to_decide", "multiplicity", "holm_rule", "POWER_RULE", "pd_na",
+           "Estimate", "ratio_estimate", "subset_estimate", "category_estimate", "mean_of", "decide",
            "comparison_says", "insufficient", "insufficient_text", "best_of", "all_of", "Claim", "Ledger", "load_all", "load_shown", "shown_run",
            "inputs_digest", "to_frame", "forced_verdicts", "claims_dir"]
 
@@ -106,9 +113,14 @@ differ by less than this: the simulated human annotator's tie margin
 (:attr:`cheems_lib.annotators.HumanAnnotator.tie_margin`), the gap below which it calls a tie."""
 
 CLAIM_COLUMNS = ["id", "paper_ref", "claim", "kind", "verdict", "estimate", "ci_low", "ci_high", "seeds", "n",
-                 "chapter"]
-"""Columns of ``tables/claims.csv`` (plus ``source``, which every download carries); ``n`` is the count of
-units (prompts, or training sets) the interval resamples, empty where unknown."""
+                 "chapter", "statistic", "paper", "reason", "p"]
+"""Columns of a saved claim in the ledger's frame (:func:`to_frame`); ``n`` is the count of units (prompts, or
+training sets) the interval resamples, empty where unknown; ``p`` its bootstrap p-value (:func:`p_value`)."""
+MULTIPLICITY_COLUMNS = ["p_holm", "holm", "decides_at_n"]
+"""Columns :func:`multiplicity` adds over the whole ledger: the Holm-adjusted p, the verdict under Holm's rule,
+and for an inconclusive finding the count of units that would decide it (:func:`units_to_decide`)."""
+CSV_COLUMNS = CLAIM_COLUMNS + MULTIPLICITY_COLUMNS
+"""Columns of ``tables/claims.csv`` (plus ``source``, which every download carries)."""
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
@@ -442,7 +454,9 @@ class Claim:
     format string with ``{estimate}``, ``{lo}``, ``{hi}``, ``{seeds}``, ``{n}``); :attr:`sentence` is the
     one for the computed verdict. ``n`` is the count of units the statistic rests on (``unit``,
     see :class:`Estimate`); an *insufficient data* verdict without its own ``says`` entry gets the
-    generated :func:`insufficient_text`."""
+    generated :func:`insufficient_text`. ``p``, ``direction`` and ``margin`` are what the Claims page's
+    multiplicity rule and power line need (:func:`multiplicity`): :meth:`test` fills them; a claim decided
+    by a composite rule (:func:`best_of`, :func:`all_of`) passes ``p=p_value(deciding difference, ...)``."""
 
     id: str
     paper_ref: str
@@ -461,6 +475,9 @@ class Claim:
     link: str = ""
     forced: bool = False
     unit: str = "prompt"
+    p: float = math.nan
+    direction: str = ""
+    margin: float = 0.0
     says: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
@@ -484,7 +501,8 @@ class Claim:
         """A claim decided by :func:`decide` on ``diff``; ``fields`` are the other attributes."""
         lo, hi = diff.interval(seed=seed)
         return cls(id=id, verdict=decide(diff, direction, margin=margin, seed=seed), estimate=diff.value,
-                   ci_low=lo, ci_high=hi, seeds=diff.seeds, n=diff.n, unit=diff.unit, **fields)
+                   ci_low=lo, ci_high=hi, seeds=diff.seeds, n=diff.n, unit=diff.unit,
+                   p=p_value(diff, direction, margin=margin, seed=seed), direction=direction, margin=margin, **fields)
 
     @classmethod
     def untestable(cls, id: str, paper_ref: str, claim: str, reason: str, **fields) -> "Claim":
@@ -645,3 +663,177 @@ def to_frame(claims: Sequence[Claim | dict]):
     frame = frame.reindex(columns=CLAIM_COLUMNS + [c for c in frame.columns if c not in CLAIM_COLUMNS])
     frame["n"] = frame["n"].astype("Int64")
     return frame
+
+
+# ---- multiplicity and power over the whole ledger (the Claims page) --------------------------------------------
+
+HOLM_ALPHA = round(1 - CI, 10)
+"""Family-wise error rate of Holm's step-down (:func:`multiplicity`): the level of one interval's verdict."""
+HOLM_KINDS = ("finding",)
+"""The kinds whose verdicts form the family Holm's rule adjusts: the claims that are evidence. A calibrated,
+structural or untestable claim's verdict is no test of the paper, so it is not counted."""
+_DECIDED = ("supported", "contradicted")
+
+
+def p_value(diff: Estimate, direction: str, *, margin: float = 0.0, seed: int = 0) -> float:
+    """The bootstrap p-value of a claim's verdict from its replicates (:meth:`Estimate.replicates`, the ones its
+    interval uses): the share of replicates on the other side of the boundary the verdict needs, doubled
+    (two-sided, like the 95% interval), capped at 1. Of the two verdicts a claim can reach (supported,
+    contradicted) it is the smaller p. ``greater``: supported needs replicates above ``margin`` (p = 2 × share at
+    or below it), contradicted needs them below ``-margin``; ``less`` mirrors it; ``equal``: supported needs them
+    inside ``±margin`` (p = 2 × the larger share outside one side), contradicted needs them wholly beyond one side.
+    So a verdict its interval decides has p ≤ 1 - :data:`CI`. NaN when the claim gets *insufficient data* or has
+    no replicates.
+
+    >>> p_value(Estimate.single(0.1, [-0.1, 0.1, 0.2, 0.3]), "greater")
+    0.5
+    """
+    if insufficient(diff, seed=seed):
+        return math.nan
+    reps = diff.replicates(seed=seed)
+    reps = reps[np.isfinite(reps)]
+    if reps.size == 0:
+        return math.nan
+    below = lambda x: float(np.mean(reps <= x))  # noqa: E731
+    above = lambda x: float(np.mean(reps >= x))  # noqa: E731
+    if direction == "greater":
+        sides = (below(margin), above(-margin))
+    elif direction == "less":
+        sides = (above(-margin), below(margin))
+    elif direction == "equal":
+        sides = (max(below(-margin), above(margin)), min(below(margin), above(-margin)))
+    else:
+        raise ValueError(f"direction {direction!r}: use greater, less or equal")
+    return min(1.0, 2 * min(sides))
+
+
+def holm_adjust(p: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values over the finite entries of ``p`` (NaNs stay NaN and are not counted):
+    sorted ascending, the i-th smallest (from 1) is multiplied by ``m - i + 1``, then made non-decreasing and
+    capped at 1. A verdict holds at family-wise level a when its adjusted p is at most a.
+
+    >>> holm_adjust([0.01, 0.04, float("nan"), 0.03]).round(2).tolist()
+    [0.03, 0.06, nan, 0.06]
+    """
+    p = np.asarray(p, float)
+    out = np.full(p.shape, math.nan)
+    idx = np.flatnonzero(np.isfinite(p))
+    order = idx[np.argsort(p[idx], kind="stable")]
+    m = order.size
+    out[order] = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
+    return out
+
+
+POWER_RULE = ("the half-width of a claim's 95% interval on the side facing the boundary its verdict needs (zero, or "
+              "the claim's margin) shrinks as 1/sqrt(n) in the count n of independent units it resamples, with the "
+              "estimate held at its observed value, so the interval leaves the boundary once n grows by (half-width / "
+              "distance from the estimate to the boundary)²; it assumes all the width comes from the units scaled, so "
+              "where prompts and training seeds both contribute it is a lower bound for either alone.")
+"""The power line's rule (:func:`scale_to_decide`), as the Claims page states it."""
+
+
+def scale_to_decide(estimate: float, lo: float, hi: float, direction: str = "", margin: float = 0.0) -> float:
+    """How many times more independent units (prompts, or training sets; or training seeds where those dominate)
+    would decide a claim at its observed effect. The rule: the interval's half-width on the side facing the
+    boundary (``estimate - lo``, or ``hi - estimate``) shrinks as 1/sqrt(n) with the estimate fixed, so the
+    boundary leaves the interval once n grows by (half-width / distance from the estimate to the boundary)². The
+    boundaries are ``±margin`` (see :func:`decide`; an empty ``direction`` is a composite ``greater`` claim); for
+    ``equal`` inside the margin both sides must fit. ``inf`` when no n decides it at this effect (the estimate
+    sits on a boundary, or between ``±margin`` of a ``greater``/``less`` claim). It assumes all the interval's
+    width comes from the units scaled, so it is a lower bound when seeds and prompts both contribute.
+
+    >>> scale_to_decide(0.01, -0.01, 0.03, "greater")
+    4.0
+    """
+    if not all(map(math.isfinite, (estimate, lo, hi))):
+        return math.inf
+    below, above = estimate - lo, hi - estimate
+
+    def fit(half: float, room: float) -> float:
+        return (half / room) ** 2 if room > 0 else math.inf
+
+    if direction == "equal" and abs(estimate) < margin:
+        return max(fit(above, margin - estimate), fit(below, estimate + margin))
+    if estimate > margin:
+        return fit(below, estimate - margin)
+    if estimate < -margin:
+        return fit(above, -margin - estimate)
+    return math.inf
+
+
+def units_to_decide(estimate: float, lo: float, hi: float, n: int | None, direction: str = "",
+                    margin: float = 0.0) -> int | None:
+    """The count of units (``n`` times :func:`scale_to_decide`, rounded up) that would decide the claim at its
+    observed effect; None when ``n`` is unknown or no count decides it.
+
+    >>> units_to_decide(0.01, -0.01, 0.03, 100, "greater")
+    400
+    """
+    k = scale_to_decide(estimate, lo, hi, direction, margin)
+    if n is None or not math.isfinite(k) or (isinstance(n, float) and math.isnan(n)):
+        return None
+    return int(math.ceil(int(n) * k - 1e-9))
+
+
+def multiplicity(frame, *, alpha: float = HOLM_ALPHA, kinds: Sequence[str] = HOLM_KINDS):
+    """The ledger ``frame`` (:func:`to_frame`, every chapter's claims) with :data:`MULTIPLICITY_COLUMNS`.
+
+    The family is every claim of ``kinds`` with a p-value (:func:`p_value`). ``p_holm``: its Holm-adjusted p
+    (:func:`holm_adjust`). ``holm``: its verdict under Holm's rule at ``alpha``: a supported or contradicted
+    verdict whose adjusted p exceeds ``alpha`` becomes *inconclusive*, every other verdict stays (the rule only
+    withholds decisions); empty outside the family. ``decides_at_n``: for an inconclusive claim of the family,
+    :func:`units_to_decide` (the count of its ``unit``), else empty."""
+    out = frame.copy()
+    if out.empty:
+        for col in MULTIPLICITY_COLUMNS:
+            out[col] = []
+        return out
+    p = out["p"].astype(float) if "p" in out else np.full(len(out), math.nan)
+    family = out["kind"].isin(list(kinds)).to_numpy() & np.isfinite(p.to_numpy() if hasattr(p, "to_numpy") else p)
+    adjusted = np.full(len(out), math.nan)
+    adjusted[family] = holm_adjust(np.asarray(p, float)[family])
+    out["p_holm"] = adjusted
+    holds = [v if not f else v if v not in _DECIDED or a <= alpha + 1e-12 else "inconclusive"
+             for v, f, a in zip(out["verdict"], family, adjusted)]
+    out["holm"] = [h if f else "" for h, f in zip(holds, family)]
+    direction = out["direction"].fillna("") if "direction" in out else [""] * len(out)
+    margin = out["margin"].fillna(0.0) if "margin" in out else [0.0] * len(out)
+    out["decides_at_n"] = [units_to_decide(float(r.estimate), float(r.ci_low), float(r.ci_high),
+                                           None if pd_na(r.n) else int(r.n), d, float(m))
+                           if f and r.verdict == "inconclusive" else None
+                           for r, f, d, m in zip(out.itertuples(), family, direction, margin)]
+    out["decides_at_n"] = out["decides_at_n"].astype("Int64")
+    return out
+
+
+def pd_na(value) -> bool:
+    """Is ``value`` missing (None, NaN or pandas' NA)?"""
+    try:
+        return value is None or bool(value != value) or str(value) == "<NA>"
+    except TypeError:
+        return str(value) == "<NA>"
+
+
+def holm_rule(frame, *, alpha: float = HOLM_ALPHA, kinds: Sequence[str] = HOLM_KINDS) -> str:
+    """The one sentence that states the multiplicity rule on ``frame`` (after :func:`multiplicity`) and how many
+    verdicts it changes.
+
+    >>> import pandas as pd
+    >>> f = multiplicity(pd.DataFrame({"kind": ["finding"] * 3, "verdict": ["supported"] * 3, "p": [0.01, 0.03, 0.04],
+    ...     "estimate": [1.0] * 3, "ci_low": [0.5, 0.1, 0.1], "ci_high": [1.5, 1.9, 1.9], "n": [20] * 3}))
+    >>> holm_rule(f).split(": ")[-1]
+    '2 of the 3 decided verdicts become inconclusive.'
+    """
+    fam = frame[frame["holm"] != ""] if len(frame) else frame
+    m = len(fam)
+    decided = int(fam["verdict"].isin(_DECIDED).sum()) if m else 0
+    changed = int((fam["verdict"] != fam["holm"]).sum()) if m else 0
+    left = int((frame["kind"].isin(list(kinds)) & (frame["holm"] == "")).sum()) if len(frame) else 0
+    names = " or ".join(kinds)
+    gap = (f" ({_count(left, 'claim')} of kind {names} without a p-value, e.g. untestable or with insufficient data, "
+           "are not counted)") if left else ""
+    return (f"Multiplicity: Holm's step-down over the {m} claims of kind {names} with a p-value{gap} (each p is the "
+            f"share of its bootstrap replicates on the far side of the boundary its verdict needs, doubled) keeps a "
+            f"supported or contradicted verdict only where its adjusted p is at most {alpha:g}, which holds the "
+            f"chance of any false decision among them at {alpha:g}: {changed} of the {decided} decided verdicts "
+            f"{'becomes' if changed == 1 else 'become'} inconclusive.")

@@ -96,7 +96,7 @@ def _add_rewardbench(ledger, paper) -> None:
 
 def _add_best(ledger, overall: Mapping[str, object], paper, seed: int) -> None:
     """CheemsPreference is the best row only if its paired interval beats every other row's."""
-    from .claims import Claim, best_of
+    from .claims import Claim, best_of, p_value
     from .leaderboard import INTERVAL_SAYS as tmpl
 
     verdict, diff = best_of(overall, _COMBINED, seed=seed)
@@ -106,6 +106,7 @@ def _add_best(ledger, overall: Mapping[str, object], paper, seed: int) -> None:
     ledger.add(Claim(
         "tab4-combined-best", "§6.3, Table 4", "human + processed GPT (CheemsPreference) is the best training set",
         "finding", verdict, estimate=diff.value, ci_low=lo, ci_high=hi, seeds=diff.seeds, n=diff.n, unit=diff.unit,
+        p=p_value(diff, "greater", seed=seed), direction="greater",
         statistic=f"Overall of {_COMBINED} minus the closest other row ({rival}), paired; best only if it beats every row",
         paper=f"{_paper_pair(paper, _COMBINED, paper_rival)}, the next best row", link="paper-table4",
         says={"supported": f"{_COMBINED} beats every other row by paired intervals; the closest, {rival}, by {tmpl}.",

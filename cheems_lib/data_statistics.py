@@ -23,7 +23,7 @@ Files are ``{layout path: records}`` (spec §6), so the same code describes the 
 from __future__ import annotations
 
 from .calibration import TABLE1_COLUMNS, claim_kind, table1_per_prompt
-from .claims import TABLE1_TOLERANCE, Claim, all_of, ratio_estimate
+from .claims import TABLE1_TOLERANCE, Claim, all_of, p_value, ratio_estimate
 from .world_files import GPT_LAYOUT
 
 __all__ = ["FILE_NAMES", "WHOLE_PREFERENCE", "TABLE1_FILES", "table1", "paper_table1", "beside_paper", "comparison_bound", "bound_texts", "add_comparison_claims",
@@ -152,7 +152,7 @@ def _all_files_claim(rel: dict, cols, paper, common: dict, seed: int) -> Claim:
     interval = "{estimate:+.1%} (95% interval {lo:+.1%} to {hi:+.1%})"
     return Claim(
         id="tab1-comparisons", verdict=verdict, estimate=est.value, ci_low=lo, ci_high=hi, seeds=est.seeds, n=est.n,
-        unit=est.unit, **common,
+        unit=est.unit, p=p_value(est, "equal", margin=tol, seed=seed), direction="equal", margin=tol, **common,
         claim="every file has Table 1's comparisons (excluding ties) per prompt",
         statistic=f"comparisons per prompt, ours / paper - 1, in the file farthest from being within ±{tol:.0%}",
         paper="; ".join(f"{FILE_NAMES[c][1]} {paper.loc['comparisons_per_prompt', c]:.2f}" for c in cols),

@@ -396,7 +396,7 @@ def test_claims_ledger_is_complete(smoke_book):
 
     root, html, _ = smoke_book
     ledger = pd.read_csv(html / "tables" / "claims.csv")
-    assert list(ledger.columns) == claims.CLAIM_COLUMNS + ["source"]
+    assert list(ledger.columns) == claims.CSV_COLUMNS + ["source"]
     assert len(ledger) >= 20 and ledger["id"].is_unique
     assert ledger["kind"].isin(claims.KINDS).all() and ledger["verdict"].isin(claims.VERDICTS).all()
     findings = ledger[ledger["kind"] == "finding"]

@@ -1,6 +1,8 @@
 """The chapter registry agrees with _toc.yml and with each chapter's parameters cell."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from cheems_lib.book import BookInputError, check_parameters, check_value, coerce, parameters_of
@@ -354,3 +356,60 @@ def test_biases_names_the_model_that_labelled_the_shipped_benchmark(tmp_path):
     assert all("the benchmark's labels are gpt-3.5-turbo's, not human" in c["reason"] for c in human)
     page = (root / "book/biases.ipynb").read_text(encoding="utf-8")
     assert "The annotators of cheems_bench/ (gpt-3.5-turbo)" in page and "'Humans'" not in page
+
+
+# ---- no typed direction (issue 26, item 5) ----------------------------------------------------------------------
+
+_DIRECTION = re.compile(
+    r"\bwe (?:find|found|show|confirm)\b|\bour\b[^.;]*\b(?:is|are)\b[^.;]*\b(?:higher|lower|better|worse)\b"
+    r"|\b(?:confirms|confirmed|reproduces|replicates|replicated)\b|\bnot decided by construction\b"
+    r"|\b(?:outperforms?|underperforms?)\b"
+    r"|\b(?:higher|lower|better|worse|stronger|weaker|more accurate|less accurate) than\b", re.I)
+# a verdict named as a result, unless a glued (computed) value comes first or it defines the rule ("supported when")
+_VERDICT = re.compile(r"^(?:(?!⟨glued⟩).)*?\b(?:supported|contradicted)\b(?! when)", re.I)
+_ATTRIBUTED = re.compile(r"[\"“”]|\bthe paper\b|\bpaper's\b|§", re.I)  # a quote, or said to be the paper's
+_QUESTION = re.compile(r"\bwhether\b|\?$", re.I)  # a question states no result
+
+
+def _prose_sentences(text: str):
+    """The sentences of a chapter's Markdown cells: no front matter, code cells, maths, inline code or
+    references; glued values become ``⟨glued⟩``; the verdicts' italic names (the rule's vocabulary) are dropped."""
+    text = re.sub(r"^---\n.*?\n---\n", " ", text, flags=re.S)
+    text = re.sub(r"```\{code-cell\}.*?```", " ", text, flags=re.S)
+    text = re.sub(r"\$\$.*?\$\$|\$[^$\n]+\$", " ", text, flags=re.S)
+    text = re.sub(r"\{glue(?::[a-z]+)?\}`[^`]*`", "⟨glued⟩", text)
+    text = re.sub(r"\{[a-z:]+\}`[^`]*`|`[^`]*`|\*(?:supported|contradicted|inconclusive|insufficient data)\*", " ", text)
+    lines = [ln for ln in text.splitlines() if not re.match(r"\s*(```|:[a-z]+:|\+\+\+|\(.*\)=$)", ln)]
+    for para in re.split(r"\n\s*\n", "\n".join(lines)):
+        yield from re.split(r"(?<=[.!?])\s+(?=[A-Z*(])", " ".join(para.split()))
+
+
+def typed_directions(text: str) -> list[str]:
+    """Sentences of chapter prose that state a direction or a verdict about our results without being glued
+    from the computation or attributed to the paper."""
+    return [s for s in _prose_sentences(text) if (_DIRECTION.search(s) or _VERDICT.search(s))
+            and not _ATTRIBUTED.search(s) and not _QUESTION.search(s)]
+
+
+def test_no_chapter_types_a_direction_of_our_results():
+    """Every sentence of chapter prose that names a direction or a verdict ("we find", "higher than",
+    "supported", "confirms", "not decided by construction") is glued from the computation or attributed to the
+    paper (a quote, "the paper", "§"): a typed one can contradict the build it sits in."""
+    found = {p.name: typed_directions(p.read_text(encoding="utf-8")) for p in sorted((ROOT / "notebooks").glob("*.md"))}
+    assert {name: s for name, s in found.items() if s} == {}
+
+
+def test_the_direction_guard_catches_the_old_sentences():
+    """The guard flags sentences the issue found (typed before the fix), and passes them once attributed or
+    glued."""
+    old = ["{glue:text}`claim-fig5-cheemsbench-best` The comparators share no prompts with CheemsBench, so the "
+           "answer is not decided by construction.",
+           "This chapter asks, for the claim that rests on them most (Table 4: the GPT-annotated subset alone "
+           "underperforms the human-annotated subset), over which range it holds.",
+           "We find that the human subset is supported here.",
+           "Our human-annotated model is better than the GPT one."]
+    assert all(typed_directions(s) for s in old), [s for s in old if not typed_directions(s)]
+    fixed = ["The paper's Table 4 claim is that the GPT-annotated subset alone underperforms the human one.",
+             "On this run {glue:text}`n` of the claims are supported.", "A claim is *supported* when its interval "
+             "lies above zero.", "It is supported when the interval lies above zero."]
+    assert not any(typed_directions(s) for s in fixed), [s for s in fixed if typed_directions(s)]

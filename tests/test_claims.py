@@ -340,3 +340,85 @@ class TestInsufficientData:
         """A claims file saved before the n column still makes a frame with the documented columns."""
         frame = claims.to_frame([{"id": "x-y", "verdict": "supported", "kind": "finding"}])
         assert list(frame.columns[:len(claims.CLAIM_COLUMNS)]) == claims.CLAIM_COLUMNS and frame["n"].isna().all()
+
+
+# ---- multiplicity (Holm) and the power line (issue 26, item 4) -----------------------------------------------
+
+class TestMultiplicity:
+    @pytest.mark.parametrize("direction,margin", [("greater", 0.0), ("less", 0.0), ("greater", 0.02),
+                                                  ("equal", 0.05), ("equal", 0.2)])
+    def test_p_value_agrees_with_the_interval_verdict(self, direction, margin):
+        """Over many replicate clouds, a verdict the interval decides has p ≤ 0.05 and an inconclusive one p > 0.05
+        (up to the one replicate the percentile interpolation can straddle): the p states the same test."""
+        rng = np.random.default_rng(3)
+        for centre in np.linspace(-0.2, 0.2, 41):
+            d = Estimate.single(centre, rng.normal(centre, 0.05, 1000), n=50)
+            p, verdict = claims.p_value(d, direction, margin=margin), decide(d, direction, margin=margin)
+            if verdict in ("supported", "contradicted"):
+                assert p <= 0.05, (centre, verdict, p)
+            else:
+                assert p >= 0.05 - 2 / 1000, (centre, verdict, p)
+
+    def test_claim_test_records_p_direction_and_margin(self):
+        """Claim.test keeps what the Claims page's multiplicity rule needs; too few units give no p."""
+        c = Claim.test("tab4-x", _est(np.linspace(0.01, 0.05, 100)), "greater", paper_ref="§6.3", claim="x",
+                       kind="finding")
+        assert c.p == 0 and c.direction == "greater" and c.to_json()["p"] == 0
+        thin = Claim.test("tab4-y", Estimate.single(0.1, np.linspace(0, 0.2, 100), n=3), "greater", paper_ref="§6.3",
+                          claim="y", kind="finding")
+        assert thin.verdict == claims.INSUFFICIENT and math.isnan(thin.p)
+
+    def test_holm_matches_the_step_down_by_hand(self):
+        """Adjusted p: sorted p_(i) × (m - i + 1), running maximum, capped at 1; NaNs are not in the family."""
+        p = [0.04, 0.001, math.nan, 0.02, 0.5]
+        assert claims.holm_adjust(p)[[1, 3, 0, 4]].tolist() == pytest.approx([0.004, 0.06, 0.08, 0.5])
+        assert math.isnan(claims.holm_adjust(p)[2])
+
+    def test_multiplicity_withholds_decisions_only_in_the_family(self):
+        """Only findings with a p are adjusted; a decided verdict whose adjusted p exceeds 0.05 becomes
+        inconclusive, nothing becomes decided, other kinds keep an empty holm; the sentence counts the change."""
+        import pandas as pd
+
+        frame = pd.DataFrame({"id": list("abcde"), "kind": ["finding"] * 3 + ["calibrated", "finding"],
+                              "verdict": ["supported", "contradicted", "inconclusive", "supported", "inconclusive"],
+                              "p": [0.001, 0.04, 0.3, 0.001, math.nan], "estimate": [0.1, -0.1, 0.01, 0.1, 0.0],
+                              "ci_low": [0.05, -0.2, -0.01, 0.05, math.nan], "ci_high": [0.15, -0.01, 0.03, 0.15, math.nan],
+                              "n": pd.array([40, 40, 100, 40, None], dtype="Int64")})
+        out = claims.multiplicity(frame)
+        assert out["holm"].tolist() == ["supported", "inconclusive", "inconclusive", "", ""]
+        assert out["p_holm"].tolist()[:3] == pytest.approx([0.003, 0.08, 0.3]) and out["p_holm"][3:].isna().all()
+        assert out["decides_at_n"].tolist()[:2] == [pd.NA, pd.NA] and out["decides_at_n"][2] == 400
+        sentence = claims.holm_rule(out)
+        assert "over the 3 claims of kind finding" in sentence and "1 claim of kind finding without a p-value" in sentence
+        assert sentence.endswith("1 of the 2 decided verdicts becomes inconclusive.")
+
+    def test_the_csv_carries_the_claim_text_and_the_adjusted_verdict(self):
+        """tables/claims.csv names the statistic, the paper's numbers, the reason, p and the Holm columns."""
+        assert {"statistic", "paper", "reason", "p"} <= set(claims.CLAIM_COLUMNS)
+        assert claims.CSV_COLUMNS == claims.CLAIM_COLUMNS + ["p_holm", "holm", "decides_at_n"]
+
+
+class TestPowerLine:
+    def test_units_to_decide_decides_when_the_prompts_are_there(self):
+        """The rule (half-width ∝ 1/sqrt(n)) holds for a mean over prompts: at the count it names, with the same
+        per-prompt spread and effect, the interval excludes zero; at half that count it does not."""
+        rng = np.random.default_rng(0)
+        per_prompt = rng.normal(0, 1, 200)
+        per_prompt += 0.05 - per_prompt.mean()  # observed effect 0.05 on 200 prompts: inconclusive
+        d = ratio_estimate(per_prompt, n_boot=2000, seed=1)
+        lo, hi = d.interval()
+        assert decide(d, "greater") == "inconclusive"
+        need = claims.units_to_decide(d.value, lo, hi, d.n, "greater")
+        assert 200 < need < 20000
+        for count, verdict in ((need * 11 // 10, "supported"), (need // 2, "inconclusive")):
+            more = np.resize(per_prompt, count)
+            more += 0.05 - more.mean()
+            assert decide(ratio_estimate(more, n_boot=2000, seed=1), "greater") == verdict, count
+
+    def test_no_count_decides_an_effect_on_the_boundary(self):
+        """An estimate on the boundary (or inside ±margin of a one-sided claim) is never decided by more prompts;
+        an equivalence claim inside its margin needs both sides to fit."""
+        assert claims.units_to_decide(0.0, -0.1, 0.1, 50, "greater") is None
+        assert claims.units_to_decide(0.01, -0.1, 0.1, 50, "greater", margin=0.02) is None
+        assert claims.units_to_decide(0.0, -0.04, 0.02, 10, "equal", margin=0.01) == 160
+        assert claims.units_to_decide(0.1, 0.0, 0.2, None, "greater") is None
