@@ -163,6 +163,8 @@ def summarize(sweep, at: float) -> tuple[str, dict]:
         raise ValueError(f"the sweep has no point at the world's own value {at} (fix: include it in the values)")
     if base["verdict"] == "insufficient data":
         return base["verdict"], base
+    if base["verdict"] == "inconclusive":  # nothing definite to hold, even if every point agrees
+        return "inconclusive", base
     verdicts = {r["verdict"] for r in rows}
     opposite = {"supported": "contradicted", "contradicted": "supported"}.get(base["verdict"])
     if verdicts == {base["verdict"]}:

@@ -24,9 +24,12 @@ def _sweep(verdicts, values=(0.0, 0.3, 0.8)):
     (["contradicted", "contradicted", "contradicted"], "supported"),
     (["contradicted", "supported", "inconclusive"], "contradicted"),
     (["inconclusive", "supported", "supported"], "inconclusive"),
+    (["inconclusive", "inconclusive", "inconclusive"], "inconclusive"),
+    (["supported", "inconclusive", "supported"], "inconclusive"),
 ])
 def test_summary_says_whether_the_verdict_at_the_worlds_value_holds(verdicts, expected):
-    """A sweep is robust when every value repeats the verdict at the world's own value, flips on the opposite one."""
+    """A sweep is robust when every value repeats the definite verdict at the world's own value, flips on the
+    opposite one; an inconclusive verdict at the world's own value is never 'robust', even when every point shares it."""
     verdict, base = sensitivity.summarize(_sweep(verdicts), 0.3)
     assert verdict == expected and base["value"] == 0.3 and base["verdict"] == verdicts[1]
 
