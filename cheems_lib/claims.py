@@ -26,9 +26,15 @@ The verdict of a claim (:func:`decide`) is one of :data:`VERDICTS`:
   chapter that glues claim sentences has one without typing it.
 
 Its kind is one of :data:`KINDS`: ``calibrated`` (the simulator was fitted to this number,
-so agreement is not evidence), ``finding`` (it emerges from the simulated mechanisms),
-``structural`` (true by construction; the reason says why), ``untestable`` (cannot be tested
-on simulated data; the reason says why). Every kind but ``finding`` needs its reason.
+so agreement is not evidence), ``finding`` (a claim of the paper that emerges from the simulated
+mechanisms), ``robustness`` (a sweep of another claim over a simulator parameter: does its verdict
+hold? not a claim of the paper, and never counted as a finding), ``question`` (the project's own
+question, not a claim of the paper: its ``paper_ref`` says "ours (not a claim of the paper)" and
+its reason names what the paper's table can and cannot say about it), ``arithmetic`` (a claim about
+the paper's own printed numbers, read from ``data/paper/``: it checks the paper's words against its
+tables, never our data, so it has no interval), ``structural`` (true by construction, e.g. a design
+input of the simulator that no number was fitted to; the reason says why), ``untestable`` (cannot
+be tested on these data; the reason says why). Every kind but ``finding`` needs its reason.
 
 A chapter collects its claims in a :class:`Ledger`, glues one sentence per claim (generated
 from the verdict, never typed) and saves them to ``book/_extra/claims/<chapter>.json``; the
@@ -66,14 +72,16 @@ import numpy as np
 
 from .metrics import stratified_draws
 
-__all__ = ["KINDS", "VERDICTS", "CI", "N_BOOT", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
+__all__ = ["KINDS", "VERDICTS", "OURS", "CI", "N_BOOT", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
            "TABLE1_TOLERANCE", "MIN_UNITS", "INSUFFICIENT", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "NEAR_TIE_UTILITY",
            "CLAIM_COLUMNS", "Estimate", "ratio_estimate", "subset_estimate", "category_estimate", "mean_of", "decide",
            "comparison_says", "insufficient", "insufficient_text", "best_of", "all_of", "Claim", "Ledger", "load_all", "load_shown", "shown_run",
            "inputs_digest", "to_frame", "forced_verdicts", "claims_dir"]
 
-KINDS = ("calibrated", "finding", "structural", "untestable")
+KINDS = ("calibrated", "finding", "robustness", "question", "arithmetic", "structural", "untestable")
 VERDICTS = ("supported", "contradicted", "inconclusive", "insufficient data")
+OURS = "ours (not a claim of the paper)"
+"""The ``paper_ref`` of every ``question`` claim (the project's own question), and only of those."""
 INSUFFICIENT = "insufficient data"
 """The verdict of a claim whose statistic rests on too few units (see :data:`MIN_UNITS`)."""
 
@@ -474,6 +482,10 @@ class Claim:
             self.n = None if isinstance(self.n, float) and math.isnan(self.n) else int(self.n)
         if self.kind != "finding" and not self.reason:
             raise ValueError(f"claim {self.id}: a {self.kind} claim needs its reason")
+        # the paper is never credited with the project's questions (one that cannot be tested stays untestable)
+        if (self.kind == "question") != (self.paper_ref == OURS) and self.kind != "untestable":
+            raise ValueError(f"claim {self.id}: paper_ref {self.paper_ref!r} with kind {self.kind!r} (fix: a question "
+                             f"claim, and only one, has paper_ref {OURS!r})")
         forced = forced_verdicts().get(self.id)
         if forced and forced != self.verdict:
             self.verdict, self.forced = forced, True

@@ -83,8 +83,8 @@ def test_plot_fig15_plots_the_estimates():
 
 
 def test_add_claims_estimates_and_kinds():
-    """Five claims in order: the position claims estimate the second-shown share minus 0.5, and every claim
-    is calibrated on a simulated world."""
+    """Five claims in order: the position claims estimate the second-shown share minus 0.5; on a simulated world
+    GPT-4o's are calibrated (fitted) and the human ones structural (built in by design)."""
     sample = BiasSample.from_files(_files(), n_boot=50)
     ledger = claims.Ledger("biases", "simulated world (size smoke, seed 0)")
     add_claims(ledger, sample, simulated=True)
@@ -93,7 +93,10 @@ def test_add_claims_estimates_and_kinds():
     assert ledger.claims["fig15-gpt-position"].estimate == pytest.approx(sample.share_second("GPT").value - 0.5)
     moderate = sample.share_first("Human", 1, claims.MODERATE_LENGTH_DIFFERENCE)
     assert ledger.claims["fig15-length"].estimate == pytest.approx(moderate.value - 0.5)
-    assert {c.kind for c in ledger.claims.values()} == {"calibrated"}
+    kinds = {cid: c.kind for cid, c in ledger.claims.items()}
+    assert kinds == {"fig15-gpt-position": "calibrated", "fig15-human-no-position": "structural",
+                     "fig15-length": "structural", "fig15-gpt-length": "calibrated",
+                     "fig15-human-shorter-at-large": "structural"}
 
 
 def test_add_claims_without_gpt_annotations():

@@ -340,3 +340,14 @@ class TestInsufficientData:
         """A claims file saved before the n column still makes a frame with the documented columns."""
         frame = claims.to_frame([{"id": "x-y", "verdict": "supported", "kind": "finding"}])
         assert list(frame.columns[:len(claims.CLAIM_COLUMNS)]) == claims.CLAIM_COLUMNS and frame["n"].isna().all()
+
+
+def test_question_kind_goes_with_the_projects_own_paper_ref():
+    """A question (the project's own, not the paper's) has paper_ref OURS, and no other kind may use it; sweeps and
+    questions are kinds of their own, beside the findings."""
+    Claim("tab3-x", claims.OURS, "x", "question", "supported", reason="ours")
+    with pytest.raises(ValueError, match="question claim, and only one"):
+        Claim("tab3-x", "§6.1, Table 3", "x", "question", "supported", reason="ours")
+    with pytest.raises(ValueError, match="question claim, and only one"):
+        Claim("tab3-x", claims.OURS, "x", "finding", "supported")
+    assert {"robustness", "question", "arithmetic"} <= set(claims.KINDS)
