@@ -81,6 +81,10 @@ STRUCTURAL_CLAIMS = {
                                 "to sampling noise"),
     "fig15-length": _HUMAN_LENGTH,
     "fig15-human-shorter-at-large": _HUMAN_LENGTH,
+    "fig15-biases-not-pronounced": ("the simulated annotators' biases are built after Fig. 15 (the human length "
+                                    "shape and no human position term by design; GPT's position and length sizes "
+                                    "fitted to Fig. 15d and Table 1), so how pronounced they are is set by the "
+                                    "simulator's inputs"),
 }
 
 

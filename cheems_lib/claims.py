@@ -73,7 +73,7 @@ import numpy as np
 from .metrics import stratified_draws
 
 __all__ = ["KINDS", "VERDICTS", "OURS", "CI", "N_BOOT", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
-           "TABLE1_TOLERANCE", "MIN_UNITS", "INSUFFICIENT", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "NEAR_TIE_UTILITY",
+           "TABLE1_TOLERANCE", "MIN_UNITS", "INSUFFICIENT", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "PRONOUNCED_BIAS", "NEAR_TIE_UTILITY",
            "CLAIM_COLUMNS", "Estimate", "ratio_estimate", "subset_estimate", "category_estimate", "mean_of", "decide",
            "comparison_says", "insufficient", "insufficient_text", "best_of", "all_of", "Claim", "Ledger", "load_all", "load_shown", "shown_run",
            "inputs_digest", "to_frame", "forced_verdicts", "claims_dir"]
@@ -108,6 +108,9 @@ MODERATE_LENGTH_DIFFERENCE = 150
 """A length difference below this many characters (real length) is moderate (Fig. 15)."""
 LARGE_LENGTH_DIFFERENCE = 250
 """A length difference of at least this many characters (real length) is large (Fig. 15)."""
+PRONOUNCED_BIAS = 0.1
+"""Appendix D.3's "not very pronounced" (the paper gives no number; this is ours): every Fig. 15 share
+(position, and the longer response at a moderate or large length difference) within 0.5 ± this."""
 NEAR_TIE_UTILITY = 0.5
 """Two responses are a near-tie when their hidden utilities (0-5 scale, simulated worlds only)
 differ by less than this: the simulated human annotator's tie margin
