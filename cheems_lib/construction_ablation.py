@@ -20,7 +20,7 @@ from typing import Mapping
 
 from .distant_supervision import ABLATION
 
-__all__ = ["PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "side_by_side", "add_claims"]
+__all__ = ["PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "ratio_text", "side_by_side", "add_claims"]
 
 PAPER_COLUMNS = ["paper open acc", "paper human acc", "paper overall"]
 """The columns of :func:`side_by_side` that hold the paper's numbers (data/paper/table4_ablation.csv)."""
@@ -63,13 +63,27 @@ def _paper_pair(paper, a: str, b: str) -> str:
     return f"Overall {paper.loc[a, 'overall']:.3f} ({a}) vs {paper.loc[b, 'overall']:.3f} ({b})"
 
 
-def _add_directions(ledger, overall: Mapping[str, object], paper, seed: int) -> None:
+def ratio_text(prompts: Mapping[str, int] | None) -> str:
+    """The GPT : human training ratio of Table 4's first comparison (``prompts``: row -> training prompts), beside
+    the paper's (Table 1, :func:`cheems_lib.calibration.paper_gpt_human_ratio`); empty without ``prompts``."""
+    from .calibration import paper_gpt_human_ratio
+
+    if not prompts:
+        return ""
+    return (f"; trained at GPT : human prompts {prompts[_GPT]:,} : {prompts[_HUMAN]:,} = "
+            f"{prompts[_GPT] / prompts[_HUMAN]:.2f} : 1, the paper's {paper_gpt_human_ratio():.2f} : 1 (the "
+            "sensitivity chapter sweeps the ratio)")
+
+
+def _add_directions(ledger, overall: Mapping[str, object], paper, seed: int,
+                    prompts: Mapping[str, int] | None = None) -> None:
     from .claims import Claim, comparison_says
 
     for cid, claim, a, b in DIRECTIONS:
+        ratio = ratio_text(prompts) if cid == DIRECTIONS[0][0] else ""
         ledger.add(Claim.test(
             cid, overall[a] - overall[b], "greater", seed=seed, paper_ref="§6.3, Table 4", claim=claim,
-            kind="finding", statistic=f"Overall of {a} minus {b}, paired", paper=_paper_pair(paper, a, b),
+            kind="finding", statistic=f"Overall of {a} minus {b}, paired{ratio}", paper=_paper_pair(paper, a, b),
             link="paper-table4", says=comparison_says(a, b)))
 
 
@@ -155,15 +169,16 @@ NO_REWARDBENCH = ("needs the RewardBench-like comparator (cheems_lib.comparators
 
 
 def add_claims(ledger, overall: Mapping[str, object], paper, *, seed: int = 0, rewardbench: Mapping | None = None,
-               why_no_rewardbench: str = NO_REWARDBENCH) -> dict[str, int]:
+               why_no_rewardbench: str = NO_REWARDBENCH, prompts: Mapping[str, int] | None = None) -> dict[str, int]:
     """Add Table 4's claims to ``ledger``; count the ledger's tested claims: ``{"n_claims_supported", "n_claims"}``.
 
     ``overall`` maps each row of :data:`~cheems_lib.distant_supervision.ABLATION` to its Overall
     :class:`~cheems_lib.claims.Estimate` (all paired); ``paper`` is Table 4 indexed by ``training_data``.
     ``rewardbench`` maps the rows to their accuracy on the RewardBench-like comparator (paired; None on
-    real files: the RewardBench claim is then untestable with ``why_no_rewardbench``).
+    real files: the RewardBench claim is then untestable with ``why_no_rewardbench``). ``prompts`` (row ->
+    training prompts) puts the GPT : human ratio of the first comparison beside the paper's (:func:`ratio_text`).
     """
-    _add_directions(ledger, overall, paper, seed)
+    _add_directions(ledger, overall, paper, seed, prompts)
     _add_rewardbench(ledger, paper, rewardbench, why_no_rewardbench, seed)
     _add_best(ledger, overall, paper, seed)
     tested = [c for c in ledger.claims.values() if c.kind == "finding"]

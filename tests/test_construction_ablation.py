@@ -74,3 +74,17 @@ def test_claims_can_be_contradicted(t4):
     assert ledger.claims["tab4-human-beats-gpt"].verdict == "contradicted"
     assert ledger.claims["tab4-combined-best"].verdict == "contradicted"
     assert counts == {"n_claims_supported": 5, "n_claims": 8}  # the three directions above are supported
+
+
+def test_first_comparison_states_its_training_ratio_beside_the_papers(t4):
+    """tab4-human-beats-gpt's statistic gives the GPT : human training ratio it was tested at and the paper's, read
+    from Table 1 (not typed); the other comparisons carry no ratio."""
+    from cheems_lib.calibration import paper_gpt_human_ratio
+
+    ledger = Ledger("preference", SOURCE)
+    prompts = dict(zip(ABLATION, [30, 256, 200, 180, 150, 210]))
+    ablation.add_claims(ledger, _overall([0.60, 0.50, 0.55, 0.58, 0.62, 0.70]), t4, prompts=prompts)
+    stat = ledger.claims["tab4-human-beats-gpt"].statistic
+    assert f"{256 / 30:.2f} : 1" in stat and f"the paper's {paper_gpt_human_ratio():.2f} : 1" in stat
+    assert "8.55" in stat  # Table 1: 27,861 GPT-annotated / 3,260 human-annotated prompts
+    assert ": 1" not in ledger.claims["tab4-length-debias-helps"].statistic
