@@ -12,7 +12,9 @@ The evaluation chapter (Table 2, Fig. 4, §6.1) is built from the rest: :func:`s
 scores real reward models, :func:`table2` is the table as shown, :func:`baseline_sentence` and
 :func:`judge_sentence` say whether the best trained model beats the baselines and whether the
 judge beats the random baseline, :func:`add_findings` tests §6.1's three findings, and
-:func:`category_estimates` and :func:`category_figure` are Fig. 4.
+:func:`category_estimates` and :func:`category_figure` are Fig. 4, and :func:`add_category_claims`
+tests §6.1's reading of it category by category. The counts of "the models of Table 8" leave out the
+CSV's row copied from Table 2 (:func:`table8_models`).
 """
 from __future__ import annotations
 
