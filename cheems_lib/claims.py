@@ -117,9 +117,10 @@ differ by less than this: the simulated human annotator's tie margin
 (:attr:`cheems_lib.annotators.HumanAnnotator.tie_margin`), the gap below which it calls a tie."""
 
 CLAIM_COLUMNS = ["id", "paper_ref", "claim", "kind", "verdict", "estimate", "ci_low", "ci_high", "seeds", "n",
-                 "chapter"]
+                 "chapter", "statistic", "paper", "reason"]
 """Columns of ``tables/claims.csv`` (plus ``source``, which every download carries); ``n`` is the count of
-units (prompts, or training sets) the interval resamples, empty where unknown."""
+units (prompts, or training sets) the interval resamples, empty where unknown; ``statistic`` is what the
+estimate measures, ``paper`` the paper's words or numbers, ``reason`` why a claim is not a finding."""
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 

@@ -351,3 +351,12 @@ def test_question_kind_goes_with_the_projects_own_paper_ref():
     with pytest.raises(ValueError, match="question claim, and only one"):
         Claim("tab3-x", claims.OURS, "x", "finding", "supported")
     assert {"robustness", "question", "arithmetic"} <= set(claims.KINDS)
+
+
+def test_claims_csv_carries_statistic_paper_and_reason():
+    """tables/claims.csv's columns include what each estimate measures, the paper's words and why a claim is not a
+    finding (issue 26), filled from the saved claims."""
+    assert {"statistic", "paper", "reason"} <= set(claims.CLAIM_COLUMNS)
+    c = Claim("x-y", "§1", "c", "structural", "supported", statistic="s", paper="p", reason="r")
+    row = claims.to_frame([c])[claims.CLAIM_COLUMNS].iloc[0]
+    assert (row["statistic"], row["paper"], row["reason"]) == ("s", "p", "r")
