@@ -246,10 +246,44 @@ def _test(ledger: claims.Ledger, sample: BiasSample, cid: str, who: str, measure
                                         **calibration.claim_kind(cid, simulated)))
 
 
+def _pronounced(ledger: claims.Ledger, sample: BiasSample, *, simulated: bool) -> claims.Claim:
+    """D.3's "the specific preferences of the annotators are not very pronounced": every Fig. 15 share of the
+    annotators present (position; the longer response at a moderate and at a large difference) within 0.5 ±
+    :data:`~cheems_lib.claims.PRONOUNCED_BIAS` (:func:`~cheems_lib.claims.all_of`); the sentence names the
+    share farthest from holding."""
+    moderate, large, margin = claims.MODERATE_LENGTH_DIFFERENCE, claims.LARGE_LENGTH_DIFFERENCE, claims.PRONOUNCED_BIAS
+    fields = dict(paper_ref="appendix D.3, Fig. 15", link="paper-fig15", claim="the annotators' specific preferences "
+                  "(position, length) are not very pronounced", paper='"Overall, the specific preferences of the '
+                  'annotators are not very pronounced" (plot only)')
+    shares = {}
+    for who in [w for w in ("GPT", "Human") if w in sample.records and not sample.not_human(w)]:
+        name = sample.who(who)
+        shares[f"{name}, second-shown position"] = sample.share_second(who) - 0.5
+        shares[f"{name}, longer by 1 to {moderate}"] = sample.share_first(who, 1, moderate) - 0.5
+        shares[f"{name}, longer by at least {large}"] = sample.share_first(who, large) - 0.5
+    if not shares:
+        return ledger.add(claims.Claim.untestable("fig15-biases-not-pronounced", reason="these files hold no human or "
+                                                  "GPT annotations of the benchmark", **fields))
+    verdict, worst, est = claims.all_of(shares, "equal", margin=margin, seed=sample.seed)
+    lo, hi = est.interval(seed=sample.seed)
+    eq = f"0.5 ± {margin:g}"
+    opening = f"Of the {len(shares)} Fig. 15 shares, the farthest from 0.5 is {worst}: {{estimate:+.3f}} from 0.5 " \
+              "(95% interval {lo:+.3f} to {hi:+.3f}); "
+    return ledger.add(claims.Claim(
+        "fig15-biases-not-pronounced", verdict=verdict, estimate=est.value, ci_low=lo, ci_high=hi, seeds=est.seeds,
+        n=est.n, unit=est.unit, **fields, **calibration.claim_kind("fig15-biases-not-pronounced", simulated),
+        statistic=f"each share of strict decisions minus 0.5 (position; longer at a moderate and at a large difference), "
+                  f"every one within ±{margin:g} (ours: the paper gives no number); the worst shown",
+        says={"supported": opening + f"every share is within {eq}: not pronounced, as in the paper.",
+              "contradicted": opening + f"outside {eq}: a pronounced preference, unlike the paper.",
+              "inconclusive": opening + f"not every share is shown to lie within {eq}."}))
+
+
 def add_claims(ledger: claims.Ledger, sample: BiasSample, *, simulated: bool) -> None:
-    """The paper's description of Fig. 15 as five claims: GPT-4o prefers the later position, humans
+    """The paper's description of Fig. 15 as six claims: GPT-4o prefers the later position, humans
     none; both prefer the longer response at a moderate length difference (GPT-4o's judged against
-    its own position baseline); humans prefer the shorter one at a large difference. ``simulated``:
+    its own position baseline); humans prefer the shorter one at a large difference; none of these
+    preferences is pronounced (:func:`_pronounced`). ``simulated``:
     the world was written by the simulator, whose annotators are built with these biases."""
     moderate, large = claims.MODERATE_LENGTH_DIFFERENCE, claims.LARGE_LENGTH_DIFFERENCE
     test = partial(_test, ledger, sample, simulated=simulated)
@@ -288,3 +322,4 @@ def add_claims(ledger: claims.Ledger, sample: BiasSample, *, simulated: bool) ->
          claim="human annotators prefer the shorter response when the length difference is large",
          statistic=f"human share of strict decisions for A when A is longer by at least {large} characters, minus 0.5",
          paper='"as the length difference becomes too large, humans tend to prefer shorter ones" (plot only)')
+    _pronounced(ledger, sample, simulated=simulated)

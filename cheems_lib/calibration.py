@@ -7,7 +7,8 @@ target of the simulator with its value and whether it is met; the tests and the 
 both use it. A quantity that is both a calibration target and a claim is checked with the
 claim's threshold from :mod:`cheems_lib.claims`, so it has one threshold.
 :data:`CALIBRATED_CLAIMS` names the claims whose numbers the simulator was fitted to (their
-kind is ``calibrated``) and what was fitted.
+kind is ``calibrated``) and what was fitted; :data:`STRUCTURAL_CLAIMS` those the simulator is built to
+make true with no number fitted (a design input, kind ``structural``) and which input.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from .paper import table
 from .records import strict_pairs
 from .simulation import length_stats
 
-__all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "CALIBRATED_CLAIMS", "claim_kind", "table1", "table1_per_prompt",
+__all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "CALIBRATED_CLAIMS", "STRUCTURAL_CLAIMS", "claim_kind", "table1", "table1_per_prompt",
            "paper_table1", "paper_gpt_human_ratio", "table1_sizes", "table5", "table5_per_prompt", "checks",
            "PARAMETERS", "parameters", "fitted_to", "LENGTH_BASELINE_CEILING"]
 
@@ -67,22 +68,38 @@ CALIBRATED_CLAIMS = {
     "tab5-human-instruction-more-conflicts": _NOISE,
     "fig15-gpt-position": ("GPTAnnotator.position_bias is fitted to Fig. 15d (calibration check: GPT's share "
                            "for the second-shown response at least GPT_POSITION_TARGET)"),
-    "fig15-human-no-position": ("the simulated human annotator has no position bias by design (Fig. 15b; "
-                                "calibration check: share within 0.5 ± POSITION_EQUIVALENCE)"),
-    "fig15-length": _LENGTH,
     "fig15-gpt-length": _LENGTH,
-    "fig15-human-shorter-at-large": _LENGTH,
+}
+# claim id -> the design input that makes it true on a simulated world (its kind is ``structural``): no
+# number was fitted, the simulator is built to do what the claim says, so agreement is no evidence either
+_HUMAN_LENGTH = ("the simulated human annotator's length preference (HumanAnnotator.length_bias, length_peak in "
+                 "annotators.length_preference) is built after Fig. 15 a: longer is preferred up to the peak and "
+                 "shorter beyond it, by design; no number was fitted to it")
+STRUCTURAL_CLAIMS = {
+    "fig15-human-no-position": ("the simulated human annotator has no position term at all (HumanAnnotator has no "
+                                "position_bias), by design after Fig. 15b: its share for either position is 0.5 up "
+                                "to sampling noise"),
+    "fig15-length": _HUMAN_LENGTH,
+    "fig15-human-shorter-at-large": _HUMAN_LENGTH,
+    "fig15-biases-not-pronounced": ("the simulated annotators' biases are built after Fig. 15 (the human length "
+                                    "shape and no human position term by design; GPT's position and length sizes "
+                                    "fitted to Fig. 15d and Table 1), so how pronounced they are is set by the "
+                                    "simulator's inputs"),
 }
 
 
 def claim_kind(claim_id: str, simulated: bool) -> dict[str, str]:
-    """``kind`` and ``reason`` of a claim whose statistic is a calibration target: ``calibrated`` (with
-    what was fitted) on a world the simulator wrote (``simulated``: it has a ``summary.json``, also when
-    read from a folder), ``finding`` on real files, where nothing was fitted."""
-    if claim_id not in CALIBRATED_CLAIMS:
-        raise KeyError(f"{claim_id!r} is not in calibration.CALIBRATED_CLAIMS (fix: add what was fitted there)")
+    """``kind`` and ``reason`` of a claim whose statistic the simulator was built to: on a world the
+    simulator wrote (``simulated``: it has a ``summary.json``, also when read from a folder)
+    ``calibrated`` (with what was fitted, :data:`CALIBRATED_CLAIMS`) or ``structural`` (with the design
+    input, :data:`STRUCTURAL_CLAIMS`); ``finding`` on real files, where nothing was fitted or built."""
+    if claim_id not in CALIBRATED_CLAIMS and claim_id not in STRUCTURAL_CLAIMS:
+        raise KeyError(f"{claim_id!r} is in neither calibration.CALIBRATED_CLAIMS nor STRUCTURAL_CLAIMS "
+                       "(fix: add what was fitted, or what the design builds in, there)")
     if not simulated:
         return {"kind": "finding", "reason": ""}
+    if claim_id in STRUCTURAL_CLAIMS:
+        return {"kind": "structural", "reason": STRUCTURAL_CLAIMS[claim_id]}
     return {"kind": "calibrated", "reason": CALIBRATED_CLAIMS[claim_id]}
 
 

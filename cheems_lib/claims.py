@@ -26,9 +26,15 @@ The verdict of a claim (:func:`decide`) is one of :data:`VERDICTS`:
   chapter that glues claim sentences has one without typing it.
 
 Its kind is one of :data:`KINDS`: ``calibrated`` (the simulator was fitted to this number,
-so agreement is not evidence), ``finding`` (it emerges from the simulated mechanisms),
-``structural`` (true by construction; the reason says why), ``untestable`` (cannot be tested
-on simulated data; the reason says why). Every kind but ``finding`` needs its reason.
+so agreement is not evidence), ``finding`` (a claim of the paper that emerges from the simulated
+mechanisms), ``robustness`` (a sweep of another claim over a simulator parameter: does its verdict
+hold? not a claim of the paper, and never counted as a finding), ``question`` (the project's own
+question, not a claim of the paper: its ``paper_ref`` says "ours (not a claim of the paper)" and
+its reason names what the paper's table can and cannot say about it), ``arithmetic`` (a claim about
+the paper's own printed numbers, read from ``data/paper/``: it checks the paper's words against its
+tables, never our data, so it has no interval), ``structural`` (true by construction, e.g. a design
+input of the simulator that no number was fitted to; the reason says why), ``untestable`` (cannot
+be tested on these data; the reason says why). Every kind but ``finding`` needs its reason.
 
 A chapter collects its claims in a :class:`Ledger`, glues one sentence per claim (generated
 from the verdict, never typed) and saves them to ``book/_extra/claims/<chapter>.json``; the
@@ -71,16 +77,18 @@ import numpy as np
 
 from .metrics import stratified_draws
 
-__all__ = ["KINDS", "VERDICTS", "CI", "N_BOOT", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
-           "TABLE1_TOLERANCE", "MIN_UNITS", "INSUFFICIENT", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "NEAR_TIE_UTILITY",
+__all__ = ["KINDS", "VERDICTS", "OURS", "CI", "N_BOOT", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
+           "TABLE1_TOLERANCE", "MIN_UNITS", "INSUFFICIENT", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "PRONOUNCED_BIAS", "NEAR_TIE_UTILITY",
            "CLAIM_COLUMNS", "MULTIPLICITY_COLUMNS", "CSV_COLUMNS", "HOLM_ALPHA", "HOLM_KINDS", "p_value", "holm_adjust",
            "units_to_decide", "scale_to_decide", "multiplicity", "holm_rule", "POWER_RULE", "pd_na",
            "Estimate", "ratio_estimate", "subset_estimate", "category_estimate", "mean_of", "decide",
            "comparison_says", "insufficient", "insufficient_text", "best_of", "all_of", "Claim", "Ledger", "load_all", "load_shown", "shown_run",
            "inputs_digest", "to_frame", "forced_verdicts", "claims_dir"]
 
-KINDS = ("calibrated", "finding", "structural", "untestable")
+KINDS = ("calibrated", "finding", "robustness", "question", "arithmetic", "structural", "untestable")
 VERDICTS = ("supported", "contradicted", "inconclusive", "insufficient data")
+OURS = "ours (not a claim of the paper)"
+"""The ``paper_ref`` of every ``question`` claim (the project's own question), and only of those."""
 INSUFFICIENT = "insufficient data"
 """The verdict of a claim whose statistic rests on too few units (see :data:`MIN_UNITS`)."""
 
@@ -107,6 +115,9 @@ MODERATE_LENGTH_DIFFERENCE = 150
 """A length difference below this many characters (real length) is moderate (Fig. 15)."""
 LARGE_LENGTH_DIFFERENCE = 250
 """A length difference of at least this many characters (real length) is large (Fig. 15)."""
+PRONOUNCED_BIAS = 0.1
+"""Appendix D.3's "not very pronounced" (the paper gives no number; this is ours): every Fig. 15 share
+(position, and the longer response at a moderate or large length difference) within 0.5 ± this."""
 NEAR_TIE_UTILITY = 0.5
 """Two responses are a near-tie when their hidden utilities (0-5 scale, simulated worlds only)
 differ by less than this: the simulated human annotator's tie margin
@@ -115,7 +126,9 @@ differ by less than this: the simulated human annotator's tie margin
 CLAIM_COLUMNS = ["id", "paper_ref", "claim", "kind", "verdict", "estimate", "ci_low", "ci_high", "seeds", "n",
                  "chapter", "statistic", "paper", "reason", "p"]
 """Columns of a saved claim in the ledger's frame (:func:`to_frame`); ``n`` is the count of units (prompts, or
-training sets) the interval resamples, empty where unknown; ``p`` its bootstrap p-value (:func:`p_value`)."""
+training sets) the interval resamples, empty where unknown; ``statistic`` is what the estimate measures,
+``paper`` the paper's words or numbers, ``reason`` why a claim is not a finding; ``p`` its bootstrap p-value
+(:func:`p_value`)."""
 MULTIPLICITY_COLUMNS = ["p_holm", "holm", "decides_at_n"]
 """Columns :func:`multiplicity` adds over the whole ledger: the Holm-adjusted p, the verdict under Holm's rule,
 and for an inconclusive finding the count of units that would decide it (:func:`units_to_decide`)."""
@@ -491,6 +504,10 @@ class Claim:
             self.n = None if isinstance(self.n, float) and math.isnan(self.n) else int(self.n)
         if self.kind != "finding" and not self.reason:
             raise ValueError(f"claim {self.id}: a {self.kind} claim needs its reason")
+        # the paper is never credited with the project's questions (one that cannot be tested stays untestable)
+        if (self.kind == "question") != (self.paper_ref == OURS) and self.kind != "untestable":
+            raise ValueError(f"claim {self.id}: paper_ref {self.paper_ref!r} with kind {self.kind!r} (fix: a question "
+                             f"claim, and only one, has paper_ref {OURS!r})")
         forced = forced_verdicts().get(self.id)
         if forced and forced != self.verdict:
             self.verdict, self.forced = forced, True

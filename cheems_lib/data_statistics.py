@@ -15,6 +15,8 @@ with it:
 - :func:`add_comparison_claims`, :func:`add_length_claims`: the ledger claims on comparisons
   (excluding ties) per prompt and on the chosen / rejected length ratio, each with a paired
   bootstrap over prompts stratified by category (:func:`cheems_lib.claims.ratio_estimate`);
+  :func:`add_length_direction_claims`: whether chosen is longer or shorter than rejected in each
+  human-labelled file, in the direction of the paper's Table 1;
 - :func:`response_counts_figure`, :func:`category_counts`, :func:`categories_figure`,
   :func:`lengths_figure`: what the files look like.
 
@@ -27,7 +29,7 @@ from .claims import TABLE1_TOLERANCE, Claim, all_of, p_value, ratio_estimate
 from .world_files import GPT_LAYOUT
 
 __all__ = ["FILE_NAMES", "WHOLE_PREFERENCE", "TABLE1_FILES", "table1", "paper_table1", "beside_paper", "comparison_bound", "bound_texts", "add_comparison_claims",
-           "add_length_claims", "response_counts_figure", "category_counts", "categories_figure", "lengths_figure"]
+           "add_length_claims", "LENGTH_DIRECTION_FILES", "add_length_direction_claims", "response_counts_figure", "category_counts", "categories_figure", "lengths_figure"]
 
 # paper column -> (claim id suffix, name in prose)
 FILE_NAMES = {"cheemsbench_open_prompt": ("open-prompt", "CheemsBench Open Prompt"),
@@ -272,6 +274,45 @@ def add_length_claims(ledger, files: dict, paper, *, simulated: bool, n_boot: in
             claim="chosen vs rejected length in the GPT-annotated preference subset", statistic="",
             says={"inconclusive": "These files hold no GPT-annotated preference subset, so its lengths are not "
                                   "tested."}))
+
+
+LENGTH_DIRECTION_FILES = ("cheemsbench_open_prompt", "cheemsbench_human_instruction", "cheemspreference_human")
+"""The human-labelled Table 1 columns whose chosen-vs-rejected length direction is a claim (GPT's is
+``tab1-gpt-length-gap``): the paper's benchmark picks the shorter response, its human preference subset the
+longer one; each direction is read from the paper's Table 1, never typed."""
+
+
+def add_length_direction_claims(ledger, files: dict, paper, *, n_boot: int, seed: int,
+                                other: dict | None = None) -> None:
+    """Add ``tab1-length-direction-<file>`` for each column of :data:`LENGTH_DIRECTION_FILES`: the mean chosen
+    length over the mean rejected length, minus 1 (one paired bootstrap over prompts), in the direction of the
+    paper's Table 1 (chosen longer: ``greater``; shorter: ``less``). A *finding*: no simulator parameter is
+    fitted to a human file's lengths. *untestable* when the file is absent or holds other data."""
+    for col in LENGTH_DIRECTION_FILES:
+        (short, name), path = FILE_NAMES[col], TABLE1_COLUMNS[col]
+        chosen_p, rejected_p = paper.loc["avg_chars_chosen", col], paper.loc["avg_chars_rejected", col]
+        direction, word = ("greater", "longer") if chosen_p > rejected_p else ("less", "shorter")
+        fields = dict(paper_ref="Table 1", link="paper-table1",
+                      claim=f"in {name}, chosen responses are {word} than rejected ones",
+                      paper=f"chosen {chosen_p:.2f} vs rejected {rejected_p:.2f} characters (Table 1)")
+        holds = (other or {}).get(col)
+        if holds or path not in files:
+            why = f"the paper's numbers are not comparable: {path} holds {holds}" if holds else f"needs {path}"
+            ledger.add(Claim.untestable(f"tab1-length-direction-{short}", reason=why, **fields))
+            continue
+        per, cats = _per_prompt(files, col)
+        chosen, rejected = (ratio_estimate(per[k], strata=cats, n_boot=n_boot, seed=seed) for k in ("chosen", "rejected"))
+        ours = "mean chosen over mean rejected length "
+        tail = "{estimate:+.1%} (95% interval {lo:+.1%} to {hi:+.1%})"
+        ledger.add(Claim.test(
+            f"tab1-length-direction-{short}", chosen / rejected - 1, direction, seed=seed, kind="finding", **fields,
+            statistic=f"mean chosen length / mean rejected length - 1, {name}; paired",
+            says={"supported": f"In {name}, as in the paper, chosen responses are {word} than rejected ones: {ours}"
+                               + tail + ".",
+                  "contradicted": f"In {name}, unlike the paper, chosen responses are "
+                                  f"{'shorter' if word == 'longer' else 'longer'} than rejected ones: {ours}" + tail + ".",
+                  "inconclusive": f"In {name}, chosen and rejected responses are not clearly of different length: "
+                                  f"{ours}" + tail + f"; the paper's chosen are {word}."}))
 
 
 def response_counts_figure(files: dict):

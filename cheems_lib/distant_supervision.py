@@ -15,7 +15,8 @@ which GPT comparisons to keep:
 Every step returns its records and a report in which counts in = kept + dropped.
 The official repository ships only the final file; this is the pipeline.
 
-For the chapter: :func:`length_balance` and :func:`plot_length_balance` show what debiasing
+For the chapter: :func:`add_cycle_claim` records §4.2's "consistent partial order" (no cycle, a
+conflict ratio of 0, after filtering) as a *structural* claim; :func:`length_balance` and :func:`plot_length_balance` show what debiasing
 does to the two groups, and :func:`gpt_length_sentence` says whether the GPT annotator
 prefers longer answers (Fig. 15c), the bias that debiasing removes.
 """
@@ -30,7 +31,7 @@ from .conflicts import resolve_records
 from .records import FIRST, SECOND, DataError, Record, show
 
 __all__ = ["strict_comparisons", "filter_by_reward", "chosen_length_counts", "length_debias", "build_preference",
-           "count_cycles", "ABLATION", "ablation", "length_balance", "plot_length_balance", "gpt_length_sentence"]
+           "count_cycles", "add_cycle_claim", "ABLATION", "ablation", "length_balance", "plot_length_balance", "gpt_length_sentence"]
 
 
 def strict_comparisons(record: Record) -> list[tuple[str, str]]:
@@ -82,6 +83,35 @@ def filter_by_reward(records: Sequence[Record], scores: Mapping[tuple[str, str],
               "prompts_without_comparisons_after": sum(1 for r in out if not r.annotations),
               "conflict_ratio_after": stats["conflict_ratio"]}
     return out, report
+
+
+def add_cycle_claim(ledger, report: Mapping | None, *, reason: str = "") -> None:
+    """§4.2: after distant supervision the GPT annotations have "a consistent partial order": no directed
+    cycle and a conflict ratio of 0 in :func:`filter_by_reward`'s ``report``. *structural*: comparisons that all
+    agree with one scoring cannot form a cycle, so the count checks the code, not the paper; *contradicted*
+    would be a bug. ``report`` None: untestable with ``reason``."""
+    from .claims import Claim
+
+    fields = dict(paper_ref="§4.2", link="tab-preference-distant-supervision",
+                  claim="after distant supervision the GPT annotations have no cycles (a consistent partial order)",
+                  paper='"we employ an RM trained on human-annotated data to filter these annotations and establish a '
+                        'consistent partial order"')
+    if report is None:
+        ledger.add(Claim.untestable("s42-no-cycles-after-ds", reason=reason, **fields))
+        return
+    ratio, cycles = float(report["conflict_ratio_after"]), int(report["cycles_after"])
+    before = f"{report['cycles_before']:,} cycles in {report['prompts_with_cycles_before']:,} prompts before filtering"
+    ledger.add(Claim(
+        "s42-no-cycles-after-ds", verdict="supported" if ratio == 0 and cycles == 0 else "contradicted", kind="structural",
+        estimate=ratio, n=int(report["prompts"]), **fields,
+        reason="kept comparisons all agree with one reward model's scores, and such comparisons cannot form a cycle "
+               "(a theorem); the count tests the code",
+        statistic="conflict ratio of the GPT subset after distant supervision (Table 5's statistic), and its cycles",
+        says={"supported": f"After distant supervision the GPT subset has no cycle and a conflict ratio of "
+                           f"{{estimate:.3f}} ({before}), as §4.2 says.",
+              "contradicted": f"After distant supervision the GPT subset still has {cycles:,} cycles, a conflict "
+                              f"ratio of {{estimate:.3f}} ({before}): a bug, since kept comparisons agree with one "
+                              "scoring."}))
 
 
 def chosen_length_counts(records: Sequence[Record]) -> tuple[np.ndarray, np.ndarray]:

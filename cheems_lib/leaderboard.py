@@ -12,7 +12,9 @@ The evaluation chapter (Table 2, Fig. 4, §6.1) is built from the rest: :func:`s
 scores real reward models, :func:`table2` is the table as shown, :func:`baseline_sentence` and
 :func:`judge_sentence` say whether the best trained model beats the baselines and whether the
 judge beats the random baseline, :func:`add_findings` tests §6.1's three findings, and
-:func:`category_estimates` and :func:`category_figure` are Fig. 4.
+:func:`category_estimates` and :func:`category_figure` are Fig. 4, and :func:`add_category_claims`
+tests §6.1's reading of it category by category. The counts of "the models of Table 8" leave out the
+CSV's row copied from Table 2 (:func:`table8_models`).
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ from .records import Record
 
 __all__ = ["leaderboard", "evaluate_scores", "board", "text_board", "category_accuracy", "baseline_scores", "score_models",
            "TABLE2_COLUMNS", "INTERVAL_SAYS", "interval_cell", "interval_text", "table2", "baseline_sentence", "judge_sentence",
-           "deterministic_label", "add_findings", "category_estimates", "category_figure"]
+           "deterministic_label", "add_findings", "TABLE2_ONLY", "table8_models", "FIG4_CLAIMS", "add_category_claims",
+           "category_estimates", "category_figure"]
 
 
 def baseline_scores(records: Sequence[Record], *, seed: int = 0) -> dict[str, dict]:
@@ -224,11 +227,21 @@ def _mean_over(results: Mapping[str, list[dict]], stat):
     return mean_of([stat(name) for name in results])
 
 
+TABLE2_ONLY = ("CheemsRM",)
+"""Rows of ``data/paper/table8_reward_models.csv`` that are not Table 8's (CheemsRM is copied from Table 2;
+see data/paper/README.md): never counted among "the models of Table 8"."""
+
+
+def table8_models(table8):
+    """The rows of the paper's Table 8 alone: ``table8`` without :data:`TABLE2_ONLY`."""
+    return table8[~table8["model"].isin(TABLE2_ONLY)]
+
+
 def _rewardbench_claim(results, on_rewardbench, pairs: int, table8, seed: int):
     """§6.1 (1): lower on CheemsBench than on the RewardBench-like comparator."""
     from .claims import Claim, subset_estimate
 
-    t8_rb = table8.dropna(subset=["rewardbench"])
+    t8_rb = table8_models(table8).dropna(subset=["rewardbench"])
     diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy")
                       - subset_estimate(on_rewardbench[n], "accuracy"))
     return Claim.test(
@@ -251,6 +264,7 @@ def _subset_claim(results, table8, seed: int):
     """§6.1 (2): more accurate on Open Prompt than on Human Instruction."""
     from .claims import Claim, subset_estimate
 
+    table8 = table8_models(table8)
     diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy", ["open"])
                       - subset_estimate(results[n], "accuracy", ["human"]))
     return Claim.test(
@@ -332,6 +346,53 @@ def add_findings(ledger, results: Mapping[str, list[dict]], *, rewardbench, rewa
         ledger.add(Claim.untestable("s61-deterministic-easier", "§6.1 (3), Fig. 4", "reward models are more accurate "
                                     "on prompts with relatively deterministic answers", why or "needs prompts of the "
                                     "paper's categories, with and without deterministic answers", link="paper-fig4"))
+
+
+_FIG4_WORDS = ('"On the open-source prompt subset, RMs show competence in "Reasoning" but struggle in other '
+               'categories. On the human instruction subset, models excel in "Reasoning" and "Complex Instructions" '
+               'but perform poorly in tasks involving "Understanding"" (§6.1; Fig. 4 gives only a plot)')
+FIG4_CLAIMS = {
+    "fig4-open-reasoning-strong": ("open", "推理", "greater"),
+    "fig4-human-reasoning-strong": ("human", "推理", "greater"),
+    "fig4-human-complex-strong": ("human", "复杂指令", "greater"),
+    "fig4-human-understanding-weak": ("human", "理解", "less"),
+}
+"""§6.1's reading of Fig. 4, one claim per category named: ``{id: (subset, category, direction)}``; each
+compares the category's accuracy with the macro mean of the subset's other categories."""
+
+
+def add_category_claims(ledger, results: Mapping[str, list[dict]], *, seed: int = 0) -> None:
+    """Add :data:`FIG4_CLAIMS` to ``ledger``: per claim, the category's accuracy minus the mean accuracy of
+    the subset's other categories (macro, mean over the trained models of ``results``, paired); untestable
+    when the models, the subset or the category are missing."""
+    from .claims import Claim, category_estimate
+    from .corpus import CATEGORIES
+
+    first = next(iter(results.values()), [{}])[0] if results else {}
+    for cid, (subset, cat, direction) in FIG4_CLAIMS.items():
+        name, where = CATEGORIES[cat], {"open": "Open Prompt", "human": "Human Instruction"}[subset]
+        present = [c for c in CATEGORIES if subset in first and c in first[subset].by_category]
+        others = [c for c in present if c != cat]
+        word = "more" if direction == "greater" else "less"
+        fields = dict(paper_ref="§6.1, Fig. 4", link="paper-fig4", paper=_FIG4_WORDS,
+                      claim=f"reward models are {word} accurate on {name} than on the other categories of {where}")
+        if cat not in present or not others:
+            why = "needs trained models and cheems_bench/" if not results else (
+                f"needs cheems_bench/{subset}.jsonl with the category {cat} ({name}) and at least one other")
+            ledger.add(Claim.untestable(cid, reason=why, **fields))
+            continue
+        diff = _mean_over(results, lambda n: category_estimate(results[n], [cat], [subset])
+                          - category_estimate(results[n], others, [subset]))
+        ledger.add(Claim.test(
+            cid, diff, direction, seed=seed, kind="finding", **fields,
+            statistic=f"{where} accuracy on {name} minus the mean accuracy of its other {len(others)} categories "
+                      f"(macro), mean over {', '.join(results)}; paired",
+            says={"supported": f"On {where} the trained models are {word} accurate on {name} than on the other "
+                               f"categories, as in the paper: {INTERVAL_SAYS}.",
+                  "contradicted": f"On {where} the trained models are {'less' if word == 'more' else 'more'} accurate "
+                                  f"on {name} than on the other categories, unlike the paper: {INTERVAL_SAYS}.",
+                  "inconclusive": f"On {where} the trained models' accuracy on {name} and on the other categories is "
+                                  f"not separated: {INTERVAL_SAYS}."}))
 
 
 def category_estimates(results: Mapping[str, list[dict]], subset: str) -> dict[str, Any]:

@@ -17,7 +17,8 @@ At every point the two reward models (human subset, GPT subset) are trained with
 config and seeds and scored on the same benchmark, so their difference is paired
 (:mod:`cheems_lib.claims`). :func:`summarize` turns a sweep into one ledger verdict: does the
 verdict at the world's own value hold across the range? :data:`ASSUMPTIONS` holds how each sweep
-is named, drawn (:func:`sweep_figure`) and recorded (:func:`add_sweep_claim`); on real files
+is named, drawn (:func:`sweep_figure`) and recorded (:func:`add_sweep_claim`, kind ``robustness``:
+a sweep is never a finding of its own); on real files
 there is nothing to sweep, and both say so.
 """
 from __future__ import annotations
@@ -163,6 +164,8 @@ def summarize(sweep, at: float) -> tuple[str, dict]:
         raise ValueError(f"the sweep has no point at the world's own value {at} (fix: include it in the values)")
     if base["verdict"] == "insufficient data":
         return base["verdict"], base
+    if base["verdict"] == "inconclusive":  # nothing definite to hold, even if every point agrees
+        return "inconclusive", base
     verdicts = {r["verdict"] for r in rows}
     opposite = {"supported": "contradicted", "contradicted": "supported"}.get(base["verdict"])
     if verdicts == {base["verdict"]}:
@@ -213,7 +216,8 @@ def add_sweep_claim(ledger, sweep, name: str, *, own: float) -> None:
     flips = ", ".join(f"{r.value:.3g} ({r.verdict})" for r in sweep.itertuples() if r.verdict != base["verdict"])
     ledger.add(Claim(
         spec.claim_id, ref, f"the verdict on '{CLAIM}' holds for every {parameter} from {span}",
-        "finding", verdict, estimate=base["estimate"], ci_low=base["ci_low"], ci_high=base["ci_high"],
+        "robustness", verdict, reason=f"a sweep of {_CLAIM_ID} over the assumed {parameter}: it says whether that "
+        "claim's verdict rests on the assumption; not a claim of the paper, so not a finding", estimate=base["estimate"], ci_low=base["ci_low"], ci_high=base["ci_high"],
         seeds=base["seeds"], n=base.get("n"), statistic=f"{STATISTIC}, at the world's own {parameter}; swept over {span}",
         paper="no sweep in the paper", link=spec.link,
         says={"supported": f"Across {parameter} from {span}, every value gives the verdict of the world's own value "

@@ -18,7 +18,9 @@ test checks them against :data:`TABLE3_DATASETS` and ``data/paper/table3_dataset
 :func:`nearest` names the rows that differ from an analogue in one property only.
 
 The chapter's tables and claims: :func:`table3` (ours), :func:`published_table3` (the paper's,
-with our properties), :func:`add_claims` (Table 3's claims) and :func:`effects` (each change of
+with our properties), :func:`add_claims` (Table 3's claims: the project's two questions, kind
+``question``, the untestable language claim, and the paper's best dataset per language, kind
+``arithmetic``, read from the paper's own table by :func:`add_best_dataset_claims`) and :func:`effects` (each change of
 :data:`EFFECTS` against its reference); its figure is :func:`cheems_lib.figures.overall_dots`.
 """
 from __future__ import annotations
@@ -33,7 +35,8 @@ from .records import FIRST, SECOND, Record, strict_pairs
 
 __all__ = ["pairwise_only", "domain_only", "noisy_labels", "analogues", "PROPERTIES", "TABLE3_DATASETS",
            "nearest", "table3_groups", "paper_accuracy", "MULTI_HUMAN", "MULTI_MACHINE", "PAIR_HUMAN", "PAIR_MACHINE",
-           "EFFECTS", "table3", "published_table3", "paper_groups_text", "add_claims", "effects", "add_real_claims"]
+           "EFFECTS", "table3", "published_table3", "paper_groups_text", "add_claims", "add_untestable_claims", "best_dataset",
+           "add_best_dataset_claims", "effects", "add_real_claims"]
 
 PROPERTIES = ("annotation", "format", "domain")
 """The properties an analogue shares with the Table 3 rows it stands for."""
@@ -261,41 +264,108 @@ def _language_claim():
                  "one language and no translation." for v in VERDICTS})
 
 
+_MULTI_CLAIM = "multi-response preference data transfers better than pairwise data"
+_HUMAN_CLAIM = "human-annotated preference data transfers better than machine-annotated data"
+_QUESTION = ("the project's own question, not a claim of the paper: §6.1 draws no conclusion on {what}, and "
+             "Table 3 cannot, since format, annotation, domain, size and language vary together across its rows")
+
+
+def _comparisons_per_prompt(records) -> float:
+    """Mean strict comparisons (pairs with different ranks) per prompt of ``records``."""
+    return sum(len(strict_pairs(r.rank or {})) for r in records) / max(len(records), 1)
+
+
 def add_untestable_claims(ledger, reason: str) -> None:
     """Table 3's claims when the files cannot build the variants (``reason``, e.g. ``"needs
-    cheems_preference/human.jsonl"``): all *untestable*."""
-    from .claims import Claim
+    cheems_preference/human.jsonl"``): the two questions *untestable*, the paper's own table read as ever."""
+    from .claims import OURS, Claim
 
-    ledger.add(Claim.untestable("tab3-multi-response-helps", "§6.1, Table 3", "multi-response preference data "
-                                "transfers better than pairwise data", reason, link="paper-table3"))
-    ledger.add(Claim.untestable("tab3-human-beats-machine", "§6.1, Table 3", "human-annotated preference data "
-                                "transfers better than machine-annotated data", reason, link="paper-table3"))
+    ledger.add(Claim.untestable("tab3-multi-response-helps", OURS, _MULTI_CLAIM, reason, link="paper-table3"))
+    ledger.add(Claim.untestable("tab3-human-beats-machine", OURS, _HUMAN_CLAIM, reason, link="paper-table3"))
     ledger.add(_language_claim())
+    add_best_dataset_claims(ledger)
 
 
 def add_claims(ledger, sets: dict[str, dict], overall: dict, *, seed: int = 0) -> None:
-    """Test Table 3's claims on the analogues of ``sets`` and add them to ``ledger``: multi-response
+    """Test Table 3's questions on the analogues of ``sets`` and add them to ``ledger``: multi-response
     beats pairwise data and human beats machine labels (paired differences of ``overall``,
-    ``{name: Estimate}``), and English vs Chinese data (untestable here)."""
-    from .claims import Claim, comparison_says
+    ``{name: Estimate}``; kind ``question``: the project's, not the paper's, see :mod:`cheems_lib.claims`),
+    English vs Chinese data (untestable here) and the paper's best dataset per language
+    (:func:`add_best_dataset_claims`)."""
+    from .claims import OURS, Claim, comparison_says
 
     groups = paper_groups_text()
+    multi = _comparisons_per_prompt(sets[MULTI_HUMAN]["records"])
+    pair = _comparisons_per_prompt(sets[PAIR_HUMAN]["records"])
     ledger.add(Claim.test(
         "tab3-multi-response-helps", overall[MULTI_HUMAN] - overall[PAIR_HUMAN], "greater", seed=seed,
-        paper_ref="§6.1, Table 3", claim="multi-response preference data transfers better than pairwise data",
-        kind="finding", statistic=f"Overall of {_sized(sets, MULTI_HUMAN)} minus {_sized(sets, PAIR_HUMAN)}: the same "
-                                  "prompts and human labels, one pair kept per prompt; paired",
-        paper=f"mean accuracy in Table 3 by format and annotation: {groups} (format, annotation, domain and "
+        paper_ref=OURS, claim=_MULTI_CLAIM, kind="question",
+        reason=_QUESTION.format(what="format") + f"; confounded here: the multi-response set trains on {multi:.1f} "
+        f"comparisons per prompt, its pairwise copy on {pair:.1f}, so the difference is as much the number of "
+        "comparisons as the format",
+        statistic=f"Overall of {_sized(sets, MULTI_HUMAN)} minus {_sized(sets, PAIR_HUMAN)}: the same "
+                  f"prompts and human labels, one pair kept per prompt ({multi:.1f} vs {pair:.1f} comparisons per "
+                  "prompt); paired",
+        paper=f"no claim; mean accuracy in Table 3 by format and annotation: {groups} (format, annotation, domain and "
               "language vary together there)",
         link="paper-table3", says=comparison_says(f"The {MULTI_HUMAN} set", f"its {PAIR_HUMAN} copy")))
     ledger.add(Claim.test(
         "tab3-human-beats-machine", overall[PAIR_HUMAN] - overall[PAIR_MACHINE], "greater", seed=seed,
-        paper_ref="§6.1, Table 3", claim="human-annotated preference data transfers better than machine-annotated data",
-        kind="finding", statistic=f"Overall of {_sized(sets, PAIR_HUMAN)} minus {_sized(sets, PAIR_MACHINE)}: one pair "
-                                  "per prompt in both, as many pairs, human vs machine labels; paired",
-        paper=f"mean accuracy in Table 3 by format and annotation: {groups}",
+        paper_ref=OURS, claim=_HUMAN_CLAIM, kind="question", reason=_QUESTION.format(what="annotation source"),
+        statistic=f"Overall of {_sized(sets, PAIR_HUMAN)} minus {_sized(sets, PAIR_MACHINE)}: one pair "
+                  "per prompt in both, as many pairs, human vs machine labels; paired",
+        paper=f"no claim; mean accuracy in Table 3 by format and annotation: {groups}",
         link="paper-table3", says=comparison_says(f"The {PAIR_HUMAN} set", f"the {PAIR_MACHINE} set of the same size")))
     ledger.add(_language_claim())
+    add_best_dataset_claims(ledger)
+
+
+_BEST = {"tab3-huozi-best-chinese": ("zh", "Huozi", 'among the Chinese datasets, "Huozi" performs best'),
+         "tab3-ultrafeedback-best-english": ("en", "UltraFeedback", 'the "Ultrafeedback" leads among English datasets')}
+_COLUMNS = {"open_acc": "Open Prompt accuracy", "open_exact": "Open Prompt exact", "human_acc": "Human Instruction "
+            "accuracy", "human_exact": "Human Instruction exact"}
+
+
+def best_dataset(language: str, dataset: str) -> dict:
+    """Is ``dataset`` the best of Table 3's ``language`` rows? Its Overall (the mean of the four columns, as
+    Table 2's Overall) minus the runner-up's, the runner-up, and the columns where another row is higher
+    (``{column: (row, margin)}``), all read from ``data/paper/table3_datasets.csv``."""
+    t3 = paper_accuracy()
+    rows = t3[t3["language"] == language]
+    overall = rows[list(_COLUMNS)].mean(axis=1)
+    rival = overall.drop(dataset).idxmax()
+    behind = {}
+    for col in _COLUMNS:
+        best = rows[col].drop(dataset).idxmax()
+        if rows.loc[best, col] > rows.loc[dataset, col]:
+            behind[col] = (best, float(rows.loc[best, col] - rows.loc[dataset, col]))
+    return {"margin": float(overall[dataset] - overall[rival]), "rival": rival, "behind": behind,
+            "overall": float(overall[dataset])}
+
+
+def add_best_dataset_claims(ledger) -> None:
+    """§6.1's best dataset per language (Huozi among the Chinese, UltraFeedback among the English rows),
+    kind ``arithmetic``: a claim about the paper's printed Table 3, checked on those numbers (no interval:
+    the paper gives none), never on our data, whose world has neither dataset nor language. *supported*
+    when its Overall beats every other row of its language, *contradicted* when some row's is higher."""
+    from .claims import Claim
+
+    for cid, (language, dataset, words) in _BEST.items():
+        best = best_dataset(language, dataset)
+        behind = "; ".join(f"{_COLUMNS[c]}: {r} is higher by {m:.3f}" for c, (r, m) in best["behind"].items())
+        tail = f" It is not first in every column ({behind})." if behind else " It is first in every column."
+        which = "Chinese" if language == "zh" else "English"
+        ledger.add(Claim(
+            cid, "§6.1, Table 3", f"{dataset} is the best {which} preference dataset of Table 3", "arithmetic",
+            "supported" if best["margin"] > 0 else "contradicted", estimate=best["margin"],
+            reason="read from the paper's own Table 3 (data/paper/table3_datasets.csv): it checks the paper's words "
+                   "against its numbers; our simulated world has neither the dataset nor a second language",
+            statistic=f"Table 3 Overall (mean of its four columns) of {dataset} minus the best other {which} row's "
+                      f"({best['rival']})", paper=f'"{words}"', link="tab-transfer-published-table3",
+            says={"supported": f"In the paper's Table 3, {dataset} has the highest Overall of the {which} rows "
+                               f"({best['overall']:.3f}, {{estimate:.3f}} above {best['rival']}).{tail}",
+                  "contradicted": f"In the paper's Table 3, {best['rival']} has a higher Overall than {dataset} "
+                                  f"(by {{estimate:.3f}}), against the paper's words.{tail}"}))
 
 
 def _effect(sets: dict[str, dict], overall: dict, variant: str, seed: int) -> tuple[dict, str]:

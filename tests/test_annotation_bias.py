@@ -83,17 +83,37 @@ def test_plot_fig15_plots_the_estimates():
 
 
 def test_add_claims_estimates_and_kinds():
-    """Five claims in order: the position claims estimate the second-shown share minus 0.5, and every claim
-    is calibrated on a simulated world."""
+    """Five claims in order: the position claims estimate the second-shown share minus 0.5; on a simulated world
+    GPT-4o's are calibrated (fitted) and the human ones structural (built in by design)."""
     sample = BiasSample.from_files(_files(), n_boot=50)
     ledger = claims.Ledger("biases", "simulated world (size smoke, seed 0)")
     add_claims(ledger, sample, simulated=True)
     assert list(ledger.claims) == ["fig15-gpt-position", "fig15-human-no-position", "fig15-length",
-                                   "fig15-gpt-length", "fig15-human-shorter-at-large"]
+                                   "fig15-gpt-length", "fig15-human-shorter-at-large", "fig15-biases-not-pronounced"]
     assert ledger.claims["fig15-gpt-position"].estimate == pytest.approx(sample.share_second("GPT").value - 0.5)
     moderate = sample.share_first("Human", 1, claims.MODERATE_LENGTH_DIFFERENCE)
     assert ledger.claims["fig15-length"].estimate == pytest.approx(moderate.value - 0.5)
-    assert {c.kind for c in ledger.claims.values()} == {"calibrated"}
+    kinds = {cid: c.kind for cid, c in ledger.claims.items()}
+    assert kinds == {"fig15-gpt-position": "calibrated", "fig15-human-no-position": "structural",
+                     "fig15-length": "structural", "fig15-gpt-length": "calibrated",
+                     "fig15-human-shorter-at-large": "structural", "fig15-biases-not-pronounced": "structural"}
+
+
+def test_not_pronounced_is_every_share_within_the_margin():
+    """D.3's "not very pronounced": the estimate is the share farthest from 0.5 among both annotators' position,
+    moderate and large length shares, decided by all_of within PRONOUNCED_BIAS; untestable without annotations."""
+    sample = BiasSample.from_files(_files(), n_boot=50)
+    ledger = claims.Ledger("biases", "test")
+    add_claims(ledger, sample, simulated=False)
+    claim = ledger.claims["fig15-biases-not-pronounced"]
+    shares = {}
+    for who in ("GPT", "Human"):
+        shares[(who, "pos")] = sample.share_second(who) - 0.5
+        shares[(who, "mod")] = sample.share_first(who, 1, claims.MODERATE_LENGTH_DIFFERENCE) - 0.5
+        shares[(who, "large")] = sample.share_first(who, claims.LARGE_LENGTH_DIFFERENCE) - 0.5
+    verdict, _, worst = claims.all_of(shares, "equal", margin=claims.PRONOUNCED_BIAS)
+    assert claim.kind == "finding" and claim.verdict == verdict and claim.estimate == pytest.approx(worst.value)
+    assert "6 Fig. 15 shares" in claim.sentence or claim.verdict == claims.INSUFFICIENT
 
 
 def test_add_claims_without_gpt_annotations():

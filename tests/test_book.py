@@ -409,6 +409,10 @@ def test_claims_ledger_is_complete(smoke_book):
     # independent comparators and judges: these are findings now, not built in
     assert (kinds[["s61-lower-than-rewardbench", "fig5-cheemsbench-best", "fig5-human-beats-gpt"]] == "finding").all()
     assert (kinds[["tab3-chinese-vs-english", "fig7-pretrained-vs-instruct"]] == "untestable").all()
+    # issue 26: sweeps are robustness, the project's questions are not the paper's, design inputs are structural
+    assert not kinds[kinds.index.str.contains("-vs-shared-noise|-vs-ratio")].eq("finding").any()
+    assert (kinds[["tab3-multi-response-helps", "tab3-human-beats-machine"]] == "question").all()
+    assert (kinds[["fig15-human-no-position", "fig15-length", "fig15-human-shorter-at-large"]] == "structural").all()
     # tab3 and tab4 no longer compare the same two models
     rows = ledger.set_index("id")
     assert rows.loc["tab3-human-beats-machine", "estimate"] != rows.loc["tab4-human-beats-gpt", "estimate"]

@@ -58,7 +58,18 @@ def test_calibrated_claims_have_stable_ids_and_reasons():
     """Every calibrated claim id is a valid claim id with a reason (the reason a chapter's Claim carries)."""
     for cid, reason in CALIBRATED_CLAIMS.items():
         claims.Claim(id=cid, paper_ref="x", claim="x", kind="calibrated", verdict="supported", reason=reason)
-    assert {"tab5-gpt-more-conflicts", "fig15-gpt-position", "fig15-human-no-position"} <= set(CALIBRATED_CLAIMS)
+    assert {"tab5-gpt-more-conflicts", "fig15-gpt-position"} <= set(CALIBRATED_CLAIMS)
+
+
+def test_design_inputs_are_structural_not_calibrated():
+    """Claims the simulated annotators are built to make true, with no number fitted (no human position term,
+    the human length shape), are structural with that reason on a simulated world, findings on real files,
+    and never listed as calibrated."""
+    for cid in ("fig15-human-no-position", "fig15-length", "fig15-human-shorter-at-large"):
+        kind = calibration.claim_kind(cid, True)
+        assert kind["kind"] == "structural" and "by design" in kind["reason"] and cid not in CALIBRATED_CLAIMS
+        assert calibration.claim_kind(cid, False)["kind"] == "finding"
+    assert not set(calibration.STRUCTURAL_CLAIMS) & set(CALIBRATED_CLAIMS)
 
 
 class TestTable5PerPrompt:

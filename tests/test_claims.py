@@ -422,3 +422,23 @@ class TestPowerLine:
         assert claims.units_to_decide(0.01, -0.1, 0.1, 50, "greater", margin=0.02) is None
         assert claims.units_to_decide(0.0, -0.04, 0.02, 10, "equal", margin=0.01) == 160
         assert claims.units_to_decide(0.1, 0.0, 0.2, None, "greater") is None
+
+
+def test_question_kind_goes_with_the_projects_own_paper_ref():
+    """A question (the project's own, not the paper's) has paper_ref OURS, and no other kind may use it; sweeps and
+    questions are kinds of their own, beside the findings."""
+    Claim("tab3-x", claims.OURS, "x", "question", "supported", reason="ours")
+    with pytest.raises(ValueError, match="question claim, and only one"):
+        Claim("tab3-x", "§6.1, Table 3", "x", "question", "supported", reason="ours")
+    with pytest.raises(ValueError, match="question claim, and only one"):
+        Claim("tab3-x", claims.OURS, "x", "finding", "supported")
+    assert {"robustness", "question", "arithmetic"} <= set(claims.KINDS)
+
+
+def test_claims_csv_carries_statistic_paper_and_reason():
+    """tables/claims.csv's columns include what each estimate measures, the paper's words and why a claim is not a
+    finding (issue 26), filled from the saved claims."""
+    assert {"statistic", "paper", "reason"} <= set(claims.CLAIM_COLUMNS)
+    c = Claim("x-y", "§1", "c", "structural", "supported", statistic="s", paper="p", reason="r")
+    row = claims.to_frame([c])[claims.CLAIM_COLUMNS].iloc[0]
+    assert (row["statistic"], row["paper"], row["reason"]) == ("s", "p", "r")

@@ -45,11 +45,26 @@ def test_claims_follow_the_rows(t4):
     counts = ablation.add_claims(ledger, _overall([0.60, 0.50, 0.55, 0.58, 0.62, 0.70]), t4)
     ids = list(ledger.claims)
     assert ids[:len(ablation.DIRECTIONS)] == [d[0] for d in ablation.DIRECTIONS]
-    assert ids[-3:] == ["tab4-beats-rewardbench-rms", "tab4-human-weak-on-rewardbench", "tab4-combined-best"]
+    assert ids[len(ablation.DIRECTIONS):] == ["tab4-beats-rewardbench-rms", "tab4-human-weak-on-rewardbench",
+                                              "abs-cheemsrm-state-of-the-art", "abs-cheemsrm-good-on-rewardbench",
+                                              "tab4-combined-best"]
     assert counts == {"n_claims_supported": 8, "n_claims": 8}
     best = ledger.claims["tab4-combined-best"]
     assert best.estimate == pytest.approx(0.08) and ABLATION[4] in best.statistic  # the closest rival
-    assert {ledger.claims[i].kind for i in ids[-3:-1]} == {"untestable"}
+    assert {ledger.claims[i].kind for i in ids[len(ablation.DIRECTIONS):-1]} == {"untestable"}
+    assert ledger.claims["tab4-human-weak-on-rewardbench"].reason == ablation.NO_REWARDBENCH
+
+
+def test_human_weak_on_rewardbench_is_tested_on_the_comparator(t4):
+    """Given each row's accuracy on the RewardBench-like comparator, the human subset minus CheemsPreference is a paired
+    finding (direction less), no longer 'no RewardBench'; the CheemsRM claims stay untestable with their reason."""
+    ledger = Ledger("preference", SOURCE)
+    rb = _overall([0.55, 0.60, 0.60, 0.60, 0.60, 0.65])
+    counts = ablation.add_claims(ledger, _overall([0.60, 0.50, 0.55, 0.58, 0.62, 0.70]), t4, rewardbench=rb)
+    weak = ledger.claims["tab4-human-weak-on-rewardbench"]
+    assert (weak.kind, weak.verdict) == ("finding", "supported") and weak.estimate == pytest.approx(-0.10)
+    assert "RewardBench-like comparator" in weak.statistic and counts["n_claims"] == 9
+    assert "no CheemsRM" in ledger.claims["abs-cheemsrm-state-of-the-art"].reason
 
 
 def test_claims_can_be_contradicted(t4):
@@ -59,3 +74,17 @@ def test_claims_can_be_contradicted(t4):
     assert ledger.claims["tab4-human-beats-gpt"].verdict == "contradicted"
     assert ledger.claims["tab4-combined-best"].verdict == "contradicted"
     assert counts == {"n_claims_supported": 5, "n_claims": 8}  # the three directions above are supported
+
+
+def test_first_comparison_states_its_training_ratio_beside_the_papers(t4):
+    """tab4-human-beats-gpt's statistic gives the GPT : human training ratio it was tested at and the paper's, read
+    from Table 1 (not typed); the other comparisons carry no ratio."""
+    from cheems_lib.calibration import paper_gpt_human_ratio
+
+    ledger = Ledger("preference", SOURCE)
+    prompts = dict(zip(ABLATION, [30, 256, 200, 180, 150, 210]))
+    ablation.add_claims(ledger, _overall([0.60, 0.50, 0.55, 0.58, 0.62, 0.70]), t4, prompts=prompts)
+    stat = ledger.claims["tab4-human-beats-gpt"].statistic
+    assert f"{256 / 30:.2f} : 1" in stat and f"the paper's {paper_gpt_human_ratio():.2f} : 1" in stat
+    assert "8.55" in stat  # Table 1: 27,861 GPT-annotated / 3,260 human-annotated prompts
+    assert ": 1" not in ledger.claims["tab4-length-debias-helps"].statistic

@@ -142,6 +142,28 @@ class TestClaims:
                                           seed=0)
         assert [(c.kind, c.verdict) for c in ledger.claims.values()] == [("untestable", "inconclusive")] * 2
 
+    def test_length_direction_claims_follow_the_papers_table1(self, files):
+        """One claim per human-labelled file, in the direction the paper's Table 1 gives (benchmark: chosen shorter;
+        human preference subset: chosen longer), estimated as mean chosen / mean rejected length - 1; untestable for
+        an absent file."""
+        ledger, paper = _Ledger("data", "test"), paper_table1()
+        files = _times(files, 10)
+        data_statistics.add_length_direction_claims(ledger, files, paper, n_boot=50, seed=0)
+        assert list(ledger.claims) == [f"tab1-length-direction-{data_statistics.FILE_NAMES[c][0]}"
+                                       for c in data_statistics.LENGTH_DIRECTION_FILES]
+        for col in data_statistics.LENGTH_DIRECTION_FILES:
+            claim = ledger.claims[f"tab1-length-direction-{data_statistics.FILE_NAMES[col][0]}"]
+            longer = paper.loc["avg_chars_chosen", col] > paper.loc["avg_chars_rejected", col]
+            assert ("longer" if longer else "shorter") in claim.claim
+            if col == "cheemsbench_open_prompt":
+                per = table1_per_prompt(files[OPEN])
+                assert claim.kind == "finding"
+                assert claim.estimate == pytest.approx(per["chosen"].sum() / per["rejected"].sum() - 1)
+            else:
+                assert claim.kind == "untestable" and claim.reason.startswith("needs ")
+        assert "shorter" in ledger.claims["tab1-length-direction-open-prompt"].claim
+        assert "longer" in ledger.claims["tab1-length-direction-preference-human"].claim
+
 
 class TestFigures:
     def test_response_counts_are_shares_per_file(self, files):

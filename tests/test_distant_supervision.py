@@ -144,3 +144,23 @@ class TestLengthReport:
         assert text.startswith(verdict_start)
         longer = {"long": 40, "short": 0, "mixed": 20}[chosen]
         assert f"the longer one in {longer:,} comparisons and the shorter one in {40 - longer:,}" in text
+
+
+def test_cycle_claim_reads_the_filter_report(world):
+    """§4.2's consistent partial order: structural, supported when the report after filtering has no cycle and conflict
+    ratio 0 (as filter_by_reward guarantees), contradicted on a report that still has some, untestable without one."""
+    from cheems_lib.claims import Ledger
+    from cheems_lib.distant_supervision import add_cycle_claim
+
+    _, rep = filter_by_reward(world.files["cheems_preference/gpt.jsonl"], _truth(world), margin=0.1)
+    assert rep["cycles_before"] > 0
+    ledger = Ledger("preference", "test")
+    add_cycle_claim(ledger, rep)
+    claim = ledger.claims["s42-no-cycles-after-ds"]
+    assert (claim.kind, claim.verdict, claim.estimate) == ("structural", "supported", 0.0) and claim.reason
+    bad = Ledger("preference", "test")
+    add_cycle_claim(bad, {**rep, "cycles_after": 2, "conflict_ratio_after": 0.01})
+    assert bad.claims["s42-no-cycles-after-ds"].verdict == "contradicted"
+    none = Ledger("preference", "test")
+    add_cycle_claim(none, None, reason="needs x")
+    assert none.claims["s42-no-cycles-after-ds"].kind == "untestable"

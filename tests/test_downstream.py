@@ -219,8 +219,32 @@ class TestStudy:
 
         ledger = Ledger("downstream", "test")
         downstream.add_claims(ledger, _scores(True, n_sets=6), n_boot=200, seed=0, seeds=2)
-        for claim in ledger.claims.values():
+        tested = [c for c in ledger.claims.values() if c.kind != "untestable"]
+        assert len(tested) == 3
+        for claim in tested:
             assert claim.verdict == INSUFFICIENT and claim.sentence.startswith("Insufficient data: 6 training sets")
+
+    def test_every_task_claim_is_all_of_the_per_task_comparisons(self):
+        """§6.2 task by task: one paired Spearman difference per task and comparator, decided by all_of; the
+        estimate is the deciding comparison's, and the language reading is untestable on a one-language world."""
+        from cheems_lib.claims import Ledger, all_of
+
+        s = _scores(True, n_sets=10)
+        ledger = Ledger("downstream", "test")
+        downstream.add_claims(ledger, s, n_boot=200, seed=0, seeds=2)
+        claim = ledger.claims["fig5-cheemsbench-best-every-task"]
+        versus = {}
+        for task in s.down.columns:
+            sp = {c: downstream.task_average(s.bench, s.down[[task]], c, n_boot=200, seed=0, clusters=s.clusters)
+                  for c in ["CheemsBench acc", *downstream.COMPARATORS]}
+            versus.update({(task, c): sp["CheemsBench acc"] - sp[c] for c in downstream.COMPARATORS})
+        verdict, _, diff = all_of(versus, "greater")
+        assert (claim.kind, claim.verdict) == ("finding", verdict) and claim.estimate == pytest.approx(diff.value)
+        assert "whether in Chinese or English tasks" in claim.paper
+        assert ledger.claims["fig5-chinese-and-english-tasks"].kind == "untestable"
+        untested = Ledger("downstream", "test")
+        downstream.add_untestable_claims(untested, "needs x")
+        assert {c.kind for c in untested.claims.values()} == {"untestable"} and len(untested.claims) == 4
 
     @pytest.mark.parametrize("gpt", [True, False])
     def test_comparisons_are_correlate_differences(self, gpt):

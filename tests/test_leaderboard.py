@@ -124,6 +124,63 @@ def test_add_findings_adds_three_claims_with_hand_computed_estimates(chapter):
     assert all(isinstance(cl, Claim) and cl.kind == "finding" and "{" not in cl.sentence for cl in ledger.claims.values())
 
 
+def test_table8_counts_leave_out_the_table2_row():
+    """The paper's wording counts Table 8's models: the CSV's CheemsRM row (copied from Table 2) is not one of
+    them, so the counts are 36 models and 33 with a RewardBench score, as the paper's Table 8 prints."""
+    from cheems_lib import paper
+
+    t8 = paper.table("table8_reward_models")
+    models = lb.table8_models(t8)
+    assert len(models) == len(t8) - 1 == 36 and models["rewardbench"].notna().sum() == 33
+    assert "CheemsRM" in set(t8["model"]) - set(models["model"])
+
+
+def test_table8_counts_in_the_claims(chapter):
+    """The §6.1 claims quote the counts of Table 8 alone, never the CSV's row count."""
+    from cheems_lib import comparators, paper
+    from cheems_lib.baselines import length_scores
+
+    t8 = paper.table("table8_reward_models")
+    rb = comparators.rewardbench_like(0, 24)
+    rb_scores = {m: [length_scores(rb.records)] * 2 for m in chapter["results"]}
+    ledger = Ledger("evaluation", "test")
+    lb.add_findings(ledger, chapter["results"], rewardbench=rb, rewardbench_scores=rb_scores, table8=t8, n_boot=60)
+    models = lb.table8_models(t8)
+    assert f"the {len(models)} models of Table 8" in ledger.claims["s61-open-vs-human-instruction"].paper
+    assert f"the {models['rewardbench'].notna().sum()} models of Table 8 with a RewardBench" in \
+        ledger.claims["s61-lower-than-rewardbench"].paper
+    assert f"{len(t8)} models" not in ledger.claims["s61-open-vs-human-instruction"].paper
+
+
+def test_fig4_category_claims(chapter):
+    """One claim per category §6.1 names: the category minus the macro mean of the subset's others, averaged by hand
+    over models and seeds; untestable without models."""
+    from cheems_lib.corpus import CATEGORIES
+
+    c = chapter
+    ledger = Ledger("evaluation", "test")
+    lb.add_category_claims(ledger, c["results"], seed=0)
+    assert list(ledger.claims) == list(lb.FIG4_CLAIMS)
+    assert {cl.kind for cl in ledger.claims.values()} == {"finding"}  # a world has every category
+    for cid, (sub, cat, direction) in lb.FIG4_CLAIMS.items():
+        claim = ledger.claims[cid]
+        if claim.kind == "untestable":
+            continue
+        assert claim.kind == "finding" and claim.paper_ref == "§6.1, Fig. 4"
+        expected = []
+        for m in c["results"]:
+            per_seed = []
+            for s in c["results"][m]:
+                by = s[sub].by_category
+                others = [k for k in CATEGORIES if k in by and k != cat]
+                per_seed.append(by[cat]["accuracy"] - np.mean([by[k]["accuracy"] for k in others]))
+            expected.append(np.mean(per_seed))
+        assert claim.estimate == pytest.approx(np.mean(expected))
+    empty = Ledger("evaluation", "test")
+    lb.add_category_claims(empty, {})
+    assert {cl.kind for cl in empty.claims.values()} == {"untestable"}
+
+
 def test_category_estimates_and_figure(chapter):
     """Fig. 4 plots category_estimates per subset: subset accuracy first, deterministic rows marked *, means as diamonds."""
     import matplotlib

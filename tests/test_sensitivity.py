@@ -24,9 +24,12 @@ def _sweep(verdicts, values=(0.0, 0.3, 0.8)):
     (["contradicted", "contradicted", "contradicted"], "supported"),
     (["contradicted", "supported", "inconclusive"], "contradicted"),
     (["inconclusive", "supported", "supported"], "inconclusive"),
+    (["inconclusive", "inconclusive", "inconclusive"], "inconclusive"),
+    (["supported", "inconclusive", "supported"], "inconclusive"),
 ])
 def test_summary_says_whether_the_verdict_at_the_worlds_value_holds(verdicts, expected):
-    """A sweep is robust when every value repeats the verdict at the world's own value, flips on the opposite one."""
+    """A sweep is robust when every value repeats the definite verdict at the world's own value, flips on the
+    opposite one; an inconclusive verdict at the world's own value is never 'robust', even when every point shares it."""
     verdict, base = sensitivity.summarize(_sweep(verdicts), 0.3)
     assert verdict == expected and base["value"] == 0.3 and base["verdict"] == verdicts[1]
 
@@ -91,14 +94,16 @@ def test_sweep_figure_plots_the_estimates_with_their_intervals():
 
 
 def test_sweep_claim_records_the_summary():
-    """The claim carries summarize's verdict and the row at the world's own value, and names the flips."""
+    """The claim carries summarize's verdict and the row at the world's own value, and names the flips; a sweep
+    is of kind robustness (never a finding), with its reason naming the swept claim."""
     ledger = _Ledger("sensitivity", "test")
     sweep = _sweep(["contradicted", "supported", "inconclusive"])
     sensitivity.add_sweep_claim(ledger, sweep, "ratio", own=0.3)
     claim = ledger.claims[sensitivity.ASSUMPTIONS["ratio"].claim_id]
     assert claim.verdict == "contradicted"
-    assert claim.estimate == 0.1 and claim.kind == "finding" and claim.link == "sensitivity-ratio"
+    assert claim.estimate == 0.1 and claim.kind == "robustness" and claim.link == "sensitivity-ratio"
     assert "0 (contradicted), 0.8 (inconclusive)" in claim.sentence
+    assert "tab4-human-beats-gpt" in claim.reason and "not a claim of the paper" in claim.reason
 
 
 def test_unswept_claim_is_untestable():

@@ -172,12 +172,56 @@ def test_add_claims_tests_the_paired_differences(sets, evaluated):
     _, overall = evaluated
     ledger = Ledger("transfer", "test")
     transfer.add_claims(ledger, sets, overall)
-    assert list(ledger.claims) == ["tab3-multi-response-helps", "tab3-human-beats-machine", "tab3-chinese-vs-english"]
+    assert list(ledger.claims) == ["tab3-multi-response-helps", "tab3-human-beats-machine", "tab3-chinese-vs-english",
+                                   "tab3-huozi-best-chinese", "tab3-ultrafeedback-best-english"]
     diff = overall[transfer.MULTI_HUMAN] - overall[transfer.PAIR_HUMAN]
     assert ledger.claims["tab3-multi-response-helps"].estimate == pytest.approx(diff.value)
     diff = overall[transfer.PAIR_HUMAN] - overall[transfer.PAIR_MACHINE]
     assert ledger.claims["tab3-human-beats-machine"].estimate == pytest.approx(diff.value)
     assert ledger.claims["tab3-chinese-vs-english"].kind == "untestable"
+
+
+def test_questions_of_ours_are_not_credited_to_the_paper(sets, evaluated):
+    """The two Table 3 comparisons the paper never makes are kind question with paper_ref OURS, tested or untestable;
+    the multi-response one names its confound, the comparisons per prompt of both sets."""
+    from cheems_lib.claims import OURS, Ledger
+
+    ledger = Ledger("transfer", "test")
+    transfer.add_claims(ledger, sets, evaluated[1])
+    multi = ledger.claims["tab3-multi-response-helps"]
+    for cid in ("tab3-multi-response-helps", "tab3-human-beats-machine"):
+        assert (ledger.claims[cid].kind, ledger.claims[cid].paper_ref) == ("question", OURS)
+    per_prompt = transfer._comparisons_per_prompt(sets[transfer.MULTI_HUMAN]["records"])
+    assert per_prompt > 1 and f"{per_prompt:.1f} comparisons per prompt" in multi.reason and "confounded" in multi.reason
+    untested = Ledger("transfer", "test")
+    transfer.add_untestable_claims(untested, "needs x")
+    assert untested.claims["tab3-multi-response-helps"].paper_ref == OURS
+
+
+def test_best_dataset_claims_read_the_papers_table3():
+    """Huozi and UltraFeedback: arithmetic on the paper's Table 3 CSV. Each has the highest Overall (mean of the
+    four columns) of its language, recomputed here from the CSV, and the sentence names the columns where it is not
+    first (Huozi's Open Prompt exact, UltraFeedback's Human Instruction accuracy)."""
+    from cheems_lib.claims import Ledger
+    from cheems_lib.paper import table
+
+    t3 = table("table3_datasets").set_index("dataset")
+    ledger = Ledger("transfer", "test")
+    transfer.add_best_dataset_claims(ledger)
+    for cid, (lang, name) in {"tab3-huozi-best-chinese": ("zh", "Huozi"),
+                              "tab3-ultrafeedback-best-english": ("en", "UltraFeedback")}.items():
+        rows = t3[t3["language"] == lang][["open_acc", "open_exact", "human_acc", "human_exact"]]
+        overall = rows.mean(axis=1)
+        claim = ledger.claims[cid]
+        assert claim.kind == "arithmetic" and "paper's own Table 3" in claim.reason
+        assert claim.estimate == pytest.approx(overall[name] - overall.drop(name).max())
+        assert claim.verdict == ("supported" if overall.idxmax() == name else "contradicted")
+        for col in rows:
+            assert (rows[col].idxmax() != name) == (rows[col].drop(name).max() > rows.loc[name, col])
+        behind = [c for c in rows if rows[c].drop(name).max() > rows.loc[name, c]]
+        assert ("not first in every column" in claim.sentence) == bool(behind)
+    assert "Open Prompt exact: HH-RLHF-cn" in ledger.claims["tab3-huozi-best-chinese"].sentence
+    assert "Human Instruction accuracy: Skywork" in ledger.claims["tab3-ultrafeedback-best-english"].sentence
 
 
 def test_effects_reads_each_change_against_its_reference(sets, evaluated):
