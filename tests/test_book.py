@@ -562,3 +562,15 @@ def test_real_profile_builds_every_chapter_on_data_real(real_book):
     assert not any(c["kind"] == "untestable" for c in saved["claims"])  # data/real holds everything they need
     page = (html / "book" / "claims.html").read_text(encoding="utf-8")
     assert "real-judge-position" in page and "data: data/real" in page
+
+
+@pytest.mark.parametrize("book", ["smoke_book", "real_book"])
+def test_no_page_shows_raw_glue_or_nan(book, request):
+    """No built page shows glue markup that was not replaced (e.g. a glue role inside backticks) or a
+    ``nan`` table cell: a missing value is shown as a dash or left empty."""
+    import re
+
+    _, html, _ = request.getfixturevalue(book)
+    bad = {p.name: m[0] for p in sorted((html / "book").glob("*.html"))
+           if (m := re.search(r".{0,80}(\{glue(:text)?\}|>nan<).{0,40}", p.read_text(encoding="utf-8")))}
+    assert not bad, bad
