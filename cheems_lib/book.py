@@ -404,6 +404,19 @@ def _stop_kernels() -> None:
             proc.kill()
 
 
+def _shutdown(km) -> None:
+    """Stop a chapter's kernel once its notebook ran: papermill (nbclient) leaves a kernel manager it
+    was given running, so a long-lived process (a test session, a notebook calling ``build``) would
+    keep one kernel, and its memory, per chapter executed."""
+    from jupyter_client.utils import run_sync
+
+    if km.has_kernel:
+        try:
+            run_sync(km.shutdown_kernel)(now=True)
+        except Exception:  # noqa: BLE001 - already killed (Ctrl-C, _stop_kernels) or gone: nothing left to stop,
+            pass           # and cleanup must not replace the chapter's own outcome
+
+
 def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: str, force: bool = False,
                     log: Callable[[str], None] = print) -> bool:
     """Execute one chapter into ``book/<name>.ipynb``; returns False when the cache was fresh.
@@ -465,6 +478,7 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
         finally:
             with _KERNELS_LOCK:
                 _KERNELS.discard(km)
+            _shutdown(km)
         done = nbformat.read(run_nb, as_version=4)
     wall = round(time.time() - start, 2)
     done.metadata["cheems"] = {"cache_key": key, "profile": profile, "parameters": params, "wall_time_s": wall}

@@ -7,6 +7,7 @@ import re
 import shutil
 
 import pytest
+from pathlib import Path
 
 from cheems_lib.book import BookInputError, ChapterFailed, ChaptersFailed, build, execute_chapter
 from cheems_lib.chapters import CHAPTERS
@@ -574,3 +575,28 @@ def test_no_page_shows_raw_glue_or_nan(book, request):
     bad = {p.name: m[0] for p in sorted((html / "book").glob("*.html"))
            if (m := re.search(r".{0,80}(\{glue(:text)?\}|>nan<).{0,40}", p.read_text(encoding="utf-8")))}
     assert not bad, bad
+
+
+def _kernels_of(pid: int) -> list[int]:
+    """Live ipykernel processes whose parent is ``pid`` (read from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmd = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z" and b"ipykernel_launcher" in cmd:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def test_chapter_kernels_are_shut_down(tmp_path):
+    """A build leaves no kernel behind in the process that ran it: papermill does not shut down a kernel
+    manager it is given, and a test session that kept one kernel per chapter ran out of memory."""
+    import os
+
+    root = copy_repo(tmp_path)
+    before = set(_kernels_of(os.getpid()))
+    build("smoke", ["reproduce"], root=root, html=False, log=lambda s: None)
+    assert set(_kernels_of(os.getpid())) - before == set()
