@@ -42,26 +42,26 @@ def copy_repo(dst: Path) -> Path:
     return dst
 
 
-@pytest.fixture(scope="session")
-def smoke_book(tmp_path_factory):
-    """A smoke-profile build of the whole book: (root, html folder, build log), built once per session."""
+def _book(tmp_path_factory, profile: str, name: str):
+    """A build of the whole book with ``profile`` in a fresh copy: (root, html folder, build log)."""
     from cheems_lib.book import build
 
-    root = copy_repo(tmp_path_factory.mktemp("book"))
+    root = copy_repo(tmp_path_factory.mktemp(name))
     logs: list[str] = []
-    html = build("smoke", root=root, log=logs.append)
+    html = build(profile, root=root, log=logs.append)
     return root, html, logs
+
+
+@pytest.fixture(scope="session")
+def smoke_book(tmp_path_factory):
+    """A smoke-profile build of the whole book, built once per session."""
+    return _book(tmp_path_factory, "smoke", "book")
 
 
 @pytest.fixture(scope="session")
 def real_book(tmp_path_factory):
-    """A ``real-smoke`` build of the whole book (every chapter on data/real): (root, html folder, build log)."""
-    from cheems_lib.book import build
-
-    root = copy_repo(tmp_path_factory.mktemp("realbook"))
-    logs: list[str] = []
-    html = build("real-smoke", root=root, log=logs.append)
-    return root, html, logs
+    """A ``real-smoke`` build of the whole book (every chapter on data/real), built once per session."""
+    return _book(tmp_path_factory, "real-smoke", "realbook")
 
 
 @pytest.fixture(scope="session")
