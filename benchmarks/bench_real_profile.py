@@ -1,6 +1,12 @@
-"""The real profiles' cost: ``cheems book --profile real-smoke`` (what ``make test`` builds) beside
-``--profile smoke`` on the simulated world, side by side in one run, each from an empty model zoo;
-per chapter and in all. ``--with-real`` adds the full ``real`` profile (default settings on data/real).
+"""What the real data adds to ``make test``, side by side in one run, per chapter and in all:
+
+- the smoke book without the real chapter, from an empty model zoo;
+- the whole smoke book (with the real chapter), from an empty model zoo;
+- ``--profile real-smoke`` sharing the smoke book's zoo, as the test session builds it
+  (tests/conftest.py ``real_book``).
+
+The addition is (smoke - smoke without real) + real-smoke. ``--with-real`` adds the full ``real``
+profile (default settings on data/real) from an empty zoo.
 
 Usage: python benchmarks/bench_real_profile.py [--with-real]
 """
@@ -21,19 +27,23 @@ OUT = Path(__file__).parent / "out"
 sys.path.insert(0, str(ROOT / "tests"))
 
 
-def _one(profile: str) -> dict:
+def _one(profile: str, tmp: Path, name: str, chapters: list[str] | None = None, zoo_of: Path | None = None) -> dict:
     from conftest import copy_repo
 
     from cheems_lib.book import build
 
     logs: list[str] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        root = copy_repo(Path(tmp))
-        start = time.perf_counter()
-        build(profile, root=root, jobs=2, log=logs.append)
-        total = time.perf_counter() - start
-    chapters = {m[1]: float(m[2]) for line in logs if (m := re.match(r"\[cheems book\] (\w+): done in ([\d.]+) s", line))}
-    return {"profile": profile, "total_s": round(total, 1), "chapters_s": chapters}
+    (tmp / name).mkdir()
+    root = copy_repo(tmp / name)
+    if zoo_of is not None:
+        (root / "build").mkdir()
+        (root / "build" / "zoo").symlink_to(zoo_of / "build" / "zoo", target_is_directory=True)
+    start = time.perf_counter()
+    build(profile, chapters, root=root, jobs=2, log=logs.append)
+    total = time.perf_counter() - start
+    times = {m[1]: float(m[2]) for line in logs if (m := re.match(r"\[cheems book\] (\w+): done in ([\d.]+) s", line))}
+    return {"run": name, "profile": profile, "zoo": "shared with smoke" if zoo_of else "empty",
+            "total_s": round(total, 1), "chapters_s": times, "root": root}
 
 
 def main():
@@ -41,12 +51,22 @@ def main():
     ap.add_argument("--with-real", action="store_true", help="also build the full real profile")
     args = ap.parse_args()
     load = os.getloadavg()[0]  # before: a loaded machine stretches every number
+    from cheems_lib.chapters import CHAPTERS
+
     rows = []
-    for profile in ("smoke", "real-smoke") + (("real",) if args.with_real else ()):
-        rows.append(_one(profile))
-        print(json.dumps(rows[-1]), flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        rows.append(_one("smoke", tmp, "smoke-without-real", [c.name for c in CHAPTERS if c.name != "real"]))
+        rows.append(_one("smoke", tmp, "smoke"))
+        rows.append(_one("real-smoke", tmp, "real-smoke", zoo_of=rows[-1]["root"]))
+        if args.with_real:
+            rows.append(_one("real", tmp, "real"))
+        for row in rows:
+            row.pop("root")
+            print(json.dumps(row), flush=True)
+    added = rows[1]["total_s"] - rows[0]["total_s"] + rows[2]["total_s"]
     result = {"cpus": os.cpu_count(), "machine": platform.processor() or platform.machine(), "jobs": 2,
-              "load_1min_before": load, "runs": rows}
+              "load_1min_before": load, "added_to_make_test_s": round(added, 1), "runs": rows}
     OUT.mkdir(exist_ok=True)
     (OUT / "bench_real_profile.json").write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))

@@ -21,6 +21,10 @@ __all__ = ["PROFILES", "REAL_DIR", "Chapter", "CHAPTERS", "chapter", "toc_yaml"]
 
 PROFILES = ("smoke", "default", "paper", "real", "real-smoke")
 REAL_DIR = "data/real"
+REAL_SMOKE = {"train_seeds": 1}
+"""What ``real-smoke`` changes beyond the smoke settings in every chapter that trains: one training
+seed, seed 0, whose models the smoke book's real chapter has already trained on data/real (the
+zoo shares them), so that ``make test``'s real build stays cheap."""
 """The folder the ``real`` profiles point every chapter's ``world_dir`` at."""
 
 
@@ -35,6 +39,7 @@ class Chapter:
     after_all: bool = False  # executed after every other selected chapter (it reads what they saved)
     cost: int = 1  # relative execution time; parallel builds start the costliest chapters first
     takes_world: bool = True  # it has a world_dir parameter (the real profiles set it)
+    trains: bool = False  # it trains reward models (a train_seeds parameter; real-smoke sets REAL_SMOKE)
 
     def parameters(self, profile: str) -> dict[str, Any]:
         """The registry's parameters of this chapter in ``profile``. The real profiles are the default
@@ -46,6 +51,8 @@ class Chapter:
         if profile.startswith("real"):
             base = self.parameters("smoke" if profile == "real-smoke" else "default")
             base.pop("size", None)
+            if profile == "real-smoke" and self.trains:
+                base |= REAL_SMOKE
             return base | self.params.get(profile, {}) | ({"world_dir": REAL_DIR} if self.takes_world else {})
         return dict(self.params.get(profile, {}))
 
@@ -61,7 +68,7 @@ CHAPTERS: list[Chapter] = [
     ),
     Chapter("biases", "Annotator biases", ("paper-fig15",), params=_WORLD),
     Chapter(
-        "evaluation", "Evaluating reward models on CheemsBench", ("paper-table2", "paper-fig4"), cost=4,
+        "evaluation", "Evaluating reward models on CheemsBench", ("paper-table2", "paper-fig4"), cost=4, trains=True,
         params={"smoke": {"size": "smoke", "train_epochs": 1, "judge_pairs": 40, "judge_prompts": 10, "n_boot": 100,
                           "gpt_prompts": 0, "train_seeds": 2, "rewardbench_pairs": 60},
                 "default": {"size": "default"},
@@ -71,19 +78,19 @@ CHAPTERS: list[Chapter] = [
                           "judges": ["Qwen/Qwen2.5-7B-Instruct"]}},
     ),
     Chapter(
-        "transfer", "Which preference data transfers?", ("paper-table3",), cost=3,
+        "transfer", "Which preference data transfers?", ("paper-table3",), cost=3, trains=True,
         params={"smoke": {"size": "smoke", "prompts": 0, "train_epochs": 1, "n_boot": 100, "train_seeds": 2},
                 "default": {"size": "default"},
                 "paper": {"size": "paper", "prompts": 0}},
     ),
     Chapter(
-        "preference", "Building CheemsPreference", ("paper-table4",), cost=4,
+        "preference", "Building CheemsPreference", ("paper-table4",), cost=4, trains=True,
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "train_epochs": 1, "n_boot": 100, "train_seeds": 2},
                 "default": {"size": "default"},
                 "paper": {"size": "paper", "gpt_prompts": 0}},
     ),
     Chapter(
-        "scaling", "Scaling trends", ("paper-fig6", "paper-fig7"), cost=3,
+        "scaling", "Scaling trends", ("paper-fig6", "paper-fig7"), cost=3, trains=True,
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "train_epochs": 1, "n_boot": 100,
                           "sizes": ["tiny-xs", "tiny", "tiny-xl"], "points": 4, "train_seeds": 2},
                 # data/real's 766 preference prompts train longer than the smoke world's human subset: the sizes and the
@@ -98,7 +105,7 @@ CHAPTERS: list[Chapter] = [
     Chapter(
         # it trains every other chapter's models (skipping those in training elsewhere), so starting it
         # first keeps both workers busy to the end
-        "downstream", "Does the benchmark predict downstream quality?", ("paper-fig5",), cost=5,
+        "downstream", "Does the benchmark predict downstream quality?", ("paper-fig5",), cost=5, trains=True,
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "transfer_prompts": 0, "train_epochs": 1, "n_boot": 100,
                           "points": 4, "bon_prompts": 12, "bon_n": 8, "sizes": ["tiny-xs", "tiny", "tiny-xl"],
                           "train_seeds": 2, "rewardbench_pairs": 60, "rmb_prompts": 25},
@@ -106,13 +113,13 @@ CHAPTERS: list[Chapter] = [
                 "paper": {"size": "paper", "gpt_prompts": 0, "transfer_prompts": 0, "bon_prompts": 87}},
     ),
     Chapter(
-        "sensitivity", "Sensitivity to the simulator's assumptions", (), cost=2,
+        "sensitivity", "Sensitivity to the simulator's assumptions", (), cost=2, trains=True,
         params={"smoke": {"size": "smoke", "train_epochs": 1, "n_boot": 100, "shared_noise": [0.0, 0.8], "ratios": []},
                 "default": {"size": "default"},
                 "paper": {"size": "paper"}},
     ),
     Chapter(
-        "real", "Real Chinese data: what model labels show", (), cost=2,
+        "real", "Real Chinese data: what model labels show", (), cost=2, trains=True,
         params={"smoke": {"train_epochs": 1, "n_boot": 100, "train_seeds": 2}},
     ),
     Chapter("reproduce", "Reproduce with real models", (), takes_world=False),

@@ -42,11 +42,16 @@ def copy_repo(dst: Path) -> Path:
     return dst
 
 
-def _book(tmp_path_factory, profile: str, name: str):
-    """A build of the whole book with ``profile`` in a fresh copy: (root, html folder, build log)."""
+def _book(tmp_path_factory, profile: str, name: str, zoo_of: Path | None = None):
+    """A build of the whole book with ``profile`` in a fresh copy: (root, html folder, build log).
+    ``zoo_of``: another build's root whose model zoo this one shares, as two profiles built in one
+    checkout do (the zoo is keyed by records, settings and code, so sharing only saves training)."""
     from cheems_lib.book import build
 
     root = copy_repo(tmp_path_factory.mktemp(name))
+    if zoo_of is not None:
+        (root / "build").mkdir()
+        (root / "build" / "zoo").symlink_to(zoo_of / "build" / "zoo", target_is_directory=True)
     logs: list[str] = []
     html = build(profile, root=root, log=logs.append)
     return root, html, logs
@@ -59,9 +64,11 @@ def smoke_book(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def real_book(tmp_path_factory):
-    """A ``real-smoke`` build of the whole book (every chapter on data/real), built once per session."""
-    return _book(tmp_path_factory, "real-smoke", "realbook")
+def real_book(tmp_path_factory, smoke_book):
+    """A ``real-smoke`` build of the whole book (every chapter on data/real), built once per session
+    after the smoke book and sharing its zoo: the smoke book's real chapter has trained the reward
+    model on data/real that every real-smoke chapter uses."""
+    return _book(tmp_path_factory, "real-smoke", "realbook", zoo_of=smoke_book[0])
 
 
 @pytest.fixture(scope="session")

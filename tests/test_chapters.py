@@ -231,18 +231,24 @@ def test_every_published_table_is_shown():
 
 def test_real_profiles_point_every_world_chapter_at_data_real():
     """``real`` and ``real-smoke`` set world_dir to data/real for exactly the chapters whose parameters
-    cell has it, drop the simulated size, and otherwise keep the default / smoke settings."""
-    from cheems_lib.chapters import REAL_DIR
+    cell has it, drop the simulated size, and otherwise keep the default / smoke settings; real-smoke
+    trains one seed in exactly the chapters whose parameters cell has ``train_seeds``."""
+    from cheems_lib.chapters import REAL_DIR, REAL_SMOKE
 
     for ch in CHAPTERS:
-        takes = "world_dir" in parameters_of(ROOT / "notebooks" / f"{ch.name}.md")
+        declared = parameters_of(ROOT / "notebooks" / f"{ch.name}.md")
+        takes = "world_dir" in declared
         assert ch.takes_world == takes, ch.name
+        assert ch.trains == ("train_seeds" in declared), ch.name
         for profile, base in (("real", "default"), ("real-smoke", "smoke")):
             params = ch.parameters(profile)
             assert params.get("world_dir") == (REAL_DIR if takes else None), (ch.name, profile)
             assert "size" not in params
-            expected = {k: v for k, v in ch.parameters(base).items() if k != "size"} | ch.params.get(profile, {})
+            expected = {k: v for k, v in ch.parameters(base).items() if k != "size"}
+            expected |= (REAL_SMOKE if profile == "real-smoke" and ch.trains else {}) | ch.params.get(profile, {})
             assert {k: v for k, v in params.items() if k != "world_dir"} == expected
+            if profile == "real-smoke" and ch.trains:
+                assert params["train_seeds"] == 1, ch.name
     assert (ROOT / REAL_DIR / "manifest.json").is_file()
 
 
