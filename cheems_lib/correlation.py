@@ -6,6 +6,11 @@ Fig. 5 correlates each benchmark's scores with each downstream task across rewar
 (e.g. the training seeds of one training set, which share their data), with replacement. The
 resamples depend only on the seed, the number of models and the clusters, so two correlations
 over the same models are paired and their difference is a paired bootstrap difference.
+
+When ``y`` is itself a mean over prompts (a Best-of-N task value), ``y_boot`` gives its value in
+each replicate under a resample of those prompts: each replicate then resamples models and
+prompts together (one prompt resample per replicate, the same for every model and every
+benchmark, so differences stay paired).
 """
 from __future__ import annotations
 
@@ -47,6 +52,18 @@ def _midranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return w @ less.T + (w @ equal.T + 1) / 2
 
 
+def _midranks_rows(y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:func:`_midranks` when the values differ per replicate too: row ``b`` ranks ``y[b]`` with weights ``w[b]``.
+
+    >>> _midranks_rows(np.array([[3.0, 1.0, 3.0], [1.0, 2.0, 3.0]]), np.array([[1.0, 1.0, 1.0], [2.0, 0.0, 1.0]]))
+    array([[2.5, 1. , 2.5],
+           [1. , 2. , 3. ]])
+    """
+    less = (y[:, None, :] < y[:, :, None]).astype(float)  # less[b, i, j]: y[b, j] < y[b, i]
+    equal = (y[:, None, :] == y[:, :, None]).astype(float)
+    return np.einsum("bij,bj->bi", less, w) + (np.einsum("bij,bj->bi", equal, w) + 1) / 2
+
+
 def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Pearson r of each row of ``x`` and ``y`` with the row's weights; NaN where a side is constant."""
     total = w.sum(axis=1, keepdims=True)
@@ -61,7 +78,7 @@ def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray
 
 
 def correlation(x: Sequence[float], y: Sequence[float], *, method: str = "spearman", n_boot: int = 1000,
-                seed: int = 0, clusters: Sequence | None = None):
+                seed: int = 0, clusters: Sequence | None = None, y_boot: np.ndarray | None = None):
     """Correlation of ``x`` and ``y`` across models, as a :class:`cheems_lib.claims.Estimate`.
 
     ``method``: ``spearman`` (Pearson r of the ranks, ties at their mean rank) or ``pearson``.
@@ -70,6 +87,8 @@ def correlation(x: Sequence[float], y: Sequence[float], *, method: str = "spearm
     constant is NaN. The resamples depend only on
     ``seed``, the number of models and ``clusters``, so two correlations over the same
     models are paired: ``correlation(a, y) - correlation(b, y)`` is the paired difference.
+    ``y_boot`` (``(n_boot, models)``, optional): ``y`` recomputed in each replicate on resampled
+    prompts; replicate ``b`` then correlates ``x`` with ``y_boot[b]`` under its model weights.
 
     >>> round(correlation([1, 2, 3, 4], [1, 3, 2, 4], n_boot=0).value, 2)
     0.8
@@ -85,11 +104,17 @@ def correlation(x: Sequence[float], y: Sequence[float], *, method: str = "spearm
         raise ValueError(f"unknown method {method!r}; use spearman or pearson")
     one = np.ones((1, x.size))
     w = _draw_weights(x.size, clusters, n_boot, seed) if n_boot else np.empty((0, x.size))
+    if y_boot is not None:
+        y_boot = np.asarray(y_boot, dtype=float)
+        if y_boot.shape != w.shape:
+            raise ValueError(f"y_boot has shape {y_boot.shape}; need (n_boot, models) = {w.shape}")
 
-    def r(weights):
+    def r(weights, ys=None):
         if method == "spearman":
-            return _weighted_pearson(_midranks(x, weights), _midranks(y, weights), weights)
-        return _weighted_pearson(np.broadcast_to(x, weights.shape), np.broadcast_to(y, weights.shape), weights)
+            ry = _midranks(y, weights) if ys is None else _midranks_rows(ys, weights)
+            return _weighted_pearson(_midranks(x, weights), ry, weights)
+        ys = np.broadcast_to(y, weights.shape) if ys is None else ys
+        return _weighted_pearson(np.broadcast_to(x, weights.shape), ys, weights)
 
     n, unit = (len(set(clusters)), "training set") if clusters is not None else (x.size, "model")
-    return Estimate.single(float(r(one)[0]), r(w), n=n, unit=unit)
+    return Estimate.single(float(r(one)[0]), r(w, y_boot), n=n, unit=unit)

@@ -17,14 +17,22 @@ The study of the downstream chapter is wired here too:
 - :func:`reward_models` names the population's checkpoints; :func:`score` scores them on every
   benchmark (:func:`benchmark_sets`) and Best-of-N task and :func:`tabulate` turns the scores into
   :class:`Scores`;
-- :func:`benchmark_annotators` and :func:`judge_sharing` say what the judges share with the annotators;
+- :func:`benchmark_annotators`, :func:`judge_table` and :func:`judge_sharing` say what the judges share with
+  the annotators (every downstream judge is drawn on a stream of its own: none shares a parameter value with
+  CheemsBench's annotators);
+- :meth:`Scores.prompt_boot` resamples the held-out prompts (one matrix of resample counts per task, shared
+  by every model), so every interval resamples training sets and prompts together;
+- :func:`cheemsbench_at_size` and :func:`equal_size_table` cut CheemsBench to each comparator's number of
+  prompts or compared pairs;
 - :func:`plot_correlations` (Fig. 5) and :func:`plot_scatter` draw the results;
-- :func:`add_claims` tests Fig. 5's two claims and :func:`comparisons` gives the same
+- :func:`add_claims` tests Fig. 5's claims, :func:`add_controls` adds their *robustness* rows (equal size,
+  length-controlled Best-of-N, the judge-identity case), and :func:`comparisons` gives the same
   comparisons per metric and task.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -34,7 +42,8 @@ from .records import Record
 
 __all__ = ["benchmark_table", "task_average", "correlate", "COMPARATORS", "benchmark_sets",
            "RewardModels", "reward_models", "Scores", "tabulate", "score", "prose_values", "benchmark_annotators",
-           "judge_sharing", "plot_correlations", "plot_scatter", "add_claims", "comparisons"]
+           "judge_sharing", "SHARED_COLUMN", "judge_table", "plot_correlations", "plot_scatter", "add_claims", "comparisons", "EQUAL_SIZE_DRAWS",
+           "cheemsbench_at_size", "equal_size_spearman", "equal_size_table", "add_controls"]
 
 
 def benchmark_table(benchmarks: Mapping[str, Sequence[Record]], scores_by_model: Mapping[str, Mapping], *,
@@ -57,14 +66,21 @@ def benchmark_table(benchmarks: Mapping[str, Sequence[Record]], scores_by_model:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
+def _y_boot(down_boot, task, index):
+    """The task's prompt-resampled values (:meth:`Scores.prompt_boot`) in ``index``'s model order, or None."""
+    return None if down_boot is None else down_boot[task][list(index)].to_numpy()
+
+
 def task_average(bench, down, column: str, *, method: str = "spearman", n_boot: int = 1000, seed: int = 0,
-                 clusters: Sequence | None = None):
+                 clusters: Sequence | None = None, down_boot: Mapping | None = None):
     """The correlation of ``bench[column]`` with each task column of ``down``, averaged over the tasks
-    (an :class:`~cheems_lib.claims.Estimate`, paired with any other benchmark's by the same resamples)."""
+    (an :class:`~cheems_lib.claims.Estimate`, paired with any other benchmark's by the same resamples).
+    ``down_boot`` (:meth:`Scores.prompt_boot`) resamples the held-out prompts in each replicate too."""
     from .claims import Estimate
 
     down = down.loc[bench.index]
-    per_task = [correlation(bench[column], down[t], method=method, n_boot=n_boot, seed=seed, clusters=clusters)
+    per_task = [correlation(bench[column], down[t], method=method, n_boot=n_boot, seed=seed, clusters=clusters,
+                            y_boot=_y_boot(down_boot, t, bench.index))
                 for t in down.columns]
     if not per_task:
         raise ValueError("down has no task columns")
@@ -73,7 +89,7 @@ def task_average(bench, down, column: str, *, method: str = "spearman", n_boot: 
 
 
 def correlate(bench, down, *, n_boot: int = 1000, seed: int = 0, ci: float = 0.95, reference: str | None = None,
-              clusters: Sequence | None = None):
+              clusters: Sequence | None = None, down_boot: Mapping | None = None):
     """Spearman and Pearson correlation of every benchmark column with every task column.
 
     ``bench`` and ``down`` are DataFrames indexed by model (the same models). Intervals are
@@ -81,7 +97,8 @@ def correlate(bench, down, *, n_boot: int = 1000, seed: int = 0, ci: float = 0.9
     (:func:`cheems_lib.correlation.correlation`);
     replicates where a column is constant are dropped and counted in ``boot_used``. With
     ``reference`` (a column of ``bench``), each row also gets the paired bootstrap difference
-    ``r - r(reference)`` and its interval.
+    ``r - r(reference)`` and its interval. ``down_boot`` (:meth:`Scores.prompt_boot`) resamples the
+    held-out prompts of each task in every replicate as well.
 
     Returns a long DataFrame: benchmark, task, method, r, lo, hi, boot_used
     (and diff, diff_lo, diff_hi).
@@ -93,9 +110,10 @@ def correlate(bench, down, *, n_boot: int = 1000, seed: int = 0, ci: float = 0.9
     rows = []
     for task in down.columns:
         for method in ("spearman", "pearson"):
-            ref = correlation(bench[reference], down[task], method=method, **kw) if reference else None
+            task_kw = {**kw, "y_boot": _y_boot(down_boot, task, bench.index)}
+            ref = correlation(bench[reference], down[task], method=method, **task_kw) if reference else None
             for b in bench.columns:
-                est = correlation(bench[b], down[task], method=method, **kw)
+                est = correlation(bench[b], down[task], method=method, **task_kw)
                 row = {"benchmark": b, "task": task, "method": method, "r": est.value,
                        "boot_used": int(np.isfinite(est.boot).sum())}
                 row["lo"], row["hi"] = est.interval(ci=ci)
@@ -163,6 +181,14 @@ class Scores:
     """Each model's family (:attr:`RewardModels.groups`)."""
     clusters: list[str]
     """Each row's training set: the bootstrap's clusters."""
+    picks: dict[str, np.ndarray] | None = None
+    """Per task (column of ``down``): ``(models, prompts)`` index of each model's Best-of-N pick."""
+    outcomes: dict[str, np.ndarray] | None = None
+    """Per task: the ``(prompts, N)`` outcomes ``down`` is the mean of over each model's picks."""
+    pairs: tuple | None = None
+    """CheemsBench per prompt: ``(correct (models, prompts), comparisons (prompts,), top-level categories)``."""
+    sizes: dict[str, dict[str, int]] | None = None
+    """Each comparator (column of :data:`COMPARATORS`): its ``prompts`` and compared ``pairs``."""
 
     def table(self):
         """Benchmarks and tasks side by side, each model's group first."""
@@ -171,6 +197,58 @@ class Scores:
         both = self.bench.join(self.down)
         both.insert(0, "group", pd.Series(self.groups))
         return both
+
+    def _picked(self, task: str, outcome: np.ndarray) -> np.ndarray:
+        """``(models, prompts)``: the outcome of each model's pick on each prompt."""
+        p = self.picks[task]
+        return outcome[np.arange(p.shape[1])[None, :], p]
+
+    def task_values(self, outcomes: Mapping[str, np.ndarray]):
+        """Models x tasks: each model's mean ``outcomes[task]`` over its picks."""
+        import pandas as pd
+
+        return pd.DataFrame({t: self._picked(t, o).mean(axis=1) for t, o in outcomes.items()}, index=self.bench.index)
+
+    def variant(self, outcomes: Mapping[str, np.ndarray]) -> "Scores":
+        """These scores with some tasks' outcomes replaced (a task judged by another judge, or length-controlled):
+        the same picks, so no model is scored again."""
+        merged = {**self.outcomes, **outcomes}
+        return replace(self, down=self.task_values(merged)[list(self.down.columns)], outcomes=merged)
+
+    def prompt_boot(self, n_boot: int, seed: int = 0) -> dict | None:
+        """Per task, an ``(n_boot, models)`` DataFrame (columns: models) of each model's task value on
+        resampled held-out prompts (:func:`cheems_lib.best_of_n.prompt_resamples`: one resample per
+        replicate, shared by all models); None without picks or replicates."""
+        import pandas as pd
+
+        from .best_of_n import prompt_resamples
+
+        if self.picks is None or not n_boot:
+            return None
+        out = {}
+        for t, o in self.outcomes.items():
+            v = self._picked(t, o)
+            counts = prompt_resamples(v.shape[1], n_boot, seed=seed, stream=t)
+            out[t] = pd.DataFrame(counts @ v.T / v.shape[1], columns=self.bench.index)
+        return out
+
+
+def _pair_counts(records: Sequence[Record], bench_scores: Mapping[str, Mapping], models) -> tuple:
+    """CheemsBench's correct comparisons per model and prompt, its comparisons and categories (:attr:`Scores.pairs`)."""
+    from .metrics import lookup_scores, prompt_outcomes
+
+    ranks = [r.rank for r in records]
+    per_model = [prompt_outcomes(ranks, lookup_scores(records, bench_scores[m])) for m in models]
+    total = per_model[0][1] if per_model else np.zeros(len(records), np.int64)
+    return (np.array([c for c, _ in per_model], dtype=float).reshape(len(per_model), len(records)),
+            total.astype(float), np.array([r.top_category for r in records], dtype=object))
+
+
+def _size(records: Sequence[Record]) -> dict[str, int]:
+    """A benchmark's distinct prompts and compared (strict) pairs."""
+    from .records import strict_pairs
+
+    return {"prompts": len({r.id for r in records}), "pairs": sum(len(strict_pairs(r.rank)) for r in records)}
 
 
 def tabulate(benchmarks: Mapping[str, Sequence[Record]], bench_scores: Mapping[str, Mapping],
@@ -181,19 +259,25 @@ def tabulate(benchmarks: Mapping[str, Sequence[Record]], bench_scores: Mapping[s
 
     Accuracy for every benchmark, exact match for all but the pairwise ones; RMB's Best-of-N
     accuracy is the share of sets whose chosen response beats every rejected one, the exact match.
-    A task's value is :func:`~cheems_lib.best_of_n.evaluate` of the model's Best-of-N picks.
+    A task's value is the mean outcome of the model's Best-of-N picks (each response scored once; the
+    picks are kept, so a re-judged or length-controlled task needs no new scores).
     """
-    import pandas as pd
-
-    from .best_of_n import TASK_LABELS, evaluate, select_best
+    from .best_of_n import TASK_LABELS, select_best
 
     pairwise = ("RewardBench-like", "RMB-like pairwise")
     bench = benchmark_table(benchmarks, bench_scores, exact=[b for b in benchmarks if b not in pairwise])
     bench = bench.drop(columns="RMB-like BoN acc").rename(columns={"RMB-like BoN exact": "RMB-like BoN acc"})
-    down = {name: {TASK_LABELS[t]: evaluate(c, select_best(c.records, bon_scores[name][t]), n_boot=0)["value"]
-                   for t, c in candidates.items()} for name in models.paths}
-    down = pd.DataFrame.from_dict(down, orient="index").loc[bench.index]
-    return Scores(bench, down, dict(models.groups), [models.training_set[m] for m in bench.index])
+    names = list(bench.index)
+    picks = {TASK_LABELS[t]: np.array([select_best(c.records, bon_scores[m][t]) for m in names]).reshape(len(names), -1)
+             for t, c in candidates.items()}
+    sizes = {f"{b} acc": _size(benchmarks[b]) for b in ("RewardBench-like", "RMB-like pairwise", "RMB-like BoN")
+             if b in benchmarks}
+    scores = Scores(bench, None, dict(models.groups), [models.training_set[m] for m in names], picks,
+                    {TASK_LABELS[t]: c.outcome for t, c in candidates.items()},
+                    _pair_counts(benchmarks["CheemsBench"], bench_scores, names) if "CheemsBench" in benchmarks else None,
+                    sizes)
+    scores.down = scores.task_values(scores.outcomes)
+    return scores
 
 
 def score(models: RewardModels, world, rewardbench, rmb, candidates: Mapping) -> Scores:
@@ -235,13 +319,32 @@ def benchmark_annotators(world, rewardbench, rmb) -> dict[str, list | None]:
             "RewardBench-like": rewardbench.panel, "RMB-like": rmb.panel}
 
 
-def judge_sharing(row: Mapping[str, str]) -> str:
-    """The sentence on what the win-rate judges share: ``row`` is their row of
-    :func:`cheems_lib.panels.sharing_table`."""
-    shared = {b: v for b, v in row.items() if v not in ("none", "real annotators: unknown")}
+def judge_sharing(row: Mapping[str, str], *, who: str = "The win-rate judges") -> str:
+    """The sentence on what ``who`` (a group of downstream judges) shares: ``row`` is its row of
+    :func:`cheems_lib.panels.sharing_table` (or :func:`judge_table`, whose count column is skipped)."""
+    shared = {b: v for b, v in row.items() if b != SHARED_COLUMN and v not in ("none", "real annotators: unknown")}
+    verb = "shares" if who.startswith("The MT") or not who.endswith("s") else "share"
     if not shared:
-        return "The win-rate judges share no parameter value with any benchmark's annotators, only the world."
-    return "The win-rate judges share " + "; ".join(f"{v} with {b}" for b, v in shared.items()) + "."
+        return f"{who} {verb} no parameter value with any benchmark's annotators, only the world."
+    return f"{who} {verb} " + "; ".join(f"{v} with {b}" for b, v in shared.items()) + "."
+
+
+SHARED_COLUMN = "parameters shared with CheemsBench's annotators"
+"""The column of :func:`judge_table` that counts what a downstream judge shares with CheemsBench's annotators."""
+
+
+def judge_table(judges: Mapping[str, Sequence], annotators: Mapping[str, Sequence | None]):
+    """:func:`cheems_lib.panels.sharing_table` of the downstream ``judges`` against every benchmark's
+    ``annotators``, plus :data:`SHARED_COLUMN`: how many parameter values each group of judges shares with
+    CheemsBench's human and GPT annotators together (computed, summed over the two; 0 means drawn
+    independently of both; ``unknown`` for real annotators)."""
+    from .panels import shared_parameters, sharing_table
+
+    table = sharing_table(judges, annotators)
+    cheems = [a for b, a in annotators.items() if b.startswith("CheemsBench")]
+    table[SHARED_COLUMN] = ["unknown" if any(a is None for a in cheems) else
+                            sum(len(shared_parameters(members, a)) for a in cheems) for members in judges.values()]
+    return table
 
 
 def plot_correlations(corr, order: Sequence[str]):
@@ -285,7 +388,13 @@ def plot_scatter(table, columns: Sequence[str], task: str):
 
 
 _STATISTIC = ("Spearman correlation with downstream quality (averaged over the {tasks} tasks) of {a} minus that of {b}, "
-              "across {n} reward models; paired bootstrap over training sets, each with its {k} training seeds")
+              "across {n} reward models; paired bootstrap over {resampled} (each training set with its {k} training "
+              "seeds)")
+
+
+def _resampled(scores: Scores) -> str:
+    """What the claims' replicates resample: training sets, and the held-out prompts where the picks are known."""
+    return "training sets" + (" and held-out prompts" if scores.picks is not None else "")
 _GPT_QUOTE = '"The benchmarks annotated by GPT demonstrate suboptimal correlation"'
 _GPT_CLAIM = "The human-annotated benchmark correlates better with downstream quality than its GPT-annotated copy"
 
@@ -305,6 +414,23 @@ def add_untestable_claims(ledger, reason: str) -> None:
     ledger.add(Claim.untestable("fig5-cheemsbench-best-every-task", "§6.2, Fig. 5", _EVERY_TASK_CLAIM, reason,
                                 link="paper-fig5", paper=_EVERY_TASK_QUOTE))
     ledger.add(_language_claim())
+    for id, claim in _CONTROL_CLAIMS.items():
+        ledger.add(Claim.untestable(id, "§6.2, Fig. 5", claim, reason, link="paper-fig5"))
+
+
+_CONTROL_CLAIMS = {
+    "fig5-cheemsbench-best-equal-pairs": "CheemsBench correlates more strongly with downstream quality than other "
+                                         "benchmarks, with CheemsBench cut to each one's number of pairs",
+    "fig5-cheemsbench-best-equal-prompts": "CheemsBench correlates more strongly with downstream quality than other "
+                                           "benchmarks, with CheemsBench cut to each one's number of prompts",
+    "fig5-cheemsbench-best-length-controlled": "CheemsBench correlates more strongly with length-controlled downstream "
+                                               "quality than other benchmarks",
+    "fig5-human-beats-gpt-length-controlled": "The human-annotated benchmark correlates better with length-controlled "
+                                              "downstream quality than its GPT-annotated copy",
+    "fig5-human-beats-gpt-judge-identity": "The human-annotated benchmark correlates better with downstream quality than "
+                                           "its GPT-annotated copy when the MT-bench-like judge is the copy's annotator",
+}
+"""The robustness rows of :func:`add_controls`, by id (listed as untestable where Fig. 5 cannot run)."""
 
 
 _EVERY_TASK_CLAIM = "CheemsBench correlates more strongly with each downstream task than every other benchmark"
@@ -328,11 +454,11 @@ def _every_task_claim(scores: Scores, *, n_boot: int, seed: int):
     them above zero (:func:`cheems_lib.claims.all_of`), the deciding task and comparator named."""
     from .claims import Claim, all_of
 
-    versus = {}
+    versus, down_boot = {}, scores.prompt_boot(n_boot, seed)
     for task in scores.down.columns:
         def spearman(column, task=task):
             return task_average(scores.bench, scores.down[[task]], column, method="spearman", n_boot=n_boot,
-                                seed=seed, clusters=scores.clusters)
+                                seed=seed, clusters=scores.clusters, down_boot=down_boot)
         for c in COMPARATORS:
             versus[f"{task} vs {c.removesuffix(' acc')}"] = spearman("CheemsBench acc") - spearman(c)
     verdict, closest, diff = all_of(versus, "greater", seed=seed)
@@ -342,8 +468,8 @@ def _every_task_claim(scores: Scores, *, n_boot: int, seed: int):
         "fig5-cheemsbench-best-every-task", "§6.2, Fig. 5", _EVERY_TASK_CLAIM, kind="finding", verdict=verdict,
         estimate=diff.value, ci_low=lo, ci_high=hi, n=diff.n, unit=diff.unit, link="paper-fig5", paper=_EVERY_TASK_QUOTE,
         statistic=f"per task ({', '.join(scores.down.columns)}), Spearman correlation of CheemsBench accuracy minus each "
-                  f"comparator's, across {len(scores.bench)} reward models; paired bootstrap over training sets; the "
-                  "estimate is the comparison that decides the verdict",
+                  f"comparator's, across {len(scores.bench)} reward models; paired bootstrap over {_resampled(scores)}; "
+                  "the estimate is the comparison that decides the verdict",
         says={"supported": f"On every task alone CheemsBench's accuracy correlates more strongly than every comparator; "
                            f"the closest ({closest}) by {interval}.",
               "contradicted": f"Not on every task: for {closest} the comparator correlates more strongly (CheemsBench "
@@ -360,14 +486,18 @@ def add_claims(ledger, scores: Scores, *, n_boot: int = 1000, seed: int = 0, see
     against every comparator (:func:`cheems_lib.claims.all_of`), and against its GPT-annotated copy
     (untestable without one); then the first comparison task by task (:func:`_every_task_claim`) and
     §6.2's Chinese-and-English reading, untestable on a one-language world. ``seeds`` is the training
-    seeds of each set, recorded on each claim.
+    seeds of each set, recorded on each claim. The replicates resample the held-out prompts too where
+    ``scores`` has its picks (:meth:`Scores.prompt_boot`).
     """
+    down_boot = scores.prompt_boot(n_boot, seed)
+
     def spearman(column):
         return task_average(scores.bench, scores.down, column, method="spearman", n_boot=n_boot, seed=seed,
-                            clusters=scores.clusters)
+                            clusters=scores.clusters, down_boot=down_boot)
 
     def statistic(a, b):
-        return _STATISTIC.format(tasks=" and ".join(scores.down.columns), a=a, b=b, n=len(scores.bench), k=seeds)
+        return _STATISTIC.format(tasks=" and ".join(scores.down.columns), a=a, b=b, n=len(scores.bench), k=seeds,
+                                 resampled=_resampled(scores))
 
     def add(claim):
         claim.seeds = seeds  # the population's: every training set has them all
@@ -423,8 +553,8 @@ def _gpt_claim(spearman, statistic, has_gpt: bool, seed: int):
         "fig5-human-beats-gpt", spearman("CheemsBench acc") - spearman("CheemsBench GPT acc"), "greater", seed=seed,
         paper_ref="§6.2, Fig. 5", kind="finding", link="paper-fig5", claim=_GPT_CLAIM,
         statistic=statistic("the human-annotated CheemsBench accuracy", "the GPT-annotated copy's")
-        + "; the win-rate judges are a panel drawn independently of the benchmark's annotators, the "
-          "MT-bench-like judge has the GPT annotator's parameters",
+        + "; every downstream judge is drawn independently of the benchmark's annotators (the MT-bench-like judge "
+          "from the GPT-like ranges, on a stream of its own)",
         paper=_GPT_QUOTE,
         says={"supported": "The human-annotated CheemsBench correlates better with downstream quality than its "
                            "GPT-annotated copy: the Spearman correlation is higher by {estimate:.2f} "
@@ -443,6 +573,7 @@ def comparisons(scores: Scores, *, n_boot: int = 1000, seed: int = 0):
     import pandas as pd
 
     has_gpt = "CheemsBench GPT acc" in scores.bench.columns
+    down_boot = scores.prompt_boot(n_boot, seed)
     references = [(c, "") for c in COMPARATORS] + ([("GPT acc", " GPT")] if has_gpt else [])
     rows = []
     for ref_name, suffix in references:
@@ -451,9 +582,160 @@ def comparisons(scores: Scores, *, n_boot: int = 1000, seed: int = 0):
                 col = f"{bench_name} {metric}"
                 ref = ref_name if not suffix else f"{bench_name}{suffix} {metric}"
                 frame = correlate(scores.bench[[col, ref]], scores.down, n_boot=n_boot, seed=seed, reference=ref,
-                                  clusters=scores.clusters)
+                                  clusters=scores.clusters, down_boot=down_boot)
                 for _, r in frame[(frame["method"] == "spearman") & (frame["benchmark"] == col)].iterrows():
                     rows.append({"benchmark": col, "compared with": ref, "task": r["task"],
                                  "difference in Spearman r [95% interval]":
                                      f"{r['diff']:+.2f} [{r['diff_lo']:+.2f}, {r['diff_hi']:+.2f}]"})
     return pd.DataFrame(rows)
+
+
+EQUAL_SIZE_DRAWS = 20
+"""Random subsamples of CheemsBench averaged at each comparator's size (one subsample is noisy)."""
+_SIZE_STREAM = zlib.crc32(b"equal size")
+
+
+def cheemsbench_at_size(scores: Scores, *, prompts: int | None = None, pairs: int | None = None,
+                        draws: int = EQUAL_SIZE_DRAWS, seed: int = 0) -> np.ndarray:
+    """``(draws, models)``: CheemsBench accuracy (macro over categories, as its full-size column) on
+    ``draws`` random subsamples of its prompts: ``prompts`` of them, or the fewest whose compared pairs
+    reach ``pairs``. All draws come from one matrix of random orders (seeded), the same for every model.
+    """
+    correct, total, cats = scores.pairs
+    if (prompts is None) == (pairs is None):
+        raise ValueError("give prompts or pairs, not both")
+    order = np.argsort(np.random.default_rng([seed, _SIZE_STREAM]).random((draws, total.size)), axis=1)
+    if prompts is not None:
+        take = np.arange(total.size)[None, :] < prompts
+    else:
+        before = np.cumsum(total[order], axis=1) - total[order]  # pairs taken before each prompt
+        take = before < pairs
+    chosen = np.zeros((draws, total.size))
+    np.put_along_axis(chosen, order, take.astype(float), axis=1)
+    per_cat = []
+    for cat in sorted(set(cats.tolist())):
+        m = cats == cat
+        t = chosen[:, m] @ total[m]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_cat.append(np.where(t[:, None] > 0, (chosen[:, m] @ correct[:, m].T) / t[:, None], np.nan))
+    return np.nanmean(np.stack(per_cat), axis=0)
+
+
+def equal_size_spearman(scores: Scores, comparator: str, match: str, *, n_boot: int = 1000, seed: int = 0,
+                        down_boot: Mapping | None = None):
+    """CheemsBench's Spearman correlation with downstream quality (task average) when cut to ``comparator``'s
+    size (``match``: ``prompts`` or ``pairs``), averaged over :data:`EQUAL_SIZE_DRAWS` subsamples; the
+    replicates are paired with every other :func:`task_average` of the same seed."""
+    import pandas as pd
+
+    from .claims import Estimate
+
+    at = cheemsbench_at_size(scores, **{match: scores.sizes[comparator][match]}, seed=seed)
+    bench = pd.DataFrame(at.T, index=scores.bench.index, columns=[f"draw {d}" for d in range(len(at))])
+    per_draw = [task_average(bench, scores.down, c, n_boot=n_boot, seed=seed, clusters=scores.clusters,
+                             down_boot=down_boot) for c in bench.columns]
+    return Estimate(np.mean([e.point for e in per_draw], axis=0), np.nanmean([e.boot for e in per_draw], axis=0),
+                    per_draw[0].n, per_draw[0].unit)
+
+
+def equal_size_table(scores: Scores, *, n_boot: int = 1000, seed: int = 0):
+    """Per comparator: its size, and the Spearman correlation with downstream quality (task average, 95%
+    interval) of CheemsBench at full size, cut to the comparator's prompts, cut to its compared pairs, and
+    of the comparator itself."""
+    import pandas as pd
+
+    down_boot = scores.prompt_boot(n_boot, seed)
+
+    def text(e):
+        lo, hi = e.interval(seed=seed)
+        return f"{e.value:.2f} [{lo:.2f}, {hi:.2f}]"
+
+    def spearman(column):
+        return task_average(scores.bench, scores.down, column, n_boot=n_boot, seed=seed, clusters=scores.clusters,
+                            down_boot=down_boot)
+
+    full = text(spearman("CheemsBench acc"))
+    rows = [{"comparator": c.removesuffix(" acc"), "its prompts": scores.sizes[c]["prompts"],
+             "its pairs": scores.sizes[c]["pairs"], "CheemsBench, full size": full,
+             **{f"CheemsBench at its {m}": text(equal_size_spearman(scores, c, m, n_boot=n_boot, seed=seed,
+                                                                    down_boot=down_boot)) for m in ("prompts", "pairs")},
+             "the comparator": text(spearman(c))} for c in COMPARATORS]
+    return pd.DataFrame(rows)
+
+
+def _control(claim, id: str, prefix: str, reason: str, **changes):
+    """``claim`` as a *robustness* row: its id, a sentence prefix naming the variant, and why it is run."""
+    return replace(claim, id=id, kind="robustness", reason=reason,
+                   says={k: prefix + v for k, v in claim.says.items()}, **changes)
+
+
+def add_controls(ledger, scores: Scores, *, length_controlled: Mapping[str, np.ndarray] | None = None,
+                 identity: Mapping[str, np.ndarray] | None = None, n_boot: int = 1000, seed: int = 0,
+                 seeds: int = 1) -> None:
+    """Fig. 5's claims under controls, each a *robustness* claim (never a finding): CheemsBench cut to each
+    comparator's size (prompts, compared pairs); both claims with ``length_controlled`` task outcomes
+    (:func:`cheems_lib.best_of_n.length_controlled`, by task column); the human-versus-GPT claim with the
+    MT-bench-like task graded by CheemsBench's own GPT annotator (``identity``: the old construction, which
+    decides that claim by identity). The same picks throughout: nothing is scored again."""
+    from .claims import Claim, all_of
+
+    down_boot = scores.prompt_boot(n_boot, seed)
+    has_gpt = "CheemsBench GPT acc" in scores.bench.columns
+
+    def spearman_of(sc, boot):
+        return lambda column: task_average(sc.bench, sc.down, column, n_boot=n_boot, seed=seed, clusters=sc.clusters,
+                                           down_boot=boot)
+
+    def statistic(a, b):
+        return _STATISTIC.format(tasks=" and ".join(scores.down.columns), a=a, b=b, n=len(scores.bench), k=seeds,
+                                 resampled=_resampled(scores))
+
+    spearman = spearman_of(scores, down_boot)
+    interval = "{estimate:+.2f} [95% interval {lo:+.2f}, {hi:+.2f}]"
+    for match in ("pairs", "prompts"):
+        versus = {c.removesuffix(" acc"): equal_size_spearman(scores, c, match, n_boot=n_boot, seed=seed,
+                                                              down_boot=down_boot) - spearman(c) for c in COMPARATORS}
+        verdict, closest, diff = all_of(versus, "greater", seed=seed)
+        lo, hi = diff.interval(seed=seed)
+        ledger.add(Claim(
+            f"fig5-cheemsbench-best-equal-{match}", "§6.2, Fig. 5", f"CheemsBench correlates more strongly with "
+            f"downstream quality than other benchmarks, with CheemsBench cut to each one's number of {match}",
+            kind="robustness", verdict=verdict, estimate=diff.value, ci_low=lo, ci_high=hi, n=diff.n, unit=diff.unit,
+            seeds=seeds, direction="greater", link="paper-fig5",
+            reason=f"fig5-cheemsbench-best at equal size: CheemsBench has far more prompts and compared pairs than "
+                   f"the comparators, and a larger benchmark correlates better by its size alone; here it is cut to "
+                   f"each comparator's {match} ({EQUAL_SIZE_DRAWS} random cuts averaged)",
+            statistic=statistic(f"CheemsBench accuracy cut to the comparator's {match}", "each comparator"),
+            says={"supported": f"Cut to each comparator's number of {match}, CheemsBench still correlates more "
+                               f"strongly than every comparator; the closest, {closest}, by {interval}.",
+                  "contradicted": f"Cut to {closest}'s number of {match}, CheemsBench correlates less strongly than "
+                                  f"it: {interval}.",
+                  "inconclusive": f"Cut to each comparator's number of {match}, CheemsBench minus {closest} is "
+                                  f"{interval}, an interval that includes zero."}))
+    for id in [] if has_gpt else ["fig5-human-beats-gpt-length-controlled", "fig5-human-beats-gpt-judge-identity"]:
+        ledger.add(Claim.untestable(id, "§6.2, Fig. 5", _CONTROL_CLAIMS[id], "the files hold no GPT-annotated copy of "
+                                    "CheemsBench (cheems_bench_gpt/)", link="paper-fig5"))
+    if has_gpt and not identity:
+        ledger.add(Claim.untestable("fig5-human-beats-gpt-judge-identity", "§6.2, Fig. 5",
+                                    _CONTROL_CLAIMS["fig5-human-beats-gpt-judge-identity"],
+                                    "the GPT copy's annotator is not a simulated one here", link="paper-fig5"))
+    if length_controlled:
+        lc = scores.variant(length_controlled)
+        lc_spearman, reason = spearman_of(lc, lc.prompt_boot(n_boot, seed)), (
+            "the same claim with the task values length-controlled (best_of_n.length_controlled: the outcome's "
+            "within-prompt linear dependence on log length removed), so a judge's length preference cannot carry it")
+        ledger.add(_control(_best_claim(lc_spearman, statistic, seed), "fig5-cheemsbench-best-length-controlled",
+                            "Length-controlled Best-of-N: ", reason))
+        if has_gpt:
+            ledger.add(_control(_gpt_claim(lc_spearman, statistic, True, seed), "fig5-human-beats-gpt-length-controlled",
+                                "Length-controlled Best-of-N: ", reason))
+    if identity and has_gpt:  # the judge-identity row
+        same = scores.variant(identity)
+        ledger.add(_control(
+            _gpt_claim(spearman_of(same, same.prompt_boot(n_boot, seed)), statistic, True, seed),
+            "fig5-human-beats-gpt-judge-identity", "With the MT-bench-like task graded by CheemsBench's own GPT "
+            "annotator: ", "the old construction, kept as a sensitivity row: the MT-bench-like judge is CheemsBench's "
+            "GPT annotator itself, so on that task the GPT copy is scored by its own annotator and the claim is "
+            "decided by that identity as much as by the annotations",
+            statistic=statistic("the human-annotated CheemsBench accuracy", "the GPT-annotated copy's")
+            + "; the MT-bench-like task graded by CheemsBench's GPT annotator itself (same samples and picks)"))

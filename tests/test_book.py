@@ -602,3 +602,19 @@ def test_chapter_kernels_are_shut_down(tmp_path):
     before = set(_kernels_of(os.getpid()))
     build("smoke", ["reproduce"], root=root, html=False, log=lambda s: None)
     assert set(_kernels_of(os.getpid())) - before == set()
+
+
+def test_fig5_judges_and_controls_in_the_built_book(smoke_book):
+    """Issue 26: the built tab-downstream-judges counts 0 parameter values shared between every downstream judge
+    and CheemsBench's annotators, and Fig. 5's controls (equal size, length control, judge identity) are in the
+    ledger as robustness rows, never findings."""
+    import pandas as pd
+
+    from cheems_lib import downstream
+
+    root, html, _ = smoke_book
+    judges = pd.read_csv(html / "tables" / "tab-downstream-judges.csv")
+    assert len(judges) == 2 and (judges[downstream.SHARED_COLUMN] == 0).all()
+    kinds = pd.read_csv(html / "tables" / "claims.csv").set_index("id")["kind"]
+    assert (kinds[list(downstream._CONTROL_CLAIMS)] == "robustness").all()
+    assert (html / "tables" / "tab-downstream-equal-size.csv").stat().st_size > 0

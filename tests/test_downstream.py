@@ -244,7 +244,8 @@ class TestStudy:
         assert ledger.claims["fig5-chinese-and-english-tasks"].kind == "untestable"
         untested = Ledger("downstream", "test")
         downstream.add_untestable_claims(untested, "needs x")
-        assert {c.kind for c in untested.claims.values()} == {"untestable"} and len(untested.claims) == 4
+        assert {c.kind for c in untested.claims.values()} == {"untestable"}
+        assert len(untested.claims) == 4 + len(downstream._CONTROL_CLAIMS)
 
     @pytest.mark.parametrize("gpt", [True, False])
     def test_comparisons_are_correlate_differences(self, gpt):
@@ -258,3 +259,118 @@ class TestStudy:
         r = c[(c["method"] == "spearman") & (c["benchmark"] == row["benchmark"]) & (c["task"] == row["task"])].iloc[0]
         assert row["difference in Spearman r [95% interval]"] == \
             f"{r['diff']:+.2f} [{r['diff_lo']:+.2f}, {r['diff_hi']:+.2f}]"
+
+
+def _picked_scores(n_sets: int = 12, prompts: int = 10, seed: int = 0, records: int = 60) -> downstream.Scores:
+    """Synthetic scores with picks: model ``i`` picks sample 1 (the better one) on a share ``i / n`` of the
+    prompts; CheemsBench's per-prompt correct pairs follow the same quality; comparators are noise."""
+    rng = np.random.default_rng(seed)
+    models = [f"set{s} · seed 0" for s in range(n_sets)]
+    quality = np.linspace(0.1, 0.9, n_sets)
+    outcome = np.column_stack([rng.integers(0, 2, prompts), np.ones(prompts)]).astype(float)
+    picks = (rng.random((n_sets, prompts)) < quality[:, None]).astype(int)
+    total = rng.integers(1, 10, records).astype(float)
+    correct = rng.binomial(total.astype(int)[None, :], quality[:, None]).astype(float)
+    cats = np.array(["a", "b"] * (records // 2), dtype=object)
+    bench = pd.DataFrame({c: rng.normal(size=n_sets) for c in downstream.COMPARATORS}, index=models)
+    sc = downstream.Scores(bench, None, {m: "g" for m in models}, [m.split(" ")[0] for m in models],
+                           {"Human win rate": picks}, {"Human win rate": outcome}, (correct, total, cats),
+                           {c: {"prompts": 5, "pairs": 12} for c in downstream.COMPARATORS})
+    sc.down = sc.task_values(sc.outcomes)
+    sc.bench["CheemsBench acc"] = downstream.cheemsbench_at_size(sc, prompts=records, draws=1)[0]
+    return sc
+
+
+class TestPromptBootstrap:
+    def test_task_values_are_the_mean_outcome_of_the_picks(self):
+        """Hand-made: two prompts, two samples; a model's value is the mean outcome of what it picked."""
+        s = downstream.Scores(pd.DataFrame(index=["a", "b"]), None, {}, [], {"t": np.array([[0, 1], [1, 1]])},
+                              {"t": np.array([[0.0, 1.0], [2.0, 4.0]])})
+        assert s.task_values(s.outcomes)["t"].tolist() == [(0.0 + 4.0) / 2, (1.0 + 4.0) / 2]
+
+    def test_replicates_resample_prompts(self):
+        """Each replicate's task value is the picks' mean over one shared resample of the prompts."""
+        from cheems_lib.best_of_n import prompt_resamples
+
+        s = _picked_scores()
+        boot = s.prompt_boot(30, seed=2)["Human win rate"]
+        counts = prompt_resamples(10, 30, seed=2, stream="Human win rate")
+        picked = s.outcomes["Human win rate"][np.arange(10)[None, :], s.picks["Human win rate"]]
+        np.testing.assert_allclose(boot.to_numpy(), counts @ picked.T / 10)
+        assert list(boot.columns) == list(s.bench.index) and downstream.Scores(s.bench, s.down, {}, []).prompt_boot(30) is None
+
+    def test_interval_widens_when_prompts_are_resampled(self):
+        """Toy case (10 held-out prompts): resampling prompts as well as training sets widens the interval of the
+        correlation, which holding the prompts fixed understates."""
+        s = _picked_scores()
+        kw = {"n_boot": 400, "seed": 0, "clusters": s.clusters}
+        fixed = downstream.task_average(s.bench, s.down, "CheemsBench acc", **kw)
+        both = downstream.task_average(s.bench, s.down, "CheemsBench acc", down_boot=s.prompt_boot(400, 0), **kw)
+        assert fixed.value == both.value
+        width = [np.subtract(*e.interval()[::-1]) for e in (fixed, both)]
+        assert width[1] > width[0]
+
+
+class TestEqualSize:
+    def test_full_size_is_the_benchmark_table_accuracy(self):
+        """Cut to all its prompts, CheemsBench's accuracy is benchmark_table's (macro over categories)."""
+        recs = [make_record("p", "abc", rank={"a": 0, "b": 1, "c": 2}, category=["理解"]),
+                make_record("q", "ab", rank={"a": 0, "b": 1}, category=["数学"]),
+                make_record("r", "ab", rank={"a": 0, "b": 1}, category=["数学"])]
+        scores = {"m": {("p", "a"): 3.0, ("p", "b"): 1.0, ("p", "c"): 2.0, ("q", "a"): 0.0, ("q", "b"): 1.0,
+                        ("r", "a"): 2.0, ("r", "b"): 1.0}}
+        table = downstream.benchmark_table({"CheemsBench": recs}, scores)
+        s = downstream.Scores(table, None, {}, [], pairs=downstream._pair_counts(recs, scores, ["m"]))
+        assert s.pairs[1].tolist() == [3.0, 1.0, 1.0] and s.pairs[0].tolist() == [[2.0, 0.0, 1.0]]
+        at = downstream.cheemsbench_at_size(s, prompts=3, draws=4)
+        np.testing.assert_allclose(at, table.loc["m", "CheemsBench acc"])  # (2/3 + 1/2) / 2
+
+    def test_cuts_take_the_prompts_or_the_fewest_prompts_reaching_the_pairs(self):
+        """A prompt cut keeps k prompts; a pair cut keeps the fewest prompts (in random order) whose pairs reach the
+        target: hand-made with one model that is right on exactly one prompt."""
+        total = np.array([5.0, 5.0, 5.0, 5.0])
+        correct = np.array([[5.0, 0.0, 0.0, 0.0]])
+        s = downstream.Scores(pd.DataFrame(index=["m"]), None, {}, [], pairs=(correct, total, np.array(["a"] * 4, object)))
+        one = downstream.cheemsbench_at_size(s, prompts=1, draws=400)[:, 0]
+        assert set(one) == {0.0, 1.0} and 0.15 < one.mean() < 0.35  # one prompt in four is the right one
+        two = downstream.cheemsbench_at_size(s, pairs=6, draws=400)[:, 0]  # 6 pairs need two prompts of 5
+        assert set(two) == {0.0, 0.5} and 0.15 < two.mean() < 0.35  # in the cut half the time, then 1/2
+        with pytest.raises(ValueError, match="prompts or pairs"):
+            downstream.cheemsbench_at_size(s, prompts=1, pairs=1)
+
+    def test_table_and_controls(self):
+        """The equal-size table has one row per comparator; every control is a robustness claim with its reason, and the
+        judge-identity and length-controlled rows recompute from the same picks."""
+        from cheems_lib.claims import Ledger
+
+        s = _picked_scores(n_sets=12, prompts=40)
+        table = downstream.equal_size_table(s, n_boot=100, seed=0)
+        assert table["comparator"].tolist() == [c.removesuffix(" acc") for c in downstream.COMPARATORS]
+        assert list(table.columns[3:]) == ["CheemsBench, full size", "CheemsBench at its prompts",
+                                           "CheemsBench at its pairs", "the comparator"]
+        s.bench["CheemsBench GPT acc"] = s.bench["CheemsBench acc"][::-1].to_numpy()
+        ledger = Ledger("downstream", "test")
+        flipped = {"Human win rate": 1 - s.outcomes["Human win rate"]}
+        downstream.add_controls(ledger, s, length_controlled=s.outcomes, identity=flipped, n_boot=100, seed=0, seeds=1)
+        assert set(ledger.claims) == set(downstream._CONTROL_CLAIMS)
+        assert {c.kind for c in ledger.claims.values()} == {"robustness"} and all(c.reason for c in ledger.claims.values())
+        same = ledger.claims["fig5-human-beats-gpt-length-controlled"]  # outcomes unchanged: the main claim's numbers
+        assert same.sentence.startswith("Length-controlled Best-of-N: ")
+        assert ledger.claims["fig5-human-beats-gpt-judge-identity"].estimate == pytest.approx(
+            -ledger.claims["fig5-human-beats-gpt-length-controlled"].estimate)  # flipped task: the sign flips
+
+
+class TestJudgeTable:
+    def test_counts_parameters_shared_with_cheemsbench_annotators(self):
+        """The count column is 0 for the drawn downstream judges and 4 for CheemsBench's GPT annotator as a judge."""
+        from cheems_lib import best_of_n
+        from cheems_lib.annotators import GPTAnnotator, HumanAnnotator
+
+        annotators = {"CheemsBench (human)": [HumanAnnotator()], "CheemsBench GPT": [GPTAnnotator()], "RewardBench-like": None}
+        t = downstream.judge_table({"win": best_of_n.judge_panel(0), "mt": [best_of_n.mt_judge(0)],
+                                    "identity": [GPTAnnotator()]}, annotators)
+        assert t[downstream.SHARED_COLUMN].tolist() == [0, 0, 4]
+        assert downstream.judge_sharing(t.loc["mt"], who="The MT-bench-like judge").startswith(
+            "The MT-bench-like judge shares no parameter value")
+        unknown = downstream.judge_table({"mt": [best_of_n.mt_judge(0)]}, {"CheemsBench GPT": None})
+        assert unknown[downstream.SHARED_COLUMN].tolist() == ["unknown"]
