@@ -456,7 +456,11 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
         with _KERNELS_LOCK:
             _KERNELS.add(km)
         try:
-            papermill.execute_notebook(str(src_nb), str(run_nb), parameters=params, cwd=str(root), km=km,
+            # the kernel gets its working folder itself (nbclient's resources path), not from papermill's cwd: that
+            # is a chdir of this whole process, which a chapter of another root (a world replicate) starting at once
+            # in another thread undoes before this kernel starts, and this chapter would save into the other book
+            papermill.execute_notebook(str(src_nb), str(run_nb), parameters=params, km=km,
+                                       resources={"metadata": {"path": str(root)}},
                                        kernel_name="python3", progress_bar=False, log_output=False,
                                        on_cell_start=_before_cell,
                                        on_cell_executed=lambda **_: interrupt_point("book.cell"))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 
@@ -135,6 +136,37 @@ def test_failing_chapter_names_chapter_and_cell(tmp_path):
     page = json.loads((root / "book/broken.ipynb").read_text(encoding="utf-8"))
     assert page["metadata"]["cheems"]["placeholder"] and "boom" in "".join(page["cells"][0]["source"])
     assert sorted(p.name for p in (root / "book").iterdir() if p.name.startswith(".")) == []
+
+
+def test_chapter_kernel_runs_in_its_root_whatever_the_process_cwd(tmp_path, monkeypatch):
+    """A chapter's kernel starts in the chapter's root even when the process's working folder is changed under it
+    (two chapters of different roots, e.g. a book and its world replicate, starting at once in two threads: papermill
+    chdirs the whole process), so it saves into its own book, never another's."""
+    import contextlib
+
+    import papermill.execute
+
+    (tmp_path / "book").mkdir()
+    root = copy_repo(tmp_path / "book")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "notebooks/where.md").write_text(
+        (ROOT / "notebooks/conflicts.md").read_text(encoding="utf-8").split("---\n")[1].join(["---\n", "---\n"])
+        + "# Where\n\n```{code-cell} ipython3\n:tags: [parameters]\nseed: int = 0  # seed\n```\n\n"
+        "```{code-cell} ipython3\nimport os\nopen('saved-here.txt', 'w').write(os.getcwd())\n```\n", encoding="utf-8")
+
+    @contextlib.contextmanager
+    def another_thread_moved_us(path):  # what a chdir by a chapter starting at once in another thread does
+        before = os.getcwd()
+        os.chdir(elsewhere)
+        try:
+            yield
+        finally:
+            os.chdir(before)
+
+    monkeypatch.setattr(papermill.execute, "chdir", another_thread_moved_us)
+    execute_chapter("where", {"seed": 1}, root, profile="smoke", log=lambda s: None)
+    assert (root / "saved-here.txt").is_file() and not (elsewhere / "saved-here.txt").exists()
 
 
 @pytest.fixture(scope="module")
