@@ -264,6 +264,23 @@ def test_bad_arguments_exit_2_before_running(argv, says, tmp_path, monkeypatch, 
     assert not list((root / "book").glob("*.ipynb"))
 
 
+@pytest.mark.parametrize("profile", ["full", "full-smoke"])
+def test_book_seed_that_is_a_replicate_seed_is_refused(profile, tmp_path, monkeypatch):
+    """A full profile refuses ``-p seed`` equal to one of its world replicates' seeds (the book's world would be
+    one of its own replicates) before anything runs; any other seed gives the replicates their own seeds."""
+    from cheems_lib import book
+    from cheems_lib.chapters import REPLICATE_SEEDS
+
+    root = copy_repo(tmp_path)
+    monkeypatch.setattr(book, "execute_chapter", lambda *a, **k: pytest.fail("nothing may run"))
+    with pytest.raises(BookInputError, match=rf"-p seed {REPLICATE_SEEDS[0]}: the {profile} profile's world "
+                                             r"replicates use seeds .*\(fix: pick another seed"):
+        build(profile, ["data"], {"seed": str(REPLICATE_SEEDS[0])}, root=root, html=False, log=lambda s: None)
+    plans = book._plans(profile, ["data"], {"seed": "7"}, root, 0)
+    assert [(n, p["seed"], s) for n, p, s in book._replicas(plans, profile)] == [("data", s, s) for s in REPLICATE_SEEDS]
+    assert book._replicas(book._plans("default", ["data"], {}, root, 0), "default") == []
+
+
 def test_cache_key_hashes_only_the_files_a_chapter_reads(tmp_path, monkeypatch):
     """A world folder's key covers its spec §6 files, not other files in it; a file parameter its file; `/` as a
     world folder or file is a few lookups, never a walk."""
