@@ -30,6 +30,11 @@ where the help may start with a declared constraint, followed by a colon:
 kernel starts; each chapter's first cell calls :func:`check_parameters`, so a plain papermill run
 refuses the same values.
 
+The ``full`` profiles also execute every ``replicated`` chapter on the worlds of
+:data:`~cheems_lib.chapters.REPLICATE_SEEDS`, each in its own folder ``_build/replicates/seed<s>/``
+(:mod:`cheems_lib.replicates`), in the same pool as the book's chapters and before the Claims page, which
+reads them; their log and failure lines name the world seed.
+
 Nothing is lost (see the README, "Nothing is lost"):
 
 - papermill executes into a temporary folder; ``book/<chapter>.ipynb`` is replaced (temporary
@@ -70,7 +75,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .outputs import LockedError, OutputLock, interrupt_point, pid_alive
-from .chapters import CHAPTERS, PROFILES, chapter
+from .chapters import CHAPTERS, PROFILES, chapter, replicate_seeds
 
 __all__ = ["BookError", "BookInputError", "ChapterFailed", "ChaptersFailed", "parameters_of", "coerce", "cache_key", "data_files", "execute_chapter", "default_jobs", "build",
            "find_root", "check_value", "check_parameters", "input_files", "build_lock", "category_table"]
@@ -437,7 +442,12 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
     if any(c.name == name and c.after_all for c in CHAPTERS):  # it reads the others' claim files and their pages' runs
         from .claims import inputs_digest
 
-        key = hashlib.sha256(f"{key}:{inputs_digest(root)}".encode()).hexdigest()
+        read = inputs_digest(root)
+        if params.get("replicate_seeds"):  # and the world replicates' (cheems_lib.replicates)
+            from .replicates import inputs_digest as replicates_digest
+
+            read += ":" + replicates_digest(root, params["replicate_seeds"])
+        key = hashlib.sha256(f"{key}:{read}".encode()).hexdigest()
     if not force and _cached_key(out) == key:
         log(f"[cheems book] {name}: up to date")
         return False
@@ -456,7 +466,11 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
         with _KERNELS_LOCK:
             _KERNELS.add(km)
         try:
-            papermill.execute_notebook(str(src_nb), str(run_nb), parameters=params, cwd=str(root), km=km,
+            # the kernel gets its working folder itself (nbclient's resources path), not from papermill's cwd: that
+            # is a chdir of this whole process, which a chapter of another root (a world replicate) starting at once
+            # in another thread undoes before this kernel starts, and this chapter would save into the other book
+            papermill.execute_notebook(str(src_nb), str(run_nb), parameters=params, km=km,
+                                       resources={"metadata": {"path": str(root)}},
                                        kernel_name="python3", progress_bar=False, log_output=False,
                                        on_cell_start=_before_cell,
                                        on_cell_executed=lambda **_: interrupt_point("book.cell"))
@@ -509,8 +523,12 @@ def default_jobs(profile: str) -> int:
     return 2
 
 
-def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: int) -> list[str]:
-    """Execute every planned chapter, also after one fails; returns one line per failed chapter."""
+def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: int, replicas=()) -> list[str]:
+    """Execute every planned chapter, also after one fails; returns one line per failed chapter.
+
+    ``replicas`` are ``(name, params, seed)``: a chapter run again on world ``seed`` in its replicate folder
+    (:func:`cheems_lib.replicates.prepare`); they share the pool with the book's chapters, before the pages that
+    gather everything (``after_all``)."""
     env = {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}  # kernel = this venv
     if jobs > 1:
         threads = str(max(1, (os.cpu_count() or 1) // jobs))
@@ -518,21 +536,27 @@ def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: in
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # kernels inherit the environment
 
-    def run(name, params):
+    def run(name, params, seed=None):
+        where, say, tag = root, log, ""
+        if seed is not None:  # a world replicate: its own folder, its log lines and failures say which world
+            from .replicates import replicate_root
+
+            where, tag = replicate_root(root, seed), f"world replicate seed {seed} ({replicate_root('.', seed)}): "
+            say = lambda s: log(s.replace(f"] {name}:", f"] {name} (world seed {seed}):", 1))  # noqa: E731
         try:
-            execute_chapter(name, params, root, profile=profile, force=force, log=log)
+            execute_chapter(name, params, where, profile=profile, force=force, log=say)
         except ChapterFailed as e:
-            return str(e)
+            return tag + str(e)
         except (BookError, OSError, ValueError) as e:  # e.g. an unreadable source, a full disk
-            log(f"[cheems book] {name}: FAILED: {e}")
-            return f"notebooks/{name}.md: chapter {name!r} failed: {type(e).__name__}: {e}"
+            say(f"[cheems book] {name}: FAILED: {e}")
+            return f"{tag}notebooks/{name}.md: chapter {name!r} failed: {type(e).__name__}: {e}"
         return None
 
     last = [p for p in plans if chapter(p[0]).after_all]  # they read what the others saved
-    plans = [p for p in plans if not chapter(p[0]).after_all]
+    plans = [p for p in plans if not chapter(p[0]).after_all] + list(replicas)
     try:
         if jobs <= 1:
-            results = [run(name, params) for name, params in plans]
+            results = [run(*plan) for plan in plans]
         else:
             from concurrent.futures import ThreadPoolExecutor
 
@@ -573,6 +597,11 @@ def _plans(profile: str, chapters: list[str] | None, overrides: dict[str, str], 
     reading order. Raises :class:`BookInputError` before anything runs."""
     if profile not in PROFILES:
         raise BookInputError(f"--profile {profile}: no such profile (fix: use one of {', '.join(PROFILES)})")
+    with contextlib.suppress(ValueError):  # a seed that is no number is refused with the other -p values below
+        if int(overrides.get("seed", -1)) in replicate_seeds(profile):  # the book's world would be a replicate too
+            raise BookInputError(f"-p seed {overrides['seed']}: the {profile} profile's world replicates use seeds "
+                                 f"{', '.join(map(str, replicate_seeds(profile)))} "
+                                 "(fix: pick another seed for the book's own world)")
     if not isinstance(jobs, int) or jobs < 0:
         raise BookInputError(f"--jobs {jobs}: not a number of chapters to run at once "
                              "(fix: pass 0 for automatic or a positive number)")
@@ -674,8 +703,17 @@ def build(profile: str = "default", chapters: list[str] | None = None, overrides
     """
     root = root or find_root()
     plans = _plans(profile, chapters, overrides or {}, root, jobs)
+    replicas = _replicas(plans, profile)
     with _one_build(root):
-        return _build(plans, root, profile=profile, force=force, html=html, jobs=jobs, log=log)
+        return _build(plans, root, profile=profile, force=force, html=html, jobs=jobs, log=log, replicas=replicas)
+
+
+def _replicas(plans, profile: str) -> list[tuple[str, dict[str, Any], int]]:
+    """The world replicates of ``profile`` (the full profiles, :func:`cheems_lib.chapters.replicate_seeds`):
+    ``(name, params, seed)`` for each planned chapter marked ``replicated`` and each replicate seed, its
+    parameters (overrides included) with ``seed`` replaced."""
+    return [(name, params | {"seed": seed}, seed) for seed in replicate_seeds(profile)
+            for name, params in plans if chapter(name).replicated]
 
 
 def build_lock(root: Path) -> OutputLock:
@@ -699,13 +737,22 @@ def _one_build(root: Path):
         lock.__exit__(None, None, None)
 
 
-def _build(plans, root: Path, *, profile: str, force: bool, html: bool, jobs: int, log) -> Path:
+def _build(plans, root: Path, *, profile: str, force: bool, html: bool, jobs: int, log, replicas=()) -> Path:
     """:func:`build` once its arguments are checked and the build lock is held."""
     extra = root / "book" / "_extra"  # downloads (cheems_lib.publish); html_extra_path
     extra.mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(root / "book", extra / "figures", extra / "tables")
-    jobs = min(jobs or default_jobs(profile), len(plans))  # one chapter runs in this thread: Ctrl-C stops it at once
-    failures = _run_chapters(plans, root, profile=profile, force=force, log=log, jobs=jobs)
+    if replicas:
+        from .replicates import prepare
+
+        for seed in sorted({r[2] for r in replicas}):
+            where = prepare(root, seed)
+            _remove_stale_temporaries(where / "book", where / "book" / "_extra" / "figures",
+                                      where / "book" / "_extra" / "tables")
+        log(f"[cheems book] world replicates: {len(replicas)} chapter runs on world seeds "
+            + ", ".join(map(str, sorted({r[2] for r in replicas}))))
+    jobs = min(jobs or default_jobs(profile), len(plans) + len(replicas))  # one chapter runs in this thread: Ctrl-C stops it at once
+    failures = _run_chapters(plans, root, profile=profile, force=force, log=log, jobs=jobs, replicas=replicas)
     from .provenance import write_index
 
     try:  # tables/index.csv and figures/index.csv from the chapters' sidecars

@@ -51,7 +51,9 @@ bytes of the claim files and the runs the pages record (:func:`inputs_digest`).
 Each verdict is one 95% interval, and the ledger holds many. The Claims page adds a multiplicity rule over
 the findings (:func:`multiplicity`: Holm's step-down on each claim's bootstrap p-value, :func:`p_value`) and,
 for each inconclusive finding, the count of prompts or seeds that would decide it at the observed effect
-(:func:`scale_to_decide`, rule :data:`POWER_RULE`).
+(:func:`scale_to_decide`, rule :data:`POWER_RULE`). Every verdict also rests on one simulated world: the ``full``
+profiles rebuild the findings on more worlds and the Claims page shows their spread and any verdict that flips
+(:mod:`cheems_lib.replicates`); other builds say there that they leave these out.
 
 For tests, ``CHEEMS_FORCE_VERDICT="claim-id=contradicted,..."`` forces verdicts (any of
 :data:`VERDICTS`, ``claim-id=insufficient data`` too); a forced claim is marked ``forced``

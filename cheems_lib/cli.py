@@ -536,7 +536,8 @@ def _add_book(sub) -> None:
 
     b.add_argument("--profile", choices=list(PROFILES), default="default",
                    help="smoke: seconds; default: CPU book; paper: the paper's settings (GPU, real data); "
-                        "real: every chapter on data/real (real-smoke: at smoke settings)")
+                        "real: every chapter on data/real (real-smoke: at smoke settings); "
+                        "full: default plus every finding rebuilt on two more simulated worlds (full-smoke: at smoke settings)")
     b.add_argument("--chapter", action="append", metavar="NAME", help="only these chapters (repeat)")
     b.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
                    help="override a chapter parameter (repeat)")

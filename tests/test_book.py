@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 
@@ -137,6 +138,37 @@ def test_failing_chapter_names_chapter_and_cell(tmp_path):
     assert sorted(p.name for p in (root / "book").iterdir() if p.name.startswith(".")) == []
 
 
+def test_chapter_kernel_runs_in_its_root_whatever_the_process_cwd(tmp_path, monkeypatch):
+    """A chapter's kernel starts in the chapter's root even when the process's working folder is changed under it
+    (two chapters of different roots, e.g. a book and its world replicate, starting at once in two threads: papermill
+    chdirs the whole process), so it saves into its own book, never another's."""
+    import contextlib
+
+    import papermill.execute
+
+    (tmp_path / "book").mkdir()
+    root = copy_repo(tmp_path / "book")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "notebooks/where.md").write_text(
+        (ROOT / "notebooks/conflicts.md").read_text(encoding="utf-8").split("---\n")[1].join(["---\n", "---\n"])
+        + "# Where\n\n```{code-cell} ipython3\n:tags: [parameters]\nseed: int = 0  # seed\n```\n\n"
+        "```{code-cell} ipython3\nimport os\nopen('saved-here.txt', 'w').write(os.getcwd())\n```\n", encoding="utf-8")
+
+    @contextlib.contextmanager
+    def another_thread_moved_us(path):  # what a chdir by a chapter starting at once in another thread does
+        before = os.getcwd()
+        os.chdir(elsewhere)
+        try:
+            yield
+        finally:
+            os.chdir(before)
+
+    monkeypatch.setattr(papermill.execute, "chdir", another_thread_moved_us)
+    execute_chapter("where", {"seed": 1}, root, profile="smoke", log=lambda s: None)
+    assert (root / "saved-here.txt").is_file() and not (elsewhere / "saved-here.txt").exists()
+
+
 @pytest.fixture(scope="module")
 def conflicts_done(tmp_path_factory):
     """A copy of the book with the (fast) conflicts chapter executed once with the smoke profile."""
@@ -230,6 +262,23 @@ def test_bad_arguments_exit_2_before_running(argv, says, tmp_path, monkeypatch, 
     assert e.value.code == 2 and len(err) == 1 and err[0].startswith("cheems: ") and "(fix: " in err[0], err
     assert says in err[0], err
     assert not list((root / "book").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("profile", ["full", "full-smoke"])
+def test_book_seed_that_is_a_replicate_seed_is_refused(profile, tmp_path, monkeypatch):
+    """A full profile refuses ``-p seed`` equal to one of its world replicates' seeds (the book's world would be
+    one of its own replicates) before anything runs; any other seed gives the replicates their own seeds."""
+    from cheems_lib import book
+    from cheems_lib.chapters import REPLICATE_SEEDS
+
+    root = copy_repo(tmp_path)
+    monkeypatch.setattr(book, "execute_chapter", lambda *a, **k: pytest.fail("nothing may run"))
+    with pytest.raises(BookInputError, match=rf"-p seed {REPLICATE_SEEDS[0]}: the {profile} profile's world "
+                                             r"replicates use seeds .*\(fix: pick another seed"):
+        build(profile, ["data"], {"seed": str(REPLICATE_SEEDS[0])}, root=root, html=False, log=lambda s: None)
+    plans = book._plans(profile, ["data"], {"seed": "7"}, root, 0)
+    assert [(n, p["seed"], s) for n, p, s in book._replicas(plans, profile)] == [("data", s, s) for s in REPLICATE_SEEDS]
+    assert book._replicas(book._plans("default", ["data"], {}, root, 0), "default") == []
 
 
 def test_cache_key_hashes_only_the_files_a_chapter_reads(tmp_path, monkeypatch):

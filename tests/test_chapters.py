@@ -6,7 +6,7 @@ import re
 import pytest
 
 from cheems_lib.book import BookInputError, check_parameters, check_value, coerce, parameters_of
-from cheems_lib.chapters import CHAPTERS, PROFILES, toc_yaml
+from cheems_lib.chapters import CHAPTERS, PROFILES, base_profile, toc_yaml
 from conftest import ROOT
 
 
@@ -64,7 +64,7 @@ def test_every_parameter_declares_what_it_allows(ch):
         if name.endswith("_dir"):
             assert check.get("path") in ("folder", "world folder"), name
         if name == "size":
-            assert check.get("choices") == [p for p in PROFILES if not p.startswith("real")], name  # simulated sizes
+            assert check.get("choices") == [p for p in PROFILES if p == base_profile(p) and not p.startswith("real")], name  # simulated sizes
         assert check_value(ast.literal_eval(spec["default"]), spec, ROOT) is None, (name, spec["default"])
     for profile in PROFILES:
         for name, value in ch.parameters(profile).items():
@@ -250,6 +250,22 @@ def test_real_profiles_point_every_world_chapter_at_data_real():
             if profile == "real-smoke" and ch.trains:
                 assert params["train_seeds"] == 1, ch.name
     assert (ROOT / REAL_DIR / "manifest.json").is_file()
+
+
+def test_full_profiles_are_default_and_smoke_plus_replicates():
+    """``full`` and ``full-smoke`` give every chapter the default / smoke settings; only the Claims page gets the
+    replicate seeds, and only they replicate; the replicated chapters all take a simulated world and its seed."""
+    from cheems_lib.chapters import REPLICATE_SEEDS, replicate_seeds
+
+    for ch in CHAPTERS:
+        for profile, base in (("full", "default"), ("full-smoke", "smoke")):
+            extra = {"replicate_seeds": list(REPLICATE_SEEDS)} if ch.name == "claims" else {}
+            assert ch.parameters(profile) == ch.parameters(base) | extra, (ch.name, profile)
+        if ch.replicated:
+            declared = parameters_of(ROOT / "notebooks" / f"{ch.name}.md")
+            assert {"seed", "size"} <= set(declared) and ch.takes_world, ch.name
+    assert [p for p in PROFILES if replicate_seeds(p)] == ["full", "full-smoke"]
+    assert len(REPLICATE_SEEDS) >= 2 and 0 not in REPLICATE_SEEDS  # at least two worlds beside the book's own
 
 
 # ---- the data chapter on real folders: Table 1 against hand counts, the paper's side only where comparable ----
