@@ -20,7 +20,7 @@ from typing import Mapping
 
 from .distant_supervision import ABLATION
 
-__all__ = ["PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "ratio_text", "side_by_side", "add_claims"]
+__all__ = ["PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "paper_pair", "ratio_text", "side_by_side", "add_claims"]
 
 PAPER_COLUMNS = ["paper open acc", "paper human acc", "paper overall"]
 """The columns of :func:`side_by_side` that hold the paper's numbers (data/paper/table4_ablation.csv)."""
@@ -59,7 +59,9 @@ def side_by_side(results: Mapping[str, list[dict]], paper, *, seed: int = 0):
                          for name in results])
 
 
-def _paper_pair(paper, a: str, b: str) -> str:
+def paper_pair(paper, a: str, b: str) -> str:
+    """The paper's Overall of Table 4's rows ``a`` and ``b`` (``paper`` indexed by ``training_data``), as a claim's
+    ``paper`` field."""
     return f"Overall {paper.loc[a, 'overall']:.3f} ({a}) vs {paper.loc[b, 'overall']:.3f} ({b})"
 
 
@@ -83,7 +85,7 @@ def _add_directions(ledger, overall: Mapping[str, object], paper, seed: int,
         ratio = ratio_text(prompts) if cid == DIRECTIONS[0][0] else ""
         ledger.add(Claim.test(
             cid, overall[a] - overall[b], "greater", seed=seed, paper_ref="§6.3, Table 4", claim=claim,
-            kind="finding", statistic=f"Overall of {a} minus {b}, paired{ratio}", paper=_paper_pair(paper, a, b),
+            kind="finding", statistic=f"Overall of {a} minus {b}, paired{ratio}", paper=paper_pair(paper, a, b),
             link="paper-table4", says=comparison_says(a, b)))
 
 
@@ -99,7 +101,7 @@ def _add_rewardbench(ledger, paper, rewardbench: Mapping | None, why: str, seed:
         "tab4-beats-rewardbench-rms", "§6.3, Table 4", "a reward model trained on CheemsPreference beats the best open "
         "reward models of RewardBench on CheemsBench", "untestable", "inconclusive",
         reason="those rows are open 27B and 70B reward models trained on real English data, which the simulated world "
-               "does not contain", paper=_paper_pair(paper, _COMBINED, rb_rows[0]), link="paper-table4",
+               "does not contain", paper=paper_pair(paper, _COMBINED, rb_rows[0]), link="paper-table4",
         says={v: "Whether CheemsPreference beats the open RewardBench reward models cannot be tested here: they are "
                  "not part of the simulated world." for v in VERDICTS}))
     rb_paper = (f"RewardBench {paper.loc[_HUMAN, 'rewardbench']:.3f} ({_HUMAN}) vs "
@@ -156,7 +158,7 @@ def _add_best(ledger, overall: Mapping[str, object], paper, seed: int) -> None:
         "finding", verdict, estimate=diff.value, ci_low=lo, ci_high=hi, seeds=diff.seeds, n=diff.n, unit=diff.unit,
         p=p_value(diff, "greater", seed=seed), direction="greater",
         statistic=f"Overall of {_COMBINED} minus the closest other row ({rival}), paired; best only if it beats every row",
-        paper=f"{_paper_pair(paper, _COMBINED, paper_rival)}, the next best row", link="paper-table4",
+        paper=f"{paper_pair(paper, _COMBINED, paper_rival)}, the next best row", link="paper-table4",
         says={"supported": f"{_COMBINED} beats every other row by paired intervals; the closest, {rival}, by {tmpl}.",
               "contradicted": f"{_COMBINED} is not the best: at least one row beats it by a paired interval "
                               f"(closest difference, to {rival}: {tmpl}).",
@@ -192,7 +194,7 @@ def add_untestable_claims(ledger, paper, reason: str) -> dict[str, int]:
     from .claims import Claim
 
     for cid, claim, a, b in DIRECTIONS:
-        ledger.add(Claim.untestable(cid, "§6.3, Table 4", claim, reason, paper=_paper_pair(paper, a, b),
+        ledger.add(Claim.untestable(cid, "§6.3, Table 4", claim, reason, paper=paper_pair(paper, a, b),
                                     link="paper-table4"))
     _add_rewardbench(ledger, paper, None, reason, 0)
     ledger.add(Claim.untestable("tab4-combined-best", "§6.3, Table 4", "human + processed GPT (CheemsPreference) is "

@@ -11,7 +11,9 @@ as a long table without intervals, for one's own score files.
 The evaluation chapter (Table 2, Fig. 4, §6.1) is built from the rest: :func:`score_models`
 scores real reward models, :func:`table2` is the table as shown, :func:`baseline_sentence` and
 :func:`judge_sentence` say whether the best trained model beats the baselines and whether the
-judge beats the random baseline, :func:`add_findings` tests §6.1's three findings, and
+judge beats the random baseline, :func:`add_findings` tests §6.1's three findings (the first on the
+RewardBench-like comparator's mid-vs-mid sections as the finding, and on all of it as a *structural* claim: its
+strong-vs-weak sections are easy by construction, :func:`rewardbench_design`), and
 :func:`category_estimates` and :func:`category_figure` are Fig. 4, and :func:`add_category_claims`
 tests §6.1's reading of it category by category. The counts of "the models of Table 8" leave out the
 CSV's row copied from Table 2 (:func:`table8_models`).
@@ -26,7 +28,7 @@ from .records import Record
 __all__ = ["leaderboard", "evaluate_scores", "board", "text_board", "category_accuracy", "baseline_scores", "score_models",
            "TABLE2_COLUMNS", "INTERVAL_SAYS", "interval_cell", "interval_text", "table2", "baseline_sentence", "judge_sentence",
            "deterministic_label", "add_findings", "TABLE2_ONLY", "table8_models", "FIG4_CLAIMS", "add_category_claims",
-           "category_estimates", "category_figure"]
+           "category_estimates", "category_figure", "BUILT_IN_BUILDS", "MID_PAIRS_ID", "rewardbench_design"]
 
 
 def baseline_scores(records: Sequence[Record], *, seed: int = 0) -> dict[str, dict]:
@@ -237,27 +239,81 @@ def table8_models(table8):
     return table8[~table8["model"].isin(TABLE2_ONLY)]
 
 
+BUILT_IN_BUILDS = ("policies", "refusal")
+"""The RewardBench-like comparator's section builds (:class:`cheems_lib.comparators.Section`) whose label is built
+in: a strong policy's answer against a weak one's, kept only when an annotator verifies it, as RewardBench's chat and
+safety sections were made. Its other sections pair two answers of one mid-strength policy."""
+MID_PAIRS_ID = "s61-lower-than-rewardbench-mid-pairs"
+"""§6.1 (1) tested on the comparator's mid-vs-mid sections only (:func:`_mid_pairs_claim`)."""
+
+
+def rewardbench_design() -> dict:
+    """What decides the RewardBench-like comparator's difficulty, read from its definition: the sections built
+    strong-vs-weak (``built_in``) and mid-vs-mid (``mid``), the built-in sections' share of its pairs by
+    RewardBench's section sizes, and the strong and weak policies' strengths."""
+    from .comparators import REWARDBENCH_SECTIONS, STRONG, WEAK, declared_mix
+
+    share = declared_mix(REWARDBENCH_SECTIONS)[0]
+    built_in = [s.name for s in REWARDBENCH_SECTIONS if s.build in BUILT_IN_BUILDS]
+    return {"built_in": built_in, "mid": [s.name for s in REWARDBENCH_SECTIONS if s.build not in BUILT_IN_BUILDS],
+            "share": sum(share[n] for n in built_in), "strong": STRONG[0], "weak": WEAK[0]}
+
+
+def _structural_reason() -> str:
+    d = rewardbench_design()
+    return (f"decided by the comparator's design: its {' and '.join(d['built_in'])} sections ({d['share']:.0%} of its "
+            f"pairs) pair a strong policy's answer (strength {d['strong']:+.1f}) with a weak one's ({d['weak']:+.1f}) "
+            "and keep only the pairs an annotator verifies, as RewardBench's were built, so they are easy by "
+            "construction and the gap measures that design; the finding is "
+            f"{MID_PAIRS_ID}, on its {' and '.join(d['mid'])} sections, whose two answers come from one mid-strength "
+            "policy")
+
+
+def _rewardbench_paper(table8) -> str:
+    t8_rb = table8_models(table8).dropna(subset=["rewardbench"])
+    return (f"RewardBench {t8_rb['rewardbench'].mean():.3f} vs CheemsBench accuracy "
+            f"{t8_rb[['open_acc', 'human_acc']].mean(axis=1).mean():.3f} (mean of the two subsets), mean over the "
+            f"{len(t8_rb)} models of Table 8 with a RewardBench score")
+
+
+def _rewardbench_says(where: str) -> dict[str, str]:
+    return {"supported": f"The trained models score lower on CheemsBench than on {where}: {INTERVAL_SAYS}.",
+            "contradicted": f"The trained models score higher on CheemsBench than on {where}: {INTERVAL_SAYS}.",
+            "inconclusive": f"CheemsBench and {where} are not separated for the trained models: {INTERVAL_SAYS}."}
+
+
 def _rewardbench_claim(results, on_rewardbench, pairs: int, table8, seed: int):
-    """§6.1 (1): lower on CheemsBench than on the RewardBench-like comparator."""
+    """§6.1 (1): lower on CheemsBench than on the whole RewardBench-like comparator. Kind *structural*: its
+    strong-vs-weak sections make it easy by construction (:func:`rewardbench_design`)."""
     from .claims import Claim, subset_estimate
 
-    t8_rb = table8_models(table8).dropna(subset=["rewardbench"])
     diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy")
                       - subset_estimate(on_rewardbench[n], "accuracy"))
     return Claim.test(
         "s61-lower-than-rewardbench", diff, "less", seed=seed, paper_ref="§6.1 (1), Table 2",
-        claim="reward models score lower on CheemsBench than on RewardBench", kind="finding",
+        claim="reward models score lower on CheemsBench than on RewardBench", kind="structural",
+        reason=_structural_reason(),
         statistic=f"CheemsBench accuracy (mean of the two subsets) minus accuracy on the RewardBench-like comparator "
                   f"({pairs} simulated pairs, macro over its four sections), mean over {', '.join(results)}",
-        paper=f"RewardBench {t8_rb['rewardbench'].mean():.3f} vs CheemsBench accuracy "
-              f"{t8_rb[['open_acc', 'human_acc']].mean(axis=1).mean():.3f} (mean of the two subsets), mean over the "
-              f"{len(t8_rb)} models of Table 8 with a RewardBench score", link="paper-table2",
-        says={"supported": f"The trained models score lower on CheemsBench than on the RewardBench-like comparator: "
-                           f"{INTERVAL_SAYS}.",
-              "contradicted": f"The trained models score higher on CheemsBench than on the RewardBench-like comparator: "
-                              f"{INTERVAL_SAYS}.",
-              "inconclusive": f"CheemsBench and the RewardBench-like comparator are not separated for the trained "
-                              f"models: {INTERVAL_SAYS}."})
+        paper=_rewardbench_paper(table8), link="paper-table2", says=_rewardbench_says("the RewardBench-like comparator"))
+
+
+def _mid_pairs_claim(results, on_mid, pairs: int, table8, seed: int):
+    """§6.1 (1) on the comparator's mid-vs-mid sections only (no strong-vs-weak pair): a finding, since neither
+    side's difficulty is set by a policy gap built into the comparator."""
+    from .claims import Claim, subset_estimate
+
+    mid = " and ".join(rewardbench_design()["mid"])
+    diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy")
+                      - subset_estimate(on_mid[n], "accuracy"))
+    return Claim.test(
+        MID_PAIRS_ID, diff, "less", seed=seed, paper_ref="§6.1 (1), Table 2",
+        claim=f"reward models score lower on CheemsBench than on RewardBench (its {mid} sections, where both answers "
+              "come from one policy)", kind="finding",
+        statistic=f"CheemsBench accuracy (mean of the two subsets) minus accuracy on the RewardBench-like comparator's "
+                  f"{mid} sections ({pairs} simulated pairs, macro over the sections), mean over {', '.join(results)}",
+        paper=_rewardbench_paper(table8), link="paper-table2",
+        says=_rewardbench_says(f"the RewardBench-like comparator's {mid} sections"))
 
 
 def _subset_claim(results, table8, seed: int):
@@ -311,6 +367,10 @@ def add_findings(ledger, results: Mapping[str, list[dict]], *, rewardbench, rewa
     seed) and add them to ``ledger``; a finding the data cannot test is added as *untestable*
     with the reason (no trained model, a benchmark subset or the paper's categories missing).
 
+    The first is tested twice: on the whole comparator (``s61-lower-than-rewardbench``, kind *structural*:
+    its strong-vs-weak sections are easy by construction, :func:`rewardbench_design`) and on its mid-vs-mid
+    sections only (:data:`MID_PAIRS_ID`, the finding).
+
     ``rewardbench`` is the RewardBench-like comparator (:func:`cheems_lib.comparators.rewardbench_like`)
     and ``rewardbench_scores`` the models' scores on its records; ``table8`` is the paper's Table 8.
     The comparator's prompt resamples are independent of CheemsBench's, so the first difference's
@@ -324,14 +384,21 @@ def add_findings(ledger, results: Mapping[str, list[dict]], *, rewardbench, rewa
     subsets = set(first)
     why = "needs trained models and cheems_bench/" if not results else ""
     if why or not simulated:
+        no_copy = why or ("needs a RewardBench copy: the RewardBench-like comparator here is simulated, comparable only "
+                          "with a simulated CheemsBench")
         ledger.add(Claim.untestable("s61-lower-than-rewardbench", "§6.1 (1), Table 2", "reward models score lower on "
-                                    "CheemsBench than on RewardBench", why or "needs a RewardBench copy: the "
-                                    "RewardBench-like comparator here is simulated, comparable only with a simulated "
-                                    "CheemsBench", link="paper-table2"))
+                                    "CheemsBench than on RewardBench", no_copy, link="paper-table2"))
+        ledger.add(Claim.untestable(MID_PAIRS_ID, "§6.1 (1), Table 2", "reward models score lower on CheemsBench than "
+                                    "on RewardBench's sections where both answers come from one policy", no_copy,
+                                    link="paper-table2"))
     else:
-        on_rewardbench = evaluate_scores({name: rewardbench_scores[name] for name in results},
-                                         {"RewardBench-like": rewardbench.sets["pairs"]}, n_boot=n_boot, seed=seed)
+        scores = {name: rewardbench_scores[name] for name in results}
+        pairs = rewardbench.sets["pairs"]
+        mid = [r for r in pairs if r.top_category in rewardbench_design()["mid"]]
+        on_rewardbench = evaluate_scores(scores, {"RewardBench-like": pairs}, n_boot=n_boot, seed=seed)
         ledger.add(_rewardbench_claim(results, on_rewardbench, len(rewardbench.records), table8, seed))
+        on_mid = evaluate_scores(scores, {"RewardBench-like, mid": mid}, n_boot=n_boot, seed=seed)
+        ledger.add(_mid_pairs_claim(results, on_mid, len(mid), table8, seed))
     if subsets >= {"open", "human"}:
         ledger.add(_subset_claim(results, table8, seed))
     else:

@@ -34,7 +34,7 @@ from .conflicts import resolve_records
 from .records import FIRST, SECOND, Record, strict_pairs
 
 __all__ = ["pairwise_only", "domain_only", "noisy_labels", "analogues", "PROPERTIES", "TABLE3_DATASETS",
-           "nearest", "table3_groups", "paper_accuracy", "MULTI_HUMAN", "MULTI_MACHINE", "PAIR_HUMAN", "PAIR_MACHINE",
+           "nearest", "annotation_pairs", "HUMAN_CLAIM", "table3_groups", "paper_accuracy", "MULTI_HUMAN", "MULTI_MACHINE", "PAIR_HUMAN", "PAIR_MACHINE",
            "EFFECTS", "table3", "published_table3", "paper_groups_text", "add_claims", "add_untestable_claims", "best_dataset",
            "add_best_dataset_claims", "effects", "add_real_claims"]
 
@@ -135,6 +135,14 @@ def noisy_labels(records: Sequence[Record], *, flip: float, seed: int | np.rando
     return out
 
 
+def annotation_pairs(human: Sequence[Record], gpt: Sequence[Record], *, seed: int = 0) -> tuple[list[Record], list[Record]]:
+    """The two sets of the annotation-source comparison (``tab3-human-beats-machine``): one pair per prompt of
+    ``human`` and as many pairs, one per prompt, from ``gpt`` (the GPT-annotated subset, in order). The chapter's
+    analogues and the sensitivity chapter's sweep of that comparison both build them here."""
+    pair_human = pairwise_only(human, seed=seed)
+    return pair_human, pairwise_only(gpt, seed=seed)[:len(pair_human)]
+
+
 def _analogue(records, annotation, format, domain, isolates, stands_for=(), labels="as annotated"):
     return {"records": records, "annotation": annotation, "format": format, "domain": domain, "labels": labels,
             "isolates": isolates, "stands_for": tuple(stands_for)}
@@ -150,8 +158,7 @@ def analogues(files: dict, *, prompts: int = 800, seed: int = 0) -> dict[str, di
     """
     human, gpt_all = files["cheems_preference/human.jsonl"], files["cheems_preference/gpt.jsonl"]
     gpt = gpt_all[:prompts] if prompts else list(gpt_all)
-    pair_human = pairwise_only(human, seed=seed)
-    pair_machine = pairwise_only(gpt_all, seed=seed)[:len(pair_human)]
+    pair_human, pair_machine = annotation_pairs(human, gpt_all, seed=seed)
     return {
         "multi-response, human": _analogue(
             list(human), "human", "multi-response", "general",
@@ -265,7 +272,8 @@ def _language_claim():
 
 
 _MULTI_CLAIM = "multi-response preference data transfers better than pairwise data"
-_HUMAN_CLAIM = "human-annotated preference data transfers better than machine-annotated data"
+HUMAN_CLAIM = "human-annotated preference data transfers better than machine-annotated data"
+"""The claim of ``tab3-human-beats-machine`` (our question; the sensitivity chapter sweeps it too)."""
 _QUESTION = ("the project's own question, not a claim of the paper: §6.1 draws no conclusion on {what}, and "
              "Table 3 cannot, since format, annotation, domain, size and language vary together across its rows")
 
@@ -281,7 +289,7 @@ def add_untestable_claims(ledger, reason: str) -> None:
     from .claims import OURS, Claim
 
     ledger.add(Claim.untestable("tab3-multi-response-helps", OURS, _MULTI_CLAIM, reason, link="paper-table3"))
-    ledger.add(Claim.untestable("tab3-human-beats-machine", OURS, _HUMAN_CLAIM, reason, link="paper-table3"))
+    ledger.add(Claim.untestable("tab3-human-beats-machine", OURS, HUMAN_CLAIM, reason, link="paper-table3"))
     ledger.add(_language_claim())
     add_best_dataset_claims(ledger)
 
@@ -311,7 +319,7 @@ def add_claims(ledger, sets: dict[str, dict], overall: dict, *, seed: int = 0) -
         link="paper-table3", says=comparison_says(f"The {MULTI_HUMAN} set", f"its {PAIR_HUMAN} copy")))
     ledger.add(Claim.test(
         "tab3-human-beats-machine", overall[PAIR_HUMAN] - overall[PAIR_MACHINE], "greater", seed=seed,
-        paper_ref=OURS, claim=_HUMAN_CLAIM, kind="question", reason=_QUESTION.format(what="annotation source"),
+        paper_ref=OURS, claim=HUMAN_CLAIM, kind="question", reason=_QUESTION.format(what="annotation source"),
         statistic=f"Overall of {_sized(sets, PAIR_HUMAN)} minus {_sized(sets, PAIR_MACHINE)}: one pair "
                   "per prompt in both, as many pairs, human vs machine labels; paired",
         paper=f"no claim; mean accuracy in Table 3 by format and annotation: {groups}",

@@ -103,8 +103,9 @@ def test_judge_sentence_says_above_or_below_random(chapter):
     assert "is below the random" in lb.judge_sentence(anti, random, c["small"], n_boot=60)
 
 
-def test_add_findings_adds_three_claims_with_hand_computed_estimates(chapter):
-    """The three §6.1 claims, in order, with estimates equal to the per-seed differences averaged by hand."""
+def test_add_findings_adds_the_s61_claims_with_hand_computed_estimates(chapter):
+    """The §6.1 claims, in order (the first on the whole comparator, structural, and on its mid-vs-mid sections, the
+    finding), with estimates equal to the per-seed differences averaged by hand."""
     from cheems_lib import comparators, paper
     from cheems_lib.baselines import length_scores
 
@@ -114,14 +115,40 @@ def test_add_findings_adds_three_claims_with_hand_computed_estimates(chapter):
     ledger = Ledger("evaluation", "test")
     lb.add_findings(ledger, c["results"], rewardbench=rb, rewardbench_scores=rb_scores,
                     table8=paper.table("table8_reward_models"), n_boot=60)
-    assert list(ledger.claims) == ["s61-lower-than-rewardbench", "s61-open-vs-human-instruction", "s61-deterministic-easier"]
-    on_rb = lb.evaluate_scores(rb_scores, {"rb": rb.sets["pairs"]}, n_boot=0)
-    cheems = [np.mean([(s["open"].accuracy + s["human"].accuracy) / 2 - r["rb"].accuracy
-                       for s, r in zip(c["results"][m], on_rb[m])]) for m in c["results"]]
+    assert list(ledger.claims) == ["s61-lower-than-rewardbench", lb.MID_PAIRS_ID, "s61-open-vs-human-instruction",
+                                   "s61-deterministic-easier"]
+    mid = [r for r in rb.sets["pairs"] if r.top_category in ("chat-hard", "reasoning")]
+    on_rb = lb.evaluate_scores(rb_scores, {"rb": rb.sets["pairs"], "mid": mid}, n_boot=0)
+    cheems, cheems_mid = ([np.mean([(s["open"].accuracy + s["human"].accuracy) / 2 - r[part].accuracy
+                                    for s, r in zip(c["results"][m], on_rb[m])]) for m in c["results"]]
+                          for part in ("rb", "mid"))
     open_human = [np.mean([s["open"].accuracy - s["human"].accuracy for s in c["results"][m]]) for m in c["results"]]
     assert ledger.claims["s61-lower-than-rewardbench"].estimate == pytest.approx(np.mean(cheems))
+    assert ledger.claims[lb.MID_PAIRS_ID].estimate == pytest.approx(np.mean(cheems_mid))
+    assert ledger.claims[lb.MID_PAIRS_ID].n == len(mid) < len(rb.sets["pairs"])
     assert ledger.claims["s61-open-vs-human-instruction"].estimate == pytest.approx(np.mean(open_human))
-    assert all(isinstance(cl, Claim) and cl.kind == "finding" and "{" not in cl.sentence for cl in ledger.claims.values())
+    assert all(isinstance(cl, Claim) and "{" not in cl.sentence for cl in ledger.claims.values())
+    kinds = {cid: cl.kind for cid, cl in ledger.claims.items()}
+    assert kinds == {"s61-lower-than-rewardbench": "structural", lb.MID_PAIRS_ID: "finding",
+                     "s61-open-vs-human-instruction": "finding", "s61-deterministic-easier": "finding"}
+
+
+def test_rewardbench_claim_on_the_whole_comparator_is_structural():
+    """The RewardBench-like comparator's chat and safety sections pair a strong policy with a weak one and keep
+    only verified pairs (its design, read from comparators.py), so the claim on all of it is structural, with a
+    generated reason naming that design and the finding on the mid-vs-mid sections; the split follows each
+    section's build, never a typed list."""
+    from cheems_lib import comparators
+
+    design = lb.rewardbench_design()
+    builds = {s.name: s.build for s in comparators.REWARDBENCH_SECTIONS}
+    assert design["built_in"] == ["chat", "safety"] and design["mid"] == ["chat-hard", "reasoning"]
+    assert {builds[n] for n in design["built_in"]} == set(lb.BUILT_IN_BUILDS) == {"policies", "refusal"}
+    assert design["share"] == pytest.approx((358 + 740) / 2985)
+    assert (design["strong"], design["weak"]) == (comparators.STRONG[0], comparators.WEAK[0])
+    reason = lb._structural_reason()
+    assert "chat and safety sections (37% of its pairs)" in reason and "+1.2" in reason and "-1.2" in reason
+    assert "verifies" in reason and lb.MID_PAIRS_ID in reason and "chat-hard and reasoning" in reason
 
 
 def test_table8_counts_leave_out_the_table2_row():
@@ -238,15 +265,15 @@ def test_interval_cell_quotes_value_and_interval():
 
 
 def test_findings_untestable_without_models_or_on_real_files():
-    """No trained model (no preference file): all three §6.1 findings are untestable and say what they need."""
+    """No trained model (no preference file): every §6.1 claim is untestable and says what it needs."""
     from cheems_lib.claims import Ledger
     from cheems_lib.leaderboard import add_findings
 
     ledger = Ledger("evaluation", "test")
     add_findings(ledger, {}, rewardbench=None, rewardbench_scores={}, table8=None, simulated=False)
     assert [(c.id, c.kind) for c in ledger.claims.values()] == [
-        ("s61-lower-than-rewardbench", "untestable"), ("s61-open-vs-human-instruction", "untestable"),
-        ("s61-deterministic-easier", "untestable")]
+        ("s61-lower-than-rewardbench", "untestable"), (lb.MID_PAIRS_ID, "untestable"),
+        ("s61-open-vs-human-instruction", "untestable"), ("s61-deterministic-easier", "untestable")]
     assert all(c.reason == "needs trained models and cheems_bench/" for c in ledger.claims.values())
 
 

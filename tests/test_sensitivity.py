@@ -42,14 +42,26 @@ def test_summary_needs_the_worlds_own_value():
 
 def test_ratio_beyond_the_world_is_refused():
     """Asking for more GPT prompts than the world holds is an error naming the fix, not a silent cut."""
-    class World:
-        human = [object()] * 10
+    with pytest.raises(ValueError, match=r"needs 40 GPT-annotated prompts for the 10 human ones, and the world "
+                                         r"\(size smoke\) has 30 \(fix: a larger world size\)"):
+        sensitivity.ratio_sweep(_World(), [4.0])
 
-        def gpt(self):
-            return [object()] * 30
 
-    with pytest.raises(ValueError, match="needs 40 GPT prompts, the world has 30"):
-        sensitivity.ratio_sweep(World(), [4.0])
+class _World:
+    """A world's prompt counts: 10 human-annotated, 30 GPT-annotated."""
+
+    size = "smoke"
+    human = [object()] * 10
+
+    def gpt(self):
+        return [object()] * 30
+
+
+def test_unfit_says_why_a_ratio_cannot_be_trained():
+    """A ratio the world holds is fit (None); one beyond it gets the reason the chapter's untestable claim shows."""
+    assert sensitivity.unfit(_World(), 3.0) is None and sensitivity.unfit(_World(), 2.96) is None
+    assert sensitivity.unfit(_World(), 8.55) == ("GPT : human 8.55 : 1 needs 86 GPT-annotated prompts for the 10 human "
+                                                 "ones, and the world (size smoke) has 30 (fix: a larger world size)")
 
 
 def test_shared_noise_changes_only_the_human_labels():
@@ -113,3 +125,126 @@ def test_unswept_claim_is_untestable():
     (claim,) = ledger.claims.values()
     assert (claim.kind, claim.verdict) == ("untestable", "inconclusive")
     assert claim.reason == sensitivity.ASSUMPTIONS["shared_noise"].unswept_reason
+
+
+def _ratio_sweep(ratio, diff, verdict="supported"):
+    """A one-row ratio sweep at ``ratio`` whose estimate rides along as :func:`sensitivity.ratio_sweep` leaves it."""
+    lo, hi = diff.interval(seed=0)
+    sweep = pd.DataFrame([{"value": ratio, "gpt_prompts": round(ratio * 30), "estimate": diff.value, "ci_low": lo,
+                           "ci_high": hi, "seeds": diff.seeds, "n": diff.n, "verdict": verdict}])
+    sweep.attrs["diffs"] = {ratio: diff}
+    return sweep
+
+
+def test_paper_ratio_claim_is_a_finding_from_the_sweeps_point():
+    """Table 4's first comparison at the paper's ratio is a finding of its own (not a sweep), with the 1:1 claim's
+    statistic, decided from the replicates of the sweep's point at that ratio (so it carries a p-value for Holm's
+    rule), and the paper's Table 4 numbers."""
+    from cheems_lib import paper
+    from cheems_lib.construction_ablation import paper_pair
+
+    ratio = 8.546319018404908
+    diff = claims.Estimate.single(0.009, np.linspace(-0.005, 0.022, 200), n=2492)
+    ledger = _Ledger("sensitivity", "test")
+    sensitivity.add_paper_ratio_claim(ledger, _ratio_sweep(ratio, diff), sensitivity.SweepConfig(), ratio=ratio)
+    claim = ledger.claims[sensitivity.PAPER_RATIO_ID]
+    assert claim.id == "tab4-human-beats-gpt-paper-ratio" and claim.kind == "finding"
+    assert claim.paper_ref == "§6.3, Table 4" and claim.verdict == claims.decide(diff, "greater") == "inconclusive"
+    assert claim.estimate == pytest.approx(0.009) and claim.n == 2492 and np.isfinite(claim.p)
+    assert "Human subset minus GPT subset" in claim.statistic and "256 : 30, the paper's 8.55 : 1" in claim.statistic
+    assert claim.paper == paper_pair(paper.table("table4_ablation").set_index("training_data"), "Human subset",
+                                     "GPT subset")
+    assert claim.sentence.startswith("At the paper's GPT : human ratio (8.55 : 1), the paired Overall difference "
+                                     "between the Human subset and the GPT subset, 0.009 [")
+
+
+@pytest.mark.parametrize("sweep, why, reason", [
+    (None, None, "not trained at the paper's ratio: the sweep trains on the simulated subsets only"),
+    ("other ratio", "GPT : human 8.55 : 1 needs 86 GPT-annotated prompts", "not trained at the paper's ratio: GPT : "
+     "human 8.55 : 1 needs 86 GPT-annotated prompts"),
+])
+def test_paper_ratio_claim_is_untestable_where_the_ratio_was_not_trained(sweep, why, reason):
+    """Real files (no sweep) or a world too small for the paper's ratio: the claim is in the ledger as untestable
+    with the generated reason, never absent."""
+    if sweep == "other ratio":
+        sweep = _ratio_sweep(1.0, claims.Estimate.single(0.1, np.linspace(0.05, 0.15, 50), n=100))
+    ledger = _Ledger("sensitivity", "test")
+    sensitivity.add_paper_ratio_claim(ledger, sweep, sensitivity.SweepConfig(), ratio=8.55, why=why)
+    claim = ledger.claims[sensitivity.PAPER_RATIO_ID]
+    assert (claim.kind, claim.verdict, claim.reason) == ("untestable", "inconclusive", reason)
+
+
+def _ledger_rows(paper_kind="finding", paper_verdict="inconclusive", one_verdict="supported"):
+    rows = [{"id": sensitivity.TAB4, "kind": "finding", "verdict": one_verdict, "estimate": 0.02, "ci_low": 0.01,
+             "ci_high": 0.03, "seeds": 3, "reason": ""},
+            {"id": sensitivity.PAPER_RATIO_ID, "kind": paper_kind, "verdict": paper_verdict, "estimate": 0.009,
+             "ci_low": -0.005, "ci_high": 0.022, "seeds": 1, "reason": "why not"}]
+    return pd.DataFrame(rows)
+
+
+def test_headline_is_the_claim_at_the_papers_ratio():
+    """The Claims page's headline names the claim at the paper's ratio with both verdicts, and says whether they
+    differ; where the paper's ratio is untestable it names the 1:1 claim and says the paper's setting is untested."""
+    text = sensitivity.headline(_ledger_rows())
+    assert text.startswith("The headline of Table 4's first comparison is tab4-human-beats-gpt-paper-ratio")
+    assert "(inconclusive, 0.009 [-0.005, 0.022], 1 training seed)" in text
+    assert "(supported, 0.020 [0.010, 0.030], 3 training seeds)" in text and "The two verdicts differ" in text
+    assert "The two verdicts agree." in sensitivity.headline(_ledger_rows(paper_verdict="supported"))
+    untested = sensitivity.headline(_ledger_rows(paper_kind="untestable"))
+    assert untested.startswith("The headline of Table 4's first comparison is tab4-human-beats-gpt (supported")
+    assert "untestable (why not)" in untested and "not tested in this build" in untested
+    assert "no headline" in sensitivity.headline(_ledger_rows().iloc[:1])
+
+
+def test_shared_noise_sweeps_build_each_world_once_for_both_claims(monkeypatch):
+    """Every value re-simulates one world for both claims; Table 3's sets are the transfer chapter's pairwise sets
+    (transfer.annotation_pairs) with that world's human labels, and the machine pairs come from one list at every
+    value (the GPT labels do not change), as many as that world's human pairs; Table 4's GPT set is the same."""
+    from cheems_lib import experiments, simulation, transfer
+    from cheems_lib.world_files import LAYOUT
+
+    world = experiments.open_world("", "smoke", 0)
+    built, seen = [], []
+    real_build = simulation.build_world
+    monkeypatch.setattr(simulation, "build_world", lambda cfg: built.append(cfg) or real_build(cfg))
+
+    def fake(world_, first, second, bench, cfg, names):
+        seen.append((names, list(first), list(second)))
+        return {"estimate": 0.0, "ci_low": -1.0, "ci_high": 1.0, "seeds": 1, "n": 50, "verdict": "inconclusive",
+                "diff": None}
+
+    monkeypatch.setattr(sensitivity, "_difference", fake)
+    sweeps = sensitivity.shared_noise_sweeps(world, [0.0, 0.8])
+    assert list(sweeps) == [sensitivity.TAB4, sensitivity.TAB3] and len(built) == 2
+    assert all(list(s["value"]) == [0.0, 0.8] for s in sweeps.values())
+    tab3 = [x for x in seen if x[0] == (transfer.PAIR_HUMAN, transfer.PAIR_MACHINE)]
+    assert len(tab3) == 2 and tab3[0][1] != tab3[1][1]
+    short, long_ = sorted((x[2] for x in tab3), key=len)
+    assert long_[:len(short)] == short and all(len(x[1]) == len(x[2]) for x in tab3)
+    tab4 = [x for x in seen if x[0] == sensitivity.TARGETS[sensitivity.TAB4].names]
+    assert len(tab4) == 2 and tab4[0][2] == tab4[1][2] and tab4[0][1] != tab4[1][1]
+    human = real_build(built[1]).files[LAYOUT["pref_human"]]
+    assert (tab3[1][1], tab3[1][2]) == transfer.annotation_pairs(human, world.gpt(), seed=0)
+    with pytest.raises(ValueError, match="no sweep target 'nope'"):
+        sensitivity.shared_noise_sweeps(world, [0.0], targets=("nope",))
+
+
+def test_tab3_sweep_claim_is_robustness_of_our_question():
+    """The shared-noise sweep of tab3-human-beats-machine is its own robustness claim (never a finding, never
+    credited to the paper), linked to its section, with its reason naming the swept claim; drawn with its labels."""
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ledger = _Ledger("sensitivity", "test")
+    sensitivity.add_sweep_claim(ledger, _sweep(["supported"] * 3), "shared_noise", own=0.3, target=sensitivity.TAB3)
+    claim = ledger.claims["tab3-human-beats-machine-vs-shared-noise"]
+    assert (claim.kind, claim.verdict, claim.link) == ("robustness", "supported", "sensitivity-shared-noise-tab3")
+    assert "tab3-human-beats-machine" in claim.reason and claim.paper_ref != claims.OURS
+    assert "pairwise human-annotated set minus a pairwise machine-annotated set" in claim.statistic
+    fig = sensitivity.sweep_figure(_sweep(["supported"] * 3), "shared_noise", marked=0.3, model="tiny-xs",
+                                   target=sensitivity.TAB3)
+    assert fig.axes[0].get_title().startswith("Our Table 3 question") and "machine" in fig.axes[0].get_ylabel()
+    plt.close(fig)
+    ledger = _Ledger("sensitivity", "test")
+    sensitivity.add_sweep_claim(ledger, None, "shared_noise", own=0.3, target=sensitivity.TAB3)
+    assert ledger.claims["tab3-human-beats-machine-vs-shared-noise"].kind == "untestable"

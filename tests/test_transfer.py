@@ -96,6 +96,15 @@ def test_pairwise_annotation_comparison_is_matched(sets):
     assert (sets["pairwise, human"]["annotation"], sets["pairwise, machine"]["annotation"]) == ("human", "machine")
 
 
+def test_annotation_pairs_are_the_chapters_pairwise_sets(files, sets):
+    """annotation_pairs, which the sensitivity chapter's sweep of tab3-human-beats-machine uses, builds exactly the
+    chapter's two pairwise sets (one place builds them), the machine pairs from the whole GPT subset in order."""
+    human, gpt = files["cheems_preference/human.jsonl"], files["cheems_preference/gpt.jsonl"]
+    ph, pm = transfer.annotation_pairs(human, gpt, seed=0)
+    assert ph == sets["pairwise, human"]["records"] and pm == sets["pairwise, machine"]["records"]
+    assert pm == pairwise_only(gpt, seed=0)[:len(ph)]
+
+
 def test_nearest_names_rows_one_property_away():
     """nearest lists the rows that differ in exactly one known property, with that property."""
     near = transfer.nearest({"annotation": "machine", "format": "multi-response", "domain": "math"})
