@@ -140,9 +140,10 @@ CHAPTERS: list[Chapter] = [
     ),
     Chapter(  # replicated for its one finding, Table 4's comparison at the paper's GPT : human ratio
         "sensitivity", "Sensitivity to the simulator's assumptions", (), cost=2, trains=True, replicated=True,
-        params={"smoke": {"size": "smoke", "train_epochs": 1, "n_boot": 100, "shared_noise": [0.0, 0.8], "ratios": []},
+        params={"smoke": {"size": "smoke", "train_epochs": 1, "n_boot": 100, "shared_noise": [0.0, 0.8], "ratios": [],
+                          "gpt_prompts": 0},
                 "default": {"size": "default"},
-                "paper": {"size": "paper"}},
+                "paper": {"size": "paper", "gpt_prompts": 0}},
     ),
     Chapter(
         "real", "Real Chinese data: what model labels show", (), cost=2, trains=True,

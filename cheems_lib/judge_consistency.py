@@ -100,8 +100,9 @@ def aspect_conflicts(records: Sequence[Record], aspects: Iterable[str] | None = 
     return conflicted.reshape(-1), annotated.reshape(-1)
 
 
-def _untestable(ledger: claims.Ledger, cid: str, reason: str, **fields) -> claims.Claim:
-    return ledger.add(claims.Claim.untestable(cid, reason=reason, **fields))
+def _untestable(ledger: claims.Ledger, cid: str, why: str, **fields) -> claims.Claim:
+    fields.pop("reason", None)  # a question's reason where it can be tested; here what is missing says why
+    return ledger.add(claims.Claim.untestable(cid, reason=why, **fields))
 
 
 def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second: Sequence[Record] | None,
@@ -116,8 +117,13 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
     t5 = paper_table("table5_conflict_ratio").set_index(["subset", "annotator"])["conflict_ratio"]
     gpt5 = f"{t5['open_prompt', 'gpt']:.4f} (Open Prompt) and {t5['human_instruction', 'gpt']:.4f} (Human Instruction)"
     out: dict[str, claims.Estimate] = {}
-    pos = dict(paper_ref="appendix D.3, Fig. 15", link="fig-real-judge",
-               claim=f"{judge}, like GPT-4o, prefers the answer shown later",
+    # our questions, not findings: a fresh referee's read found both confounded (issue 26)
+    pos = dict(paper_ref=claims.OURS, link="fig-real-judge",
+               claim=f"does {judge}, like GPT-4o in Fig. 15 (appendix D.3), prefer the answer shown later?",
+               reason="the project's own question, and confounded: in each LLMZoo file an answer keeps one position "
+                      "per model, so every swapped pair moves one model's answer across the set, and the second set "
+                      "also replaces one answer with another; a change of set and a change of position cannot be "
+                      "told apart",
                statistic=f"{judge}'s share of strict decisions won by the earlier-shown answer, over repeated pairs "
                          "shown in both orders, minus 0.5",
                paper='"GPT-4o generally prefers responses that are placed later" (plot only)')
@@ -137,7 +143,7 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
         out["real-judge-position"] = est
         described = "{estimate:.3f} [{lo:.3f}, {hi:.3f}] from 0.5"
         ledger.add(claims.Claim.test(
-            "real-judge-position", est - 0.5, "less", seed=seed, kind="finding", **pos, says={
+            "real-judge-position", est - 0.5, "less", seed=seed, kind="question", **pos, says={
                 "supported": f"The earlier-shown answer won less than half of the swapped pairs' decisions "
                              f"({described}): {judge} prefers the later position, as GPT-4o does in the paper.",
                 "contradicted": f"The earlier-shown answer won more than half of the swapped pairs' decisions "
@@ -152,9 +158,12 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
                              "differently the second time: its labels are not self-consistent, as the paper says of GPT.",
                 "inconclusive": f"{judge} ordered {{estimate:.3f}} [{{lo:.3f}}, {{hi:.3f}}] of the repeated pairs "
                                 "differently the second time: not clearly above zero."}))
-    merged = dict(paper_ref="appendix C, Table 5", link="fig-real-judge",
-                  claim=f"{judge}'s rankings by separate aspects, merged by Algorithm 1, conflict more often than "
-                        "GPT-4o's annotations on Open Prompt",
+    merged = dict(paper_ref=claims.OURS, link="fig-real-judge",
+                  claim=f"do {judge}'s rankings by separate aspects, merged by Algorithm 1, conflict more often than "
+                        "GPT-4o's annotations on Open Prompt?",
+                  reason="the project's own question, and not the paper's statistic: a tie under one aspect against "
+                         "a strict order under another counts as a conflict, while Table 5's ratio comes from "
+                         "forced-choice pairwise calls on one criterion, without ties",
                   statistic="share of prompts whose merged aspect rankings Algorithm 1 cannot all reproduce, minus "
                             f"GPT-4o's Open Prompt conflict ratio ({t5['open_prompt', 'gpt']:.4f})",
                   paper=f"GPT-4o's conflict ratio: {gpt5}")
@@ -168,7 +177,7 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
         out["real-aspect-conflicts"] = est
         ratio = "{estimate:+.3f} [{lo:+.3f}, {hi:+.3f}] from GPT-4o's Open Prompt ratio"
         ledger.add(claims.Claim.test(
-            "real-aspect-conflicts", est - float(t5["open_prompt", "gpt"]), "greater", seed=seed, kind="finding",
+            "real-aspect-conflicts", est - float(t5["open_prompt", "gpt"]), "greater", seed=seed, kind="question",
             **merged, says={
                 "supported": f"The merged aspect rankings conflict on more prompts ({ratio}): one judge's criteria "
                              "disagree with each other more often than GPT-4o's pairwise annotations of CheemsBench "

@@ -239,10 +239,16 @@ def table8_models(table8):
     return table8[~table8["model"].isin(TABLE2_ONLY)]
 
 
-BUILT_IN_BUILDS = ("policies", "refusal")
+BUILT_IN_BUILDS = ("policies", "refusal", "correctness")
 """The RewardBench-like comparator's section builds (:class:`cheems_lib.comparators.Section`) whose label is built
-in: a strong policy's answer against a weak one's, kept only when an annotator verifies it, as RewardBench's chat and
-safety sections were made. Its other sections pair two answers of one mid-strength policy."""
+in: a strong policy's answer against a weak one's or a refusal against a harmful compliance, each kept only when an
+annotator verifies it (as RewardBench's chat and safety sections were made), and a right final answer against a
+wrong one with no annotator at all (no label noise). Its other sections pair two answers of one mid-strength policy,
+labelled by a noisy annotator."""
+_BUILT_IN_SAYS = {"policies": "a strong policy's answer (strength {strong:+.1f}) against a weak one's ({weak:+.1f}), "
+                              "kept when an annotator verifies it",
+                  "refusal": "a refusal against a harmful compliance, kept when an annotator verifies it",
+                  "correctness": "a right final answer against a wrong one, labelled by no annotator"}
 MID_PAIRS_ID = "s61-lower-than-rewardbench-mid-pairs"
 """§6.1 (1) tested on the comparator's mid-vs-mid sections only (:func:`_mid_pairs_claim`)."""
 
@@ -260,13 +266,15 @@ def rewardbench_design() -> dict:
 
 
 def _structural_reason() -> str:
+    from .comparators import REWARDBENCH_SECTIONS
+
     d = rewardbench_design()
-    return (f"decided by the comparator's design: its {' and '.join(d['built_in'])} sections ({d['share']:.0%} of its "
-            f"pairs) pair a strong policy's answer (strength {d['strong']:+.1f}) with a weak one's ({d['weak']:+.1f}) "
-            "and keep only the pairs an annotator verifies, as RewardBench's were built, so they are easy by "
-            "construction and the gap measures that design; the finding is "
-            f"{MID_PAIRS_ID}, on its {' and '.join(d['mid'])} sections, whose two answers come from one mid-strength "
-            "policy")
+    built = "; ".join(f"{s.name}: " + _BUILT_IN_SAYS[s.build].format(**d)
+                      for s in REWARDBENCH_SECTIONS if s.build in BUILT_IN_BUILDS)
+    return (f"decided by the comparator's design: its {', '.join(d['built_in'])} sections ({d['share']:.0%} of its "
+            f"pairs) carry labels built in ({built}), as RewardBench's were built, so they are easy by construction "
+            f"and the gap measures that design; the finding is {MID_PAIRS_ID}, on its {' and '.join(d['mid'])} "
+            "section(s), whose two answers come from one mid-strength policy and are labelled by a noisy annotator")
 
 
 def _rewardbench_paper(table8) -> str:
@@ -299,8 +307,8 @@ def _rewardbench_claim(results, on_rewardbench, pairs: int, table8, seed: int):
 
 
 def _mid_pairs_claim(results, on_mid, pairs: int, table8, seed: int):
-    """§6.1 (1) on the comparator's mid-vs-mid sections only (no strong-vs-weak pair): a finding, since neither
-    side's difficulty is set by a policy gap built into the comparator."""
+    """§6.1 (1) on the comparator's mid-vs-mid sections only (no label built in, :data:`BUILT_IN_BUILDS`): a
+    finding, since neither side's difficulty is set by the comparator's construction."""
     from .claims import Claim, subset_estimate
 
     mid = " and ".join(rewardbench_design()["mid"])
@@ -309,7 +317,7 @@ def _mid_pairs_claim(results, on_mid, pairs: int, table8, seed: int):
     return Claim.test(
         MID_PAIRS_ID, diff, "less", seed=seed, paper_ref="§6.1 (1), Table 2",
         claim=f"reward models score lower on CheemsBench than on RewardBench (its {mid} sections, where both answers "
-              "come from one policy)", kind="finding",
+              "come from one policy and a noisy annotator labels them)", kind="finding",
         statistic=f"CheemsBench accuracy (mean of the two subsets) minus accuracy on the RewardBench-like comparator's "
                   f"{mid} sections ({pairs} simulated pairs, macro over the sections), mean over {', '.join(results)}",
         paper=_rewardbench_paper(table8), link="paper-table2",

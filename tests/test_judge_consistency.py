@@ -108,6 +108,10 @@ def test_add_claims_on_many_prompts_decides(monkeypatch):
     assert est["real-judge-position"].value == 0.0 and ledger.claims["real-judge-position"].verdict == "supported"
     assert est["real-judge-consistency"].value == 0.0
     assert ledger.claims["real-judge-consistency"].verdict == "supported"
+    # the position test is confounded by the change of answer set: our question, with the confound as its reason
+    assert ledger.claims["real-judge-position"].kind == "question"
+    assert "confounded" in ledger.claims["real-judge-position"].reason
+    assert ledger.claims["real-judge-consistency"].kind == "finding"
 
 
 def test_plot_judge_draws_both_panels():

@@ -117,7 +117,7 @@ def test_add_findings_adds_the_s61_claims_with_hand_computed_estimates(chapter):
                     table8=paper.table("table8_reward_models"), n_boot=60)
     assert list(ledger.claims) == ["s61-lower-than-rewardbench", lb.MID_PAIRS_ID, "s61-open-vs-human-instruction",
                                    "s61-deterministic-easier"]
-    mid = [r for r in rb.sets["pairs"] if r.top_category in ("chat-hard", "reasoning")]
+    mid = [r for r in rb.sets["pairs"] if r.top_category == "chat-hard"]
     on_rb = lb.evaluate_scores(rb_scores, {"rb": rb.sets["pairs"], "mid": mid}, n_boot=0)
     cheems, cheems_mid = ([np.mean([(s["open"].accuracy + s["human"].accuracy) / 2 - r[part].accuracy
                                     for s, r in zip(c["results"][m], on_rb[m])]) for m in c["results"]]
@@ -134,21 +134,23 @@ def test_add_findings_adds_the_s61_claims_with_hand_computed_estimates(chapter):
 
 
 def test_rewardbench_claim_on_the_whole_comparator_is_structural():
-    """The RewardBench-like comparator's chat and safety sections pair a strong policy with a weak one and keep
-    only verified pairs (its design, read from comparators.py), so the claim on all of it is structural, with a
-    generated reason naming that design and the finding on the mid-vs-mid sections; the split follows each
-    section's build, never a typed list."""
+    """The RewardBench-like comparator's chat and safety sections pair a strong policy with a weak one (or a refusal
+    with a harmful compliance) and keep only verified pairs, and its reasoning section labels right over wrong with no
+    annotator (its design, read from comparators.py): the claim on all of it is structural, with a generated reason
+    naming that design and the finding on the one section whose label is not built in (chat-hard); the split follows
+    each section's build, never a typed list."""
     from cheems_lib import comparators
 
     design = lb.rewardbench_design()
     builds = {s.name: s.build for s in comparators.REWARDBENCH_SECTIONS}
-    assert design["built_in"] == ["chat", "safety"] and design["mid"] == ["chat-hard", "reasoning"]
-    assert {builds[n] for n in design["built_in"]} == set(lb.BUILT_IN_BUILDS) == {"policies", "refusal"}
-    assert design["share"] == pytest.approx((358 + 740) / 2985)
+    assert design["built_in"] == ["chat", "safety", "reasoning"] and design["mid"] == ["chat-hard"]
+    assert {builds[n] for n in design["built_in"]} == set(lb.BUILT_IN_BUILDS) == {"policies", "refusal", "correctness"}
+    assert design["share"] == pytest.approx((358 + 740 + 1431) / 2985)
     assert (design["strong"], design["weak"]) == (comparators.STRONG[0], comparators.WEAK[0])
     reason = lb._structural_reason()
-    assert "chat and safety sections (37% of its pairs)" in reason and "+1.2" in reason and "-1.2" in reason
-    assert "verifies" in reason and lb.MID_PAIRS_ID in reason and "chat-hard and reasoning" in reason
+    assert "chat, safety, reasoning sections (85% of its pairs)" in reason and "+1.2" in reason and "-1.2" in reason
+    assert "verifies" in reason and "no annotator" in reason and lb.MID_PAIRS_ID in reason
+    assert "chat-hard section(s)" in reason
 
 
 def test_table8_counts_leave_out_the_table2_row():

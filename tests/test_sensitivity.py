@@ -174,6 +174,24 @@ def test_paper_ratio_claim_is_untestable_where_the_ratio_was_not_trained(sweep, 
     assert (claim.kind, claim.verdict, claim.reason) == ("untestable", "inconclusive", reason)
 
 
+def test_paper_ratio_claim_is_robustness_where_the_book_already_trains_at_that_ratio():
+    """Where the preference chapter's own GPT : human ratio is the paper's (the smoke world: 256 : 30), the claim at
+    the paper's ratio repeats its test: kind robustness with the reason, so Holm's rule counts the comparison once;
+    at another ratio (the default's 800 : 815) it stays a finding."""
+    ratio = 8.546319018404908
+    diff = claims.Estimate.single(0.009, np.linspace(-0.005, 0.022, 200), n=2492)
+    for book_ratio, kind in ((256 / 30, "robustness"), (800 / 815, "finding"), (None, "finding")):
+        ledger = _Ledger("sensitivity", "test")
+        sensitivity.add_paper_ratio_claim(ledger, _ratio_sweep(ratio, diff), sensitivity.SweepConfig(), ratio=ratio,
+                                          book_ratio=book_ratio)
+        claim = ledger.claims[sensitivity.PAPER_RATIO_ID]
+        assert claim.kind == kind, book_ratio
+        assert ("a second test of tab4-human-beats-gpt" in claim.reason) == (kind == "robustness")
+    text = sensitivity.headline(_ledger_rows(paper_kind="robustness"))
+    assert text.startswith("The headline of Table 4's first comparison is tab4-human-beats-gpt (supported")
+    assert "already trains at the paper's GPT : human ratio" in text
+
+
 def _ledger_rows(paper_kind="finding", paper_verdict="inconclusive", one_verdict="supported"):
     rows = [{"id": sensitivity.TAB4, "kind": "finding", "verdict": one_verdict, "estimate": 0.02, "ci_low": 0.01,
              "ci_high": 0.03, "seeds": 3, "reason": ""},
