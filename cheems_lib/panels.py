@@ -30,12 +30,15 @@ __all__ = ["RANGES", "draw_panel", "pair_verdict", "grade", "shared_parameters",
 RANGES: dict[str, dict[str, tuple[float, float]]] = {
     # a prior over careful human raters: per-response perception noise, a per-judgement
     # noise, the gap called a tie, and the length preference's size and peak (characters)
-    "human": {"shared_noise": (0.1, 0.6), "noise": (0.05, 0.3), "tie_margin": (0.2, 0.8),
+    "human": {"shared_noise": (0.1, 0.6), "noise": (0.0, 0.3), "tie_margin": (0.2, 0.8),
               "length_bias": (0.0, 0.6), "length_peak": (40.0, 160.0)},
     # a prior over LLM graders; pointwise grading shows one response at a time, so no position bias
-    "gpt": {"noise": (0.4, 1.0), "length_bias": (0.0, 0.5), "length_peak": (40.0, 160.0)},
+    "gpt": {"noise": (0.4, 1.0), "length_bias": (0.0, 1.0), "length_peak": (40.0, 160.0)},
 }
-"""Uniform range of every drawn parameter, per kind of annotator (a declared prior, not fitted)."""
+"""Uniform range of every drawn parameter, per kind of annotator (a declared prior, not fitted). Each range holds
+the benchmark annotator's own value of its kind (:class:`~cheems_lib.annotators.HumanAnnotator`,
+:class:`~cheems_lib.annotators.GPTAnnotator`), so a drawn judge is neither more nor less of its kind by
+construction; the draws never copy it (:func:`shared_parameters`)."""
 
 _KINDS = {"human": HumanAnnotator, "gpt": GPTAnnotator}
 
