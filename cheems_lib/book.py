@@ -7,7 +7,13 @@ off and warnings as errors.
 
 A chapter is executed again only when its cache key changes: the hash of its source,
 its parameters, the library's source files and the size/mtime of the data files its path
-parameters name (:func:`input_files`). The key is stored in the executed notebook's metadata.
+parameters name (:func:`input_files`). The key is stored in the executed notebook's metadata
+``cheems``, with the profile, parameters, wall time, start time, git commit, package versions and
+the data files' SHA-256 (:func:`cheems_lib.publish.run_facts`); before rendering, the page "How this
+book was built" (``book/build_stats.md``, :mod:`cheems_lib.build_stats`) is written from them and
+from what this build did with each chapter (executed, up to date, failed). Each chapter's header
+shows the ``cheems book`` and papermill commands that rerun it with exactly its parameters
+(:func:`cheems_lib.publish.rerun_commands`).
 
 The parameters cell (:func:`parameters_of`) is one line per parameter, valid Python that
 papermill reads too::
@@ -306,14 +312,17 @@ def data_files(source: Path, params: dict[str, Any], root: Path) -> tuple[str | 
     return world, files
 
 
-def _add_header_footer(nb, source: Path, params: dict[str, Any], root: Path, *, profile: str, wall_time_s: float) -> None:
-    """Put the run's parameters under the chapter title and the reproducibility footer at the end."""
+def _add_header_footer(nb, source: Path, params: dict[str, Any], root: Path, *, profile: str,
+                       wall_time_s: float) -> dict[str, Any]:
+    """Put the commands that rerun the chapter and the run's parameters under the chapter title and the
+    reproducibility footer at the end; returns the footer's :func:`cheems_lib.publish.run_facts`."""
     import nbformat
 
-    from .publish import footer, header
+    from .publish import footer, header, run_facts
 
     world, files = data_files(source, params, root)
-    head = header(profile, params, parameters_of(source), world)
+    facts = run_facts(root, files)
+    head = header(profile, params, parameters_of(source), world, chapter=source.stem)
     for cell in nb.cells:
         if cell.cell_type == "markdown" and re.search(r"^# ", cell.source, flags=re.M):
             # right under the title (which may follow a label line such as `(paper-alg1)=`)
@@ -323,7 +332,8 @@ def _add_header_footer(nb, source: Path, params: dict[str, Any], root: Path, *, 
         tags = cell.metadata.setdefault("tags", [])
         if "injected-parameters" in tags and "remove-cell" not in tags:
             tags.append("remove-cell")
-    nb.cells.append(nbformat.v4.new_markdown_cell(footer(root, files, wall_time_s)))
+    nb.cells.append(nbformat.v4.new_markdown_cell(footer(root, files, wall_time_s, facts)))
+    return facts
 
 
 def _write_notebook(nb, path: Path) -> None:
@@ -358,7 +368,9 @@ def _fail(name: str, message: str, run_nb: Path, root: Path, log: Callable[[str]
     failed = root / "book" / f"{name}.failed.ipynb"
     if run_nb.exists():
         try:
-            _write_notebook(nbformat.read(str(run_nb), as_version=4), failed)
+            nb = nbformat.read(str(run_nb), as_version=4)
+            nb.metadata["cheems"] = {"failure": message}  # the build-statistics page quotes it
+            _write_notebook(nb, failed)
         except (ValueError, OSError):  # a half-written notebook of a dead kernel: keep its bytes
             from .publish import replace_atomically
 
@@ -495,8 +507,10 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
             _shutdown(km)
         done = nbformat.read(run_nb, as_version=4)
     wall = round(time.time() - start, 2)
-    done.metadata["cheems"] = {"cache_key": key, "profile": profile, "parameters": params, "wall_time_s": wall}
-    _add_header_footer(done, source, params, root, profile=profile, wall_time_s=wall)
+    # what the "How this book was built" page (cheems_lib.build_stats) shows of this run
+    done.metadata["cheems"] = {"cache_key": key, "profile": profile, "parameters": params, "wall_time_s": wall,
+                               "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start))}
+    done.metadata["cheems"] |= _add_header_footer(done, source, params, root, profile=profile, wall_time_s=wall)
     apply_conditions(done)  # drop the prose the world's files do not support (simulator prose on real files, ...)
     interrupt_point("book.executed")
     _write_notebook(done, out)
@@ -523,12 +537,15 @@ def default_jobs(profile: str) -> int:
     return 2
 
 
-def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: int, replicas=()) -> list[str]:
-    """Execute every planned chapter, also after one fails; returns one line per failed chapter.
+def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: int, replicas=(),
+                  outcomes: dict[str, str] | None = None) -> list[str]:
+    """Execute every planned chapter, also after one fails; returns one line per failed chapter. ``outcomes``
+    gets each of the book's chapters' ``"executed"``, ``"cached"`` (up to date) or ``"failed"``.
 
     ``replicas`` are ``(name, params, seed)``: a chapter run again on world ``seed`` in its replicate folder
     (:func:`cheems_lib.replicates.prepare`); they share the pool with the book's chapters, before the pages that
     gather everything (``after_all``)."""
+    outcomes = {} if outcomes is None else outcomes
     env = {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}  # kernel = this venv
     if jobs > 1:
         threads = str(max(1, (os.cpu_count() or 1) // jobs))
@@ -543,8 +560,12 @@ def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: in
 
             where, tag = replicate_root(root, seed), f"world replicate seed {seed} ({replicate_root('.', seed)}): "
             say = lambda s: log(s.replace(f"] {name}:", f"] {name} (world seed {seed}):", 1))  # noqa: E731
+        else:
+            outcomes[name] = "failed"
         try:
-            execute_chapter(name, params, where, profile=profile, force=force, log=say)
+            ran = execute_chapter(name, params, where, profile=profile, force=force, log=say)
+            if seed is None:
+                outcomes[name] = "executed" if ran else "cached"
         except ChapterFailed as e:
             return tag + str(e)
         except (BookError, OSError, ValueError) as e:  # e.g. an unreadable source, a full disk
@@ -662,9 +683,12 @@ def _render_failure(output: str, *, head: int = 5, tail: int = 5) -> str:
     return "\n".join(text + ["  " + line for line in last])
 
 
-def _render(root: Path, failures: list[str], log: Callable[[str], None]) -> Path:
+def _render(root: Path, failures: list[str], log: Callable[[str], None], outcomes: dict[str, str] | None = None,
+            started: float | None = None) -> Path:
     """Run jupyter-book over ``root`` (chapters never executed here become placeholder pages, so the
-    table of contents stays whole); returns the HTML folder."""
+    table of contents stays whole; the "How this book was built" page is written from the notebooks,
+    :func:`cheems_lib.build_stats.write_page`); returns the HTML folder."""
+    from .build_stats import write_page
     from .publish import md_code
 
     missing = [c.name for c in CHAPTERS if not (root / "book" / f"{c.name}.ipynb").exists()]
@@ -675,6 +699,7 @@ def _render(root: Path, failures: list[str], log: Callable[[str], None]) -> Path
     if missing:
         log(f"[cheems book] {len(missing)} chapters never executed here, shown as placeholder pages: "
             + ", ".join(missing))
+    write_page(root, outcomes, None if started is None else time.time() - started)
     exe = Path(sys.executable).parent / "jupyter-book"
     cmd = [str(exe) if exe.exists() else shutil.which("jupyter-book") or "jupyter-book",
            "build", str(root), "--warningiserror", "--keep-going", "--quiet"]
@@ -752,7 +777,9 @@ def _build(plans, root: Path, *, profile: str, force: bool, html: bool, jobs: in
         log(f"[cheems book] world replicates: {len(replicas)} chapter runs on world seeds "
             + ", ".join(map(str, sorted({r[2] for r in replicas}))))
     jobs = min(jobs or default_jobs(profile), len(plans) + len(replicas))  # one chapter runs in this thread: Ctrl-C stops it at once
-    failures = _run_chapters(plans, root, profile=profile, force=force, log=log, jobs=jobs, replicas=replicas)
+    started, outcomes = time.time(), {}
+    failures = _run_chapters(plans, root, profile=profile, force=force, log=log, jobs=jobs, replicas=replicas,
+                             outcomes=outcomes)
     from .provenance import write_index
 
     try:  # tables/index.csv and figures/index.csv from the chapters' sidecars
@@ -760,7 +787,7 @@ def _build(plans, root: Path, *, profile: str, force: bool, html: bool, jobs: in
     except ValueError as e:  # a damaged sidecar: reported like a failed chapter, the book still renders
         log(f"[cheems book] index: FAILED: {e}")
         failures.append(str(e))
-    html_dir = _render(root, failures, log) if html else root / "_build" / "html"
+    html_dir = _render(root, failures, log, outcomes, started) if html else root / "_build" / "html"
     if failures:
         raise ChaptersFailed(failures)
     return html_dir
@@ -810,7 +837,11 @@ def _category_directive():
 
 def setup(app):
     """Sphinx extension used by the book (``_config.yml``): de-duplicates page scripts and adds the
-    ``{cheems-categories}`` directive (:func:`category_table`)."""
+    ``{cheems-categories}`` directive (:func:`category_table`) and the citation directives of the cite page
+    (:func:`cheems_lib.citation.setup_directives`)."""
+    from .citation import setup_directives
+
     app.connect("html-page-context", _dedupe_scripts, priority=100)  # early: emit_firstresult may stop later handlers
     app.add_directive("cheems-categories", _category_directive())
+    setup_directives(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -166,7 +166,8 @@ def chapter(name: str) -> Chapter:
 
 # Pages that are plain text, not executed chapters.
 _STATIC_FRONT = ["book/intro"]
-_STATIC_BACK: list[str] = ["book/own_data", "book/cite", "book/api"]
+# book/build_stats is generated before every render (cheems_lib.build_stats), not tracked
+_STATIC_BACK: list[str] = ["book/build_stats", "book/own_data", "book/cite", "book/api"]
 
 
 def toc_yaml() -> str:

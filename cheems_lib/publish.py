@@ -8,8 +8,9 @@ root of the HTML build (``html_extra_path``), so a figure's address is stable:
 ``figures/<label>.svg`` next to ``index.html``.
 
 :func:`header` and :func:`footer` write the Markdown that :mod:`cheems_lib.book` puts at
-the top (the parameters a chapter ran with) and the bottom (package versions, git commit,
-SHA-256 of the data files, wall time) of every executed chapter. Every value, path and
+the top (the ``cheems book`` and papermill commands that rerun the chapter exactly,
+:func:`rerun_commands`, and the parameters it ran with) and the bottom (package versions, git
+commit, SHA-256 of the data files, wall time: :func:`run_facts`) of every executed chapter. Every value, path and
 help text in them is escaped (:func:`md_code`, :func:`md_text`), so a parameter such as a
 file name holding ``<img onerror=...>`` is shown as text, never rendered as HTML.
 
@@ -31,7 +32,9 @@ one, never a truncated one.
 from __future__ import annotations
 
 import html
+import json
 import re
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -41,7 +44,7 @@ from .provenance import (check_source, file_source, footer_text, paper_source, r
                          sidecar_json, world_source, write_index)
 
 __all__ = ["EXTRA", "LABEL", "figure", "downloads", "table", "header", "footer", "PACKAGES",
-           "replace_atomically", "md_code", "md_text"]
+           "rerun_commands", "run_facts", "replace_atomically", "md_code", "md_text"]
 
 EXTRA = Path("book") / "_extra"
 """Folder (relative to the book root) copied to the root of the HTML build."""
@@ -240,12 +243,90 @@ def _md_value(v: Any) -> str:
     return md_code(repr(v) if not isinstance(v, str) else (v or '""'), in_table=True)
 
 
-def header(profile: str, params: Mapping[str, Any], declared: Mapping[str, Mapping], data_dir: str | None) -> str:
-    """Markdown: the parameters a chapter ran with (every declared one, overrides marked); all escaped."""
-    lines = [":::{admonition} How this chapter was run", ":class: note dropdown", "",
-             f"Profile **{md_text(profile)}**; data: {md_code(data_dir or 'none')}. Rerun it with "
-             f"{md_code(f'cheems book --profile {profile} --chapter <name> -p NAME VALUE')}, or with papermill.", "",
-             "| parameter | value | default | meaning |", "| --- | --- | --- | --- |"]
+def _cli_value(v: Any) -> str:
+    """A value as ``cheems book -p NAME VALUE`` reads it (:func:`cheems_lib.book.coerce`): strings as they are,
+    anything else as JSON."""
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def _papermill_option(name: str, v: Any) -> list[str]:
+    """The papermill option that gives ``name`` exactly ``v``: ``-p`` where papermill's own typing of the text keeps
+    the value, ``-r`` (raw) for a string it would turn into a number, boolean or None, ``-y`` (YAML) for lists."""
+    if isinstance(v, str):
+        return ["-r" if v in ("True", "False", "None") or _number(v) else "-p", name, v]
+    if isinstance(v, (bool, int, float)) and v == v and abs(v) != float("inf"):
+        return ["-p", name, repr(v)]
+    return ["-y", json.dumps({name: v})]  # JSON is YAML
+
+
+def _number(text: str) -> bool:
+    """Whether papermill's ``-p`` would read ``text`` as a number (it tries ``int()``, then ``float()``)."""
+    try:
+        float(text)
+    except ValueError:
+        try:
+            int(text)
+        except ValueError:
+            return False
+    return True
+
+
+def _shell(groups: list[list[str]], width: int | None) -> str:
+    """Shell-quoted words; with ``width``, broken into lines of at most about ``width`` characters between
+    option groups, each line ending in a `` \\`` continuation."""
+    words = [shlex.join(g) for g in groups]
+    if not width:
+        return " ".join(words)
+    lines = [words[0]]
+    for w in words[1:]:
+        if len(lines[-1]) + 1 + len(w) > width - 2:
+            lines.append("    " + w)
+        else:
+            lines[-1] += " " + w
+    return " \\\n".join(lines)
+
+
+def rerun_commands(chapter: str, profile: str, params: Mapping[str, Any],
+                   declared: Mapping[str, Any] = (), *, width: int | None = None) -> tuple[str, str]:
+    """The shell commands that rerun ``chapter`` with exactly ``params`` (the values the book passed, in the order
+    of its parameters cell): ``cheems book --profile P --chapter CH -p NAME VALUE ...`` and
+    ``papermill CH.ipynb out.ipynb -p NAME VALUE ...`` for the chapter's executed notebook (the page's download),
+    both run from the repository root. Values are shell-quoted; ``width`` breaks them into continued lines."""
+    order = [n for n in declared if n in params] + [n for n in params if n not in declared]
+    cheems = [["cheems", "book", "--profile", profile, "--chapter", chapter]]
+    papermill = [["papermill", f"{chapter}.ipynb", "out.ipynb"]]
+    for name in order:
+        cheems.append(["-p", name, _cli_value(params[name])])
+        papermill.append(_papermill_option(name, params[name]))
+    return _shell(cheems, width), _shell(papermill, width)
+
+
+_WIDTH = 76  # characters of a code block that the book's page shows without scrolling at 1280 px
+
+
+def _code_block(text: str, lang: str = "bash") -> str:
+    """A fenced code block that shows ``text`` verbatim (the fence is longer than any backtick run in it)."""
+    fence = "`" * max(3, max((len(r) for r in re.findall("`+", text)), default=0) + 1)
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def header(profile: str, params: Mapping[str, Any], declared: Mapping[str, Mapping], data_dir: str | None,
+           *, chapter: str | None = None) -> str:
+    """Markdown: the commands that rerun ``chapter`` exactly (:func:`rerun_commands`, shown open, with a download
+    link to its executed notebook) and, in a dropdown, the parameters it ran with (every declared one, overrides
+    marked); all escaped."""
+    lines = []
+    if chapter:
+        cheems, papermill = rerun_commands(chapter, profile, params, declared, width=_WIDTH)
+        lines += ["**Rerun this chapter** from the repository root, with the parameters this page ran with:", "",
+                  _code_block(cheems), "",
+                  f"or run its notebook ({{download}}`{chapter}.ipynb <{chapter}.ipynb>`, the executed notebook of "
+                  "this page) with papermill, also from the repository root:", "",
+                  _code_block(papermill), ""]
+    lines += [":::{admonition} How this chapter was run", ":class: note dropdown", "",
+              f"Profile **{md_text(profile)}**; data: {md_code(data_dir or 'none')}."
+              + (" Change a value with one more `-p NAME VALUE` in the commands above." if chapter else ""), "",
+              "| parameter | value | default | meaning |", "| --- | --- | --- | --- |"]
     for name, spec in declared.items():
         default = md_code(spec["default"], in_table=True)
         shown = _md_value(params[name]) if name in params else default
@@ -261,28 +342,42 @@ def _git(root: Path, *args: str) -> str:
         return ""
 
 
-def footer(root: str | Path, data_files: Iterable[str | Path], wall_time_s: float) -> str:
-    """Markdown: package versions, git commit, SHA-256 of the data files, wall time; all escaped."""
+def run_facts(root: str | Path, data_files: Iterable[str | Path]) -> dict[str, Any]:
+    """What a run depends on besides its parameters: ``commit`` (None outside a git checkout), ``dirty`` (uncommitted
+    changes to tracked files), ``packages`` (:data:`PACKAGES` -> version, None when not installed) and
+    ``data_files`` (path, relative to ``root`` where it lies under it -> SHA-256). The footer shows them and the book
+    keeps them in the executed notebook's metadata (the "How this book was built" page reads them)."""
     from importlib.metadata import PackageNotFoundError, version
 
     root = Path(root)
-    commit = _git(root, "rev-parse", "HEAD") or "unknown (not a git checkout)"
-    dirty = bool(_git(root, "status", "--porcelain", "--untracked-files=no"))
-    versions = []
+    packages: dict[str, str | None] = {}
     for pkg in PACKAGES:
         try:
-            versions.append(f"{pkg} {version(pkg)}")
+            packages[pkg] = version(pkg)
         except PackageNotFoundError:
-            versions.append(f"{pkg} (not installed)")
+            packages[pkg] = None
+    files = {}
+    for f in map(Path, data_files):
+        files[str(f.relative_to(root) if f.is_absolute() and f.is_relative_to(root) else f)] = sha256(f)
+    return {"commit": _git(root, "rev-parse", "HEAD") or None,
+            "dirty": bool(_git(root, "status", "--porcelain", "--untracked-files=no")),
+            "packages": packages, "data_files": files}
+
+
+def footer(root: str | Path, data_files: Iterable[str | Path], wall_time_s: float,
+           facts: Mapping[str, Any] | None = None) -> str:
+    """Markdown: package versions, git commit, SHA-256 of the data files, wall time (from ``facts``, a
+    :func:`run_facts` of the same files, when given); all escaped."""
+    facts = facts or run_facts(root, data_files)
+    commit = facts["commit"] or "unknown (not a git checkout)"
+    versions = [f"{pkg} {v or '(not installed)'}" for pkg, v in facts["packages"].items()]
     lines = ["## Reproducibility", "",
              f"- **Wall time** of this chapter's execution: {wall_time_s:.1f} s",
-             f"- **Git commit**: {md_code(commit)}" + (" with uncommitted changes" if dirty else ""),
+             f"- **Git commit**: {md_code(commit)}" + (" with uncommitted changes" if facts["dirty"] else ""),
              f"- **Packages**: {md_text(', '.join(versions))}", "- **Data files** (SHA-256):", ""]
-    files = [Path(f) for f in data_files]
-    for f in files:
-        shown = f.relative_to(root) if f.is_absolute() and f.is_relative_to(root) else f
-        lines.append(f"  - {md_code(shown)}: {md_code(sha256(f))}")
-    if not files:
+    for shown, digest in facts["data_files"].items():
+        lines.append(f"  - {md_code(shown)}: {md_code(digest)}")
+    if not facts["data_files"]:
         lines.append("  - none (this chapter reads no data files)")
     return "\n".join(lines) + "\n"
 

@@ -32,7 +32,7 @@ def root() -> Path:
 
 def copy_repo(dst: Path) -> Path:
     """The book's sources (not the library, which is installed) in ``dst``."""
-    for name in ("_config.yml", "_toc.yml"):
+    for name in ("_config.yml", "_toc.yml", "CITATION.cff"):
         shutil.copy(ROOT / name, dst / name)
     for name in ("notebooks", "data"):
         shutil.copytree(ROOT / name, dst / name, ignore=shutil.ignore_patterns("*.ipynb"))
@@ -109,3 +109,11 @@ def release_folder(smoke_dir, out, *, data_level=False, subset=True, files=("ope
     if manifest is not None:
         (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return out
+
+
+def shell_words(command: str) -> list[str]:
+    """The words bash makes of ``command`` (quotes, escapes and line continuations as a reader's shell reads them)."""
+    import subprocess
+
+    out = subprocess.run(["bash", "-c", "printf '%s\\0' " + command], capture_output=True, text=True, check=True).stdout
+    return out.split("\0")[:-1]

@@ -11,8 +11,8 @@ import pytest
 from pathlib import Path
 
 from cheems_lib.book import BookInputError, ChapterFailed, ChaptersFailed, build, execute_chapter
-from cheems_lib.chapters import CHAPTERS
-from conftest import ROOT, copy_repo, release_folder
+from cheems_lib.chapters import CHAPTERS, chapter
+from conftest import ROOT, copy_repo, release_folder, shell_words
 
 pytestmark = pytest.mark.book
 
@@ -39,6 +39,58 @@ def test_smoke_build_renders_every_chapter(smoke_book):
     logs = []
     build("smoke", root=root, log=logs.append, html=False)
     assert sum("up to date" in line for line in logs) == len(CHAPTERS)
+
+
+def _text(page: str) -> str:
+    """An HTML page's text: tags dropped, entities resolved."""
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def test_every_chapter_page_shows_its_rerun_commands_and_notebook(smoke_book):
+    """Each chapter page shows, above its collapsed parameters box, the ``cheems book`` and papermill commands with its
+    own name and the parameters it ran with, and links its executed notebook, which the HTML build holds as is."""
+    from cheems_lib import publish
+    from cheems_lib.book import parameters_of
+
+    root, html, _ = smoke_book
+    for ch in CHAPTERS:
+        page = (html / "book" / f"{ch.name}.html").read_text(encoding="utf-8")
+        notebook = root / "book" / f"{ch.name}.ipynb"
+        params = json.loads(notebook.read_text(encoding="utf-8"))["metadata"]["cheems"]["parameters"]
+        shown = publish.rerun_commands(ch.name, "smoke", params, parameters_of(root / "notebooks" / f"{ch.name}.md"),
+                                       width=publish._WIDTH)
+        assert _rerun_commands(notebook) == list(shown) and f"--chapter {ch.name}" in shown[0]
+        visible = _text(page.split("How this chapter was run")[0])
+        assert all(command in visible for command in shown), ch.name
+        link = re.search(rf'href="(\.\./_downloads/\w+/{ch.name}\.ipynb)"', page)
+        assert link and (html / "book" / link[1]).read_bytes() == notebook.read_bytes(), ch.name
+
+
+def test_cite_page_is_generated_from_citation_cff(smoke_book):
+    """The rendered cite page holds both BibTeX entries of CITATION.cff (with the companion's version and date) and
+    quotes paper-fig6 with the source this build gave it."""
+    import csv
+
+    from cheems_lib import citation
+
+    root, html, _ = smoke_book
+    page = _text((html / "book" / "cite.html").read_text(encoding="utf-8"))
+    cff = citation.load(root)
+    for which in ("paper", "software"):
+        assert all(line.strip() in page for line in citation.bibtex(cff, which).splitlines()), which
+    source = next(r["source"] for r in csv.DictReader((html / "figures/index.csv").open(encoding="utf-8"))
+                  if r["label"] == "paper-fig6")
+    assert source in page and "training seeds" in source and f"version={{{cff['version']}}}" in page
+
+
+def test_build_stats_page_lists_every_chapter(smoke_book):
+    """The "How this book was built" page has one row per chapter, none failed, and the build's commit."""
+    root, html, _ = smoke_book
+    _check_build_stats(html / "book" / "build_stats.html")
+    page = _text((html / "book" / "build_stats.html").read_text(encoding="utf-8"))
+    assert "How this book was built" in page and "Packages" in page and "Data files" in page
 
 
 def test_category_table_is_the_librarys():
@@ -210,8 +262,58 @@ def test_failing_chapter_keeps_last_good_run_and_book_renders(conflicts_done, tm
     assert 'id="paper-alg1"' in (html / "conflicts.html").read_text(encoding="utf-8")  # the last good run
     assert "How this chapter was run" in (html / "data.html").read_text(encoding="utf-8")  # ran despite the others
     assert "has not been executed yet" in (html / "scaling.html").read_text(encoding="utf-8")
+    _check_build_stats(html / "build_stats.html", failed=("conflicts", "biases"))
     build("smoke", ["conflicts"], root=root, force=True, html=False, log=logs.append)
     assert not (root / "book/conflicts.failed.ipynb").exists() and _sha(root / "book/conflicts.ipynb") != good
+
+
+def _rerun_commands(notebook: Path) -> list[str]:
+    """The two commands (``cheems book``, ``papermill``) that an executed chapter's header shows."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    head = next("".join(c["source"]) for c in cells if "Rerun this chapter" in "".join(c["source"]))
+    return re.findall(r"^```bash\n(.*?)\n```$", head.split(":::{admonition}")[0], flags=re.S | re.M)
+
+
+def test_rerun_commands_on_the_page_rerun_the_chapter(conflicts_done, tmp_path, monkeypatch, capsys):
+    """The commands a chapter's page shows rerun it as built: the ``cheems book`` one finds the chapter up to date
+    (same parameters, same cache key), and the papermill one, run on the page's notebook from the repository root,
+    executes it with the parameters it ran with."""
+    import os
+    import subprocess
+    import sys
+
+    from cheems_lib import cli
+
+    root = tmp_path / "book"
+    shutil.copytree(conflicts_done, root)
+    cheems, papermill = map(shell_words, _rerun_commands(root / "book/conflicts.ipynb"))
+    assert cheems[:6] == ["cheems", "book", "--profile", "smoke", "--chapter", "conflicts"] and "-p" in cheems
+    monkeypatch.chdir(root)
+    assert cli.main(cheems[1:] + ["--no-html"]) in (0, None)
+    assert "[cheems book] conflicts: up to date" in capsys.readouterr().out
+    shutil.copy(root / "book/conflicts.ipynb", root / "conflicts.ipynb")  # where a reader saves the download
+    env = os.environ | {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+    proc = subprocess.run([sys.executable, "-m", *papermill, "--no-progress-bar"], cwd=root, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ran = json.loads((root / "out.ipynb").read_text(encoding="utf-8"))["metadata"]
+    shown = json.loads((root / "book/conflicts.ipynb").read_text(encoding="utf-8"))["metadata"]["cheems"]
+    assert ran["papermill"]["parameters"] == shown["parameters"] == chapter("conflicts").parameters("smoke")
+
+
+def _check_build_stats(page: Path, failed=()) -> None:
+    """The rendered "How this book was built" page has a row linking each chapter's page; each failed chapter's row
+    says so and links its page and its failed notebook (a file the HTML build holds)."""
+    text = page.read_text(encoding="utf-8")
+    rows = {m[1]: m[0] for m in re.finditer(r'<tr[^>]*>\s*<td[^>]*><p><a class="reference internal" href="(\w+)\.html">'
+                                            r'.*?</tr>', text, flags=re.S)}
+    assert list(rows) == [ch.name for ch in CHAPTERS], list(rows)
+    for name, row in rows.items():
+        assert ("failed" in row) == (name in failed), (name, row)
+    for name in failed:
+        link = re.search(rf'href="(\.\./_downloads/\w+/{name}\.failed\.ipynb)"', rows[name])
+        assert link and (page.parent / link[1]).is_file(), rows[name]
+        assert f'href="{name}.html"' in rows[name].split("</td>", 1)[1]  # "its page", in the status cell
 
 
 BAD_ARGUMENTS = {  # id: (arguments, what the one line says)

@@ -11,6 +11,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from cheems_lib import provenance, publish  # noqa: E402
+from conftest import shell_words  # noqa: E402
 
 SIM = "simulated world (size smoke, seed 0, simulator 1.0)"
 
@@ -74,6 +75,48 @@ def test_footer_hashes_files_and_names_versions(tmp_path):
     assert "torch " in text and "transformers " in text and "Git commit" in text
 
 
+_RERUN_VALUES = {"size": "smoke", "data_path": "my data/it's.jsonl", "number_text": "1", "bool_text": "True",
+                 "none_text": "None", "empty": "", "seed": 3, "margin": 0.5, "flag": False,
+                 "sizes": ["tiny-xs", "tiny"], "ratios": [], "weights": [0.25, 1]}
+_RERUN_TYPES = {"size": "str", "data_path": "str", "number_text": "str", "bool_text": "str", "none_text": "str",
+                "empty": "str", "seed": "int", "margin": "float", "flag": "bool", "sizes": "list[str]",
+                "ratios": "list[float]", "weights": "list[float]"}
+
+
+def test_rerun_commands_give_back_exactly_the_values(monkeypatch):
+    """Both rerun commands, read by their own programs, give every parameter its exact value and type: the
+    ``cheems book`` one through the CLI's parser and :func:`cheems_lib.book.coerce`, the papermill one through
+    papermill's command line (a string that papermill would read as a number, boolean or None, a list, a quote),
+    with the commands broken into continued lines as the page shows them and split into words by bash."""
+    from click.testing import CliRunner
+    import papermill.cli
+
+    from cheems_lib.book import coerce
+    from cheems_lib.cli import _parser
+
+    cheems, pm = map(shell_words, publish.rerun_commands("conflicts", "smoke", _RERUN_VALUES, width=40))
+    args = _parser().parse_args(cheems[1:])
+    assert args.profile == "smoke" and args.chapter == ["conflicts"]
+    assert {k: coerce(v, _RERUN_TYPES[k]) for k, v in args.param} == _RERUN_VALUES
+    seen = {}
+    monkeypatch.setattr(papermill.cli, "execute_notebook", lambda *a, **kw: seen.update(kw))  # parse, do not run
+    result = CliRunner().invoke(papermill.cli.papermill, pm[1:])
+    assert result.exit_code == 0, result.output
+    assert seen["input_path"] == "conflicts.ipynb" and seen["parameters"] == _RERUN_VALUES
+    assert all(type(seen["parameters"][k]) is type(v) for k, v in _RERUN_VALUES.items())
+
+
+def test_header_shows_the_exact_rerun_commands_outside_the_dropdown():
+    """With a chapter name, the header opens with both commands, in code blocks before the collapsed parameters
+    box, with the chapter's name and values (no ``<name>`` placeholder), and a download link to its notebook."""
+    declared = {"size": {"default": '"default"', "help": "world size"}, "seed": {"default": "0", "help": "seed"}}
+    text = publish.header("smoke", {"size": "smoke", "seed": 2}, declared, "build/worlds/smoke", chapter="data")
+    before_box = text.split(":::{admonition}")[0]
+    assert "```bash\ncheems book --profile smoke --chapter data -p size smoke -p seed 2\n```" in before_box
+    assert "```bash\npapermill data.ipynb out.ipynb -p size smoke -p seed 2\n```" in before_box
+    assert "{download}`data.ipynb <data.ipynb>`" in before_box and "<name>" not in text
+
+
 _EVIL = ["data/<img src=x onerror=alert(1)>", "a`<img src=x onerror=alert(1)>`", "a\n<img src=x onerror=alert(1)>",
          "a|<img src=x onerror=alert(1)>", "a\\|<b>", "`", " x ", "``a``", "<script>alert(1)</script>"]
 
@@ -105,6 +148,21 @@ def test_header_escapes_values_paths_and_help(value):
     assert codes[0] == shown and shown in codes  # the data line and the value cell, verbatim
     assert html.count("<tr>") == 3  # the table kept its shape: header and two rows
     assert "code|x" in codes and "seed with" in html and "&amp;" in html and "*stars*" in html
+
+
+@pytest.mark.parametrize("value", _EVIL + ["```", "a\n```\n<b>x</b>"])
+def test_rerun_commands_are_shown_verbatim(value):
+    """A value holding HTML, backticks or a fence is shown in the rerun commands' code blocks as text: each block
+    holds exactly its command and nothing renders as markup."""
+    from markdown_it import MarkdownIt
+
+    declared = {"world_dir": {"default": '""', "help": "folder"}}
+    text = publish.header("smoke", {"world_dir": value}, declared, value, chapter="data")
+    before_box = text.split(":::{admonition}")[0]
+    html, _ = _render(before_box)
+    assert "<b>" not in html and "<img" not in html and "<script" not in html
+    blocks = [t.content.rstrip("\n") for t in MarkdownIt().parse(before_box) if t.type == "fence"]
+    assert blocks == list(publish.rerun_commands("data", "smoke", {"world_dir": value}, declared, width=publish._WIDTH))
 
 
 def test_footer_escapes_file_names(tmp_path):
