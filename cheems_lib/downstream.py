@@ -796,23 +796,24 @@ def _same_responses(old: Mapping[str, Sequence[Record]], new: Mapping[str, Seque
                          "`cheems simulate`)")
 
 
-def _noise_target(claim_id: str, claim: str, short: str):
+def _noise_target(claim_id: str, claim: str, short: str, title: str):
     """The :class:`cheems_lib.sensitivity.Target` of one Fig. 5 claim swept over the humans' shared noise."""
     from .sensitivity import Target
 
     return Target(claim_id, claim, f"{short}, with CheemsBench's human labels re-drawn at each value",
                   ("human-annotated CheemsBench", "reference"), f"{short}\n(difference in Spearman r)",
-                  f"Fig. 5, {short}", "", ref="§6.2, Fig. 5 (sensitivity)", link="downstream-shared-noise",
+                  f"Fig. 5, {title}", "", ref="§6.2, Fig. 5 (sensitivity)", link="downstream-shared-noise",
                   note="; the reward models, their scores and the downstream tasks are held fixed (trained and judged "
                        "on the world's own data): only CheemsBench's human labels of the same prompts and responses "
                        "are re-drawn, so the sweep asks whether the benchmark's labels decide the claim")
 
 
 NOISE_TARGETS = {
-    "fig5-human-beats-gpt": _noise_target("fig5-human-beats-gpt", _GPT_CLAIM, "human-annotated minus GPT copy"),
+    "fig5-human-beats-gpt": _noise_target("fig5-human-beats-gpt", _GPT_CLAIM, "human-annotated minus GPT copy",
+                                          "human minus GPT"),
     "fig5-cheemsbench-best": _noise_target("fig5-cheemsbench-best", "CheemsBench correlates more strongly with "
                                            "downstream quality than other benchmarks",
-                                           "CheemsBench minus the closest comparator"),
+                                           "CheemsBench minus the closest comparator", "CheemsBench minus closest"),
 }
 """Fig. 5's claims swept over the humans' shared noise (:func:`noise_sweeps`), by id."""
 

@@ -343,8 +343,18 @@ def add_sweep_claim(ledger, sweep, name: str, *, own: float, target: str | Targe
                            f"({base['verdict']}): on this range the claim does not depend on the assumption.",
               "contradicted": f"The verdict flips across {parameter} from {span}: {base['verdict']} at the world's own "
                               f"value, but {flips}. The claim rests on the assumption.",
-              "inconclusive": f"Across {parameter} from {span}, the verdict at the world's own value "
-                              f"({base['verdict']}) is not reached everywhere: {flips}."}))
+              "inconclusive": _inconclusive_says(sweep, base, parameter, span, flips)}))
+
+
+def _inconclusive_says(sweep, base: dict, parameter: str, span: str, flips: str) -> str:
+    """The sweep claim's *inconclusive* sentence: the own value's definite verdict is not reached everywhere, or the
+    own value has no definite verdict to hold (every value's verdict listed then)."""
+    if base["verdict"] != "inconclusive":
+        return (f"Across {parameter} from {span}, the verdict at the world's own value ({base['verdict']}) is not "
+                f"reached everywhere: {flips}.")
+    every = ", ".join(f"{r.value:.3g} ({r.verdict})" for r in sweep.itertuples())
+    return (f"At the world's own {parameter} the verdict is inconclusive, so there is no definite verdict to hold "
+            f"across {span}; the verdict at each value: {every}.")
 
 
 SAME_RATIO = 0.05
