@@ -133,7 +133,7 @@ CHAPTERS: list[Chapter] = [
         "downstream", "Does the benchmark predict downstream quality?", ("paper-fig5",), cost=5, trains=True, replicated=True,
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "transfer_prompts": 0, "train_epochs": 1, "n_boot": 100,
                           "points": 4, "bon_prompts": 12, "mt_prompts": 12, "bon_n": 8, "sizes": ["tiny-xs", "tiny", "tiny-xl"],
-                          "train_seeds": 2, "rewardbench_pairs": 60, "rmb_prompts": 25},
+                          "train_seeds": 2, "rewardbench_pairs": 60, "rmb_prompts": 25, "shared_noise": [0.0, 0.8]},
                 "default": {"size": "default"},
                 # the win rate keeps its 500 prompts (the paper's 87 cannot rank the population: issue 26)
                 "paper": {"size": "paper", "gpt_prompts": 0, "transfer_prompts": 0}},

@@ -27,10 +27,14 @@ The study of the downstream chapter is wired here too:
 - :func:`plot_correlations` (Fig. 5) and :func:`plot_scatter` draw the results;
 - :func:`add_claims` tests Fig. 5's claims, :func:`add_controls` adds their *robustness* rows (equal size,
   length-controlled Best-of-N, the judge-identity case), and :func:`comparisons` gives the same
-  comparisons per metric and task.
+  comparisons per metric and task;
+- :func:`noise_sweeps` and :func:`add_noise_claims` sweep the two main claims over the humans' assumed shared
+  noise (*robustness*): CheemsBench's same responses re-annotated at each value (:func:`relabeled`: the models'
+  kept scores evaluated on the new labels; nothing is trained or scored again).
 """
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
@@ -43,7 +47,8 @@ from .records import Record
 __all__ = ["benchmark_table", "task_average", "correlate", "COMPARATORS", "benchmark_sets",
            "RewardModels", "reward_models", "Scores", "tabulate", "score", "prose_values", "benchmark_annotators",
            "judge_sharing", "SHARED_COLUMN", "judge_table", "plot_correlations", "plot_scatter", "add_claims", "comparisons", "EQUAL_SIZE_DRAWS",
-           "cheemsbench_at_size", "equal_size_spearman", "equal_size_table", "add_controls"]
+           "cheemsbench_at_size", "equal_size_spearman", "equal_size_table", "add_controls", "relabeled",
+           "NOISE_TARGETS", "noise_sweeps", "add_noise_claims"]
 
 
 def benchmark_table(benchmarks: Mapping[str, Sequence[Record]], scores_by_model: Mapping[str, Mapping], *,
@@ -189,6 +194,15 @@ class Scores:
     """CheemsBench per prompt: ``(correct (models, prompts), comparisons (prompts,), top-level categories)``."""
     sizes: dict[str, dict[str, int]] | None = None
     """Each comparator (column of :data:`COMPARATORS`): its ``prompts`` and compared ``pairs``."""
+    responses: tuple | None = None
+    """Each model's scores on CheemsBench's ranked responses, kept so that other labels of the same responses
+    can be evaluated without scoring again (:func:`relabeled`): ``(keys, values)``, the ``(prompt id, response
+    id)`` keys and a ``(models, keys)`` array in the rows' order."""
+
+    def response_scores(self, model: str) -> dict[tuple[str, str], float]:
+        """``model``'s kept scores on CheemsBench's responses (:attr:`responses`), as the metrics take them."""
+        keys, values = self.responses
+        return dict(zip(keys, values[list(self.bench.index).index(model)].tolist()))
 
     def table(self):
         """Benchmarks and tasks side by side, each model's group first."""
@@ -276,6 +290,9 @@ def tabulate(benchmarks: Mapping[str, Sequence[Record]], bench_scores: Mapping[s
                     {TASK_LABELS[t]: c.outcome for t, c in candidates.items()},
                     _pair_counts(benchmarks["CheemsBench"], bench_scores, names) if "CheemsBench" in benchmarks else None,
                     sizes)
+    if "CheemsBench" in benchmarks:  # kept for other labels of the same responses (relabeled)
+        keys = [(r.id, rid) for r in benchmarks["CheemsBench"] for rid in (r.rank or {})]
+        scores.responses = (keys, np.array([[bench_scores[m][k] for k in keys] for m in names], dtype=float))
     scores.down = scores.task_values(scores.outcomes)
     return scores
 
@@ -405,7 +422,8 @@ NOT_SIMULATED = ("the downstream tasks, their judges and the comparators here ar
 
 
 def add_untestable_claims(ledger, reason: str) -> None:
-    """Fig. 5's claims when this world cannot run the population (``reason``): all *untestable*."""
+    """Fig. 5's claims when this world cannot run the population (``reason``): all *untestable*, their controls and
+    shared-noise sweeps too."""
     from .claims import Claim
 
     ledger.add(Claim.untestable("fig5-cheemsbench-best", "§6.2, Fig. 5", "CheemsBench correlates more strongly with "
@@ -416,6 +434,7 @@ def add_untestable_claims(ledger, reason: str) -> None:
     ledger.add(_language_claim())
     for id, claim in _CONTROL_CLAIMS.items():
         ledger.add(Claim.untestable(id, "§6.2, Fig. 5", claim, reason, link="paper-fig5"))
+    add_noise_claims(ledger, None, own=math.nan, reason=reason)
 
 
 _CONTROL_CLAIMS = {
@@ -739,3 +758,122 @@ def add_controls(ledger, scores: Scores, *, length_controlled: Mapping[str, np.n
             "decided by that identity as much as by the annotations",
             statistic=statistic("the human-annotated CheemsBench accuracy", "the GPT-annotated copy's")
             + "; the MT-bench-like task graded by CheemsBench's GPT annotator itself (same samples and picks)"))
+
+
+# ---- sensitivity of Fig. 5's claims to the humans' shared noise (issue 26) ------------------------------------------
+
+_HUMAN_SETS = {"open": "Open Prompt", "human": "Human Instruction"}
+"""CheemsBench's human-annotated subsets and the benchmark names they are scored under (:func:`benchmark_sets`)."""
+
+
+def relabeled(scores: Scores, bench: Mapping[str, Sequence[Record]]) -> Scores:
+    """``scores`` with CheemsBench's human-annotated columns (whole benchmark and each subset, accuracy and exact
+    match) evaluated on other labels of the same responses: ``bench`` is ``{"open": records, "human": records}``,
+    and every model's kept scores (:attr:`Scores.responses`) are evaluated on it, so nothing is scored again. The
+    GPT copy, the comparators and the downstream tasks are unchanged."""
+    if scores.responses is None:
+        raise ValueError("these scores keep no scores on CheemsBench's responses (fix: build them with tabulate)")
+    sets = {"CheemsBench": [r for k in _HUMAN_SETS if k in bench for r in bench[k]],
+            **{_HUMAN_SETS[k]: list(v) for k, v in bench.items()}}
+    models = list(scores.bench.index)
+    per_model = {m: scores.response_scores(m) for m in models}
+    table = benchmark_table(sets, per_model)
+    new = scores.bench.copy()
+    for column in table.columns:
+        new[column] = table[column]
+    return replace(scores, bench=new, pairs=_pair_counts(sets["CheemsBench"], per_model, models))
+
+
+def _same_responses(old: Mapping[str, Sequence[Record]], new: Mapping[str, Sequence[Record]], value: float) -> None:
+    """Refuse a re-annotation whose prompts or responses differ from the world's (the sweep re-labels, never
+    re-draws, the benchmark): a world the simulator does not reproduce cannot be swept this way."""
+    def content(sets):
+        return {k: [(r.id, r.prompt, [(x.id, x.content) for x in r.responses]) for r in v] for k, v in sets.items()}
+
+    if content(old) != content(new):
+        raise ValueError(f"re-annotating CheemsBench at shared_noise {value:g} changed its prompts or responses: this "
+                         "world is not the one the simulator makes from its summary (fix: re-simulate it with "
+                         "`cheems simulate`)")
+
+
+def _noise_target(claim_id: str, claim: str, short: str, title: str):
+    """The :class:`cheems_lib.sensitivity.Target` of one Fig. 5 claim swept over the humans' shared noise."""
+    from .sensitivity import Target
+
+    return Target(claim_id, claim, f"{short}, with CheemsBench's human labels re-drawn at each value",
+                  ("human-annotated CheemsBench", "reference"), f"{short}\n(difference in Spearman r)",
+                  f"Fig. 5, {title}", "", ref="§6.2, Fig. 5 (sensitivity)", link="downstream-shared-noise",
+                  note="; the reward models, their scores and the downstream tasks are held fixed (trained and judged "
+                       "on the world's own data): only CheemsBench's human labels of the same prompts and responses "
+                       "are re-drawn, so the sweep asks whether the benchmark's labels decide the claim")
+
+
+NOISE_TARGETS = {
+    "fig5-human-beats-gpt": _noise_target("fig5-human-beats-gpt", _GPT_CLAIM, "human-annotated minus GPT copy",
+                                          "human minus GPT"),
+    "fig5-cheemsbench-best": _noise_target("fig5-cheemsbench-best", "CheemsBench correlates more strongly with "
+                                           "downstream quality than other benchmarks",
+                                           "CheemsBench minus the closest comparator", "CheemsBench minus closest"),
+}
+"""Fig. 5's claims swept over the humans' shared noise (:func:`noise_sweeps`), by id."""
+
+
+def noise_sweeps(scores: Scores, world, values: Sequence[float], human, *, n_boot: int = 1000, seed: int = 0,
+                 seeds: int = 1) -> dict:
+    """``{claim id: sweep}`` for each claim of :data:`NOISE_TARGETS` (the GPT one only where the world has the GPT
+    copy): per value of the humans' shared noise, the claim's estimate, interval and verdict (as
+    :func:`add_claims` decides it), in the rows :func:`cheems_lib.sensitivity.summarize` reads.
+
+    At each value, ``world``'s CheemsBench is re-annotated by ``human`` (the world's human annotator) with that
+    shared noise (:func:`cheems_lib.simulation.human_labels`: the same prompts and responses, checked) and the
+    models' kept scores are evaluated on the new labels (:func:`relabeled`). Nothing is trained or scored again;
+    the comparators' and the GPT copy's correlations do not depend on the value and are computed once.
+    """
+    import pandas as pd
+
+    from .simulation import WorldConfig, human_labels
+    from .world_files import LAYOUT
+
+    down_boot, fixed = scores.prompt_boot(n_boot, seed), {}
+    counts = {f"bench_{k}": len(v) for k, v in world.bench.items()}
+
+    def statistic(a, b):
+        return _STATISTIC.format(tasks=" and ".join(scores.down.columns), a=a, b=b, n=len(scores.bench), k=seeds,
+                                 resampled=_resampled(scores))
+
+    relabeled_columns = {f"{b} {m}" for b in ("CheemsBench", *_HUMAN_SETS.values()) for m in ("acc", "exact")}
+    targets = [t for t in NOISE_TARGETS if t != "fig5-human-beats-gpt" or "CheemsBench GPT acc" in scores.bench.columns]
+    rows: dict[str, list[dict]] = {t: [] for t in targets}
+    for v in values:
+        config = WorldConfig(size=world.size, seed=world.seed, counts=counts, human=replace(human, shared_noise=float(v)))
+        files = human_labels(config, tuple(counts))
+        bench = {k: files[LAYOUT[f"bench_{k}"]] for k in world.bench}
+        _same_responses(world.bench, bench, v)
+        at, memo = relabeled(scores, bench), {}
+
+        def spearman(column, at=at, memo=memo):
+            cache = memo if column in relabeled_columns else fixed  # the others do not depend on the value
+            if column not in cache:
+                cache[column] = task_average(at.bench, at.down, column, n_boot=n_boot, seed=seed, clusters=at.clusters,
+                                             down_boot=down_boot)
+            return cache[column]
+
+        for t in targets:
+            c = (_best_claim(spearman, statistic, seed) if t == "fig5-cheemsbench-best"
+                 else _gpt_claim(spearman, statistic, True, seed))
+            rows[t].append({"value": float(v), "estimate": c.estimate, "ci_low": c.ci_low, "ci_high": c.ci_high,
+                            "seeds": seeds, "n": c.n, "unit": c.unit, "verdict": c.verdict})
+    return {t: pd.DataFrame(rows[t]) for t in targets}
+
+
+def add_noise_claims(ledger, sweeps: Mapping | None, *, own: float, reason: str | None = None) -> None:
+    """One *robustness* claim per claim of :data:`NOISE_TARGETS` (:func:`cheems_lib.sensitivity.add_sweep_claim`,
+    id ``<claim>-vs-shared-noise``): does its verdict at the world's own shared noise ``own`` hold across its sweep
+    (:func:`noise_sweeps`)? A claim without a sweep (``sweeps`` None, or a claim missing from it) is *untestable*
+    with ``reason`` (or, for the GPT claim, the missing GPT copy)."""
+    from .sensitivity import add_sweep_claim
+
+    for t, target in NOISE_TARGETS.items():
+        sweep = (sweeps or {}).get(t)
+        why = reason if sweeps is None else "the files hold no GPT-annotated copy of CheemsBench (cheems_bench_gpt/)"
+        add_sweep_claim(ledger, sweep, "shared_noise", own=own, target=target, reason=None if sweep is not None else why)

@@ -22,7 +22,9 @@ same benchmark, so their difference is paired (:mod:`cheems_lib.claims`). :func:
 sweep into one ledger verdict: does the verdict at the world's own value hold across the range?
 :data:`ASSUMPTIONS` holds how each sweep is named, drawn (:func:`sweep_figure`) and recorded
 (:func:`add_sweep_claim`, kind ``robustness``: a sweep is never a finding of its own); on real files
-there is nothing to sweep, and both say so.
+there is nothing to sweep, and both say so. The downstream chapter sweeps Fig. 5's claims over the same shared
+noise more cheaply (:func:`cheems_lib.downstream.noise_sweeps`: CheemsBench re-annotated, the models' scores kept)
+and records them with the same two functions, passing a :class:`Target` of its own.
 
 One point of the ratio sweep is a finding of its own: Table 4's comparison at the paper's ratio
 (:func:`add_paper_ratio_claim`, claim :data:`PAPER_RATIO_ID`), the setting of the paper's claim, beside
@@ -96,6 +98,12 @@ class Target:
     """The figure's title, before "across the <parameter>"."""
     anchor: str
     """Suffix of the chapter section that shows the sweep (after the assumption's link)."""
+    ref: str = "§6.3, Table 4 (sensitivity)"
+    """The sweep claim's paper reference."""
+    link: str = ""
+    """The section that shows the sweep when it is not the sensitivity chapter's (then ``anchor`` is unused)."""
+    note: str = ""
+    """What the sweep holds fixed, added to the claim's reason (e.g. the reward models, in the downstream chapter)."""
 
 
 TARGETS = {
@@ -104,9 +112,10 @@ TARGETS = {
     TAB3: Target(TAB3, HUMAN_CLAIM, "Overall accuracy on CheemsBench, pairwise human-annotated set minus a pairwise "
                  "machine-annotated set of as many pairs (paired)", (PAIR_HUMAN, PAIR_MACHINE),
                  "pairwise human minus machine\n(Overall accuracy)", "Our Table 3 question, human minus machine labels",
-                 "-tab3"),
+                 "-tab3", ref="sensitivity of our Table 3 question (not the paper's)"),
 }
-"""The claims the sweeps re-test, by id."""
+"""The claims the sweeps of this module re-test, by id. A sweep run elsewhere (the downstream chapter's, of Fig. 5)
+passes its own :class:`Target` to :func:`sweep_figure` and :func:`add_sweep_claim`."""
 
 
 @dataclass(frozen=True)
@@ -274,7 +283,8 @@ def summarize(sweep, at: float) -> tuple[str, dict]:
 def sweep_figure(sweep, name: str, *, marked: float, model: str, target: str = TAB4):
     """The statistic and its 95% interval across ``sweep`` (rows of :func:`shared_noise_sweeps` or
     :func:`ratio_sweep` for the claim ``target``), each point coloured by its verdict, a dotted line at ``marked``;
-    ``model`` is named in the title. ``sweep=None`` (real files) gives a figure saying there is nothing to sweep."""
+    ``model`` is named in the title; ``target`` is a claim id of :data:`TARGETS` or a :class:`Target`. ``sweep=None``
+    (real files) gives a figure saying there is nothing to sweep."""
     import matplotlib.pyplot as plt
 
     if sweep is None:
@@ -282,7 +292,7 @@ def sweep_figure(sweep, name: str, *, marked: float, model: str, target: str = T
         ax.axis("off")
         ax.text(0.5, 0.5, "real files: no simulator parameter to sweep", ha="center", va="center")
         return fig
-    spec, goal = ASSUMPTIONS[name], TARGETS[target]
+    spec, goal = ASSUMPTIONS[name], _target(target)
     fig, ax = plt.subplots(figsize=(7, 3.6))
     ax.axhline(0, color="black", lw=0.8)
     ax.plot(sweep["value"], sweep["estimate"], color="#4e79a7", lw=1, zorder=1)
@@ -298,20 +308,25 @@ def sweep_figure(sweep, name: str, *, marked: float, model: str, target: str = T
     return fig
 
 
-_SWEEP_REF = {TAB4: "§6.3, Table 4 (sensitivity)", TAB3: "sensitivity of our Table 3 question (not the paper's)"}
+def _target(target) -> Target:
+    """``target`` as a :class:`Target`: an id of :data:`TARGETS`, or a Target passed as is."""
+    return target if isinstance(target, Target) else TARGETS[target]
 
 
-def add_sweep_claim(ledger, sweep, name: str, *, own: float, target: str = TAB4) -> None:
-    """Add the sweep's claim to ``ledger``: does the verdict on ``target`` (:data:`TARGETS`) at the world's own
-    value ``own`` hold across ``sweep`` (:func:`summarize`)? ``sweep=None`` (real files) adds it as ``untestable``."""
+def add_sweep_claim(ledger, sweep, name: str, *, own: float, target: str | Target = TAB4,
+                    reason: str | None = None) -> None:
+    """Add the sweep's claim to ``ledger``: does the verdict on ``target`` (an id of :data:`TARGETS`, or a
+    :class:`Target`) at the world's own value ``own`` hold across ``sweep`` (:func:`summarize`)? ``sweep=None`` adds
+    it as ``untestable``, with ``reason`` (default: the assumption's, for real files)."""
     from .claims import Claim
 
-    spec, goal, ref = ASSUMPTIONS[name], TARGETS[target], _SWEEP_REF[target]
-    cid, link = spec.claim_for(target), spec.link + goal.anchor
+    spec, goal = ASSUMPTIONS[name], _target(target)
+    cid, link, ref, target = spec.claim_for(goal.claim_id), goal.link or spec.link + goal.anchor, goal.ref, goal.claim_id
     if sweep is None:
+        says = spec.unswept_says if reason is None else f"Not swept: {reason}."
         ledger.add(Claim(
             cid, ref, f"the verdict on '{goal.claim}' holds across the {spec.parameter}", "untestable",
-            "inconclusive", reason=spec.unswept_reason, link=link, says={"inconclusive": spec.unswept_says}))
+            "inconclusive", reason=reason or spec.unswept_reason, link=link, says={"inconclusive": says}))
         return
     verdict, base = summarize(sweep, own)
     parameter, span = spec.parameter, f"{sweep['value'].min():.3g} to {sweep['value'].max():.3g}"
@@ -319,16 +334,27 @@ def add_sweep_claim(ledger, sweep, name: str, *, own: float, target: str = TAB4)
     ledger.add(Claim(
         cid, ref, f"the verdict on '{goal.claim}' holds for every {parameter} from {span}",
         "robustness", verdict, reason=f"a sweep of {target} over the assumed {parameter}: it says whether that "
-        "claim's verdict rests on the assumption; not a claim of the paper, so not a finding", estimate=base["estimate"],
-        ci_low=base["ci_low"], ci_high=base["ci_high"], seeds=base["seeds"], n=base.get("n"),
+        "claim's verdict rests on the assumption; not a claim of the paper, so not a finding" + goal.note,
+        estimate=base["estimate"], ci_low=base["ci_low"], ci_high=base["ci_high"], seeds=base["seeds"], n=base.get("n"),
+        unit=base.get("unit", "prompt"),
         statistic=f"{goal.statistic}, at the world's own {parameter}; swept over {span}",
         paper="no sweep in the paper", link=link,
         says={"supported": f"Across {parameter} from {span}, every value gives the verdict of the world's own value "
                            f"({base['verdict']}): on this range the claim does not depend on the assumption.",
               "contradicted": f"The verdict flips across {parameter} from {span}: {base['verdict']} at the world's own "
                               f"value, but {flips}. The claim rests on the assumption.",
-              "inconclusive": f"Across {parameter} from {span}, the verdict at the world's own value "
-                              f"({base['verdict']}) is not reached everywhere: {flips}."}))
+              "inconclusive": _inconclusive_says(sweep, base, parameter, span, flips)}))
+
+
+def _inconclusive_says(sweep, base: dict, parameter: str, span: str, flips: str) -> str:
+    """The sweep claim's *inconclusive* sentence: the own value's definite verdict is not reached everywhere, or the
+    own value has no definite verdict to hold (every value's verdict listed then)."""
+    if base["verdict"] != "inconclusive":
+        return (f"Across {parameter} from {span}, the verdict at the world's own value ({base['verdict']}) is not "
+                f"reached everywhere: {flips}.")
+    every = ", ".join(f"{r.value:.3g} ({r.verdict})" for r in sweep.itertuples())
+    return (f"At the world's own {parameter} the verdict is inconclusive, so there is no definite verdict to hold "
+            f"across {span}; the verdict at each value: {every}.")
 
 
 SAME_RATIO = 0.05

@@ -20,7 +20,8 @@ that CPU training stays fast; the book compares lengths after dividing by it.
 The same seed gives byte-identical files.
 
 This module holds the subsets and sizes (Table 1) and builds a world in memory
-(:func:`build_world`); :mod:`cheems_lib.world_files` writes and reads the files, and
+(:func:`build_world`), or only its human labels of some subsets (:func:`human_labels`: the same responses
+re-annotated by other humans); :mod:`cheems_lib.world_files` writes and reads the files, and
 :func:`ensure_world` caches a world under the hash of the code that made it.
 """
 from __future__ import annotations
@@ -44,7 +45,7 @@ from .records import Record, Response, strict_pairs
 from .world_files import GPT_LAYOUT, LAYOUT, write_files
 
 __all__ = ["VERSION", "SIZES", "MODELS", "HUMAN_MIX", "SubsetSpec", "WorldConfig", "World", "sample_task",
-           "response_count_pmf", "SUBSETS", "build_world", "length_stats", "world_path", "ensure_world",
+           "response_count_pmf", "SUBSETS", "build_world", "human_labels", "length_stats", "world_path", "ensure_world",
            "fingerprint"]
 
 VERSION = "1.0"
@@ -243,14 +244,53 @@ def _annotate(records, utils, lengths, fn, annotator, rng, noise_scale, length_s
     return out
 
 
-def build_world(config: WorldConfig | None = None, *, progress: bool = False) -> World:
-    """Generate every file of the world in memory (see :func:`write_world`)."""
-    config = config or WorldConfig()
+def _streams(seed: int, key: str) -> tuple[np.random.Generator, ...]:
+    """The subset ``key``'s three random streams: prompts and responses, human labels, GPT labels. One stream
+    per subset and per annotator: resizing one file never changes another, and changing the human annotators
+    never changes a prompt, a response or a GPT label (:func:`human_labels` relies on it)."""
+    idx = list(SUBSETS).index(key)
+    return tuple(np.random.default_rng([seed, idx, s]) for s in range(3))
+
+
+def _human_file(key, records, utils, lengths, annotator: HumanAnnotator, rng, scale) -> list[Record]:
+    """The human-annotated file of ``key``: triple-wise rounds on the benchmark, a complete ranking on the
+    preference set's golden subset, with the subset's tie margin and difficulty."""
+    spec = SUBSETS[key]
+    human = replace(annotator, tie_margin=annotator.tie_margin * spec.human_tie)
+    fn = annotate_rounds if key.startswith("bench") else annotate_complete
+    return _annotate(records, utils, lengths, fn, human, rng, spec.human_difficulty, scale)
+
+
+def _checked_size(config: WorldConfig) -> dict:
+    """The prompt counts and length scale of ``config``, after checking its seed and size."""
     if not isinstance(config.seed, int) or config.seed < 0:
         raise ValueError(f"seed {config.seed!r}: must be an integer >= 0 (numpy seeds are non-negative)")
     if config.size not in SIZES:
         raise ValueError(f"unknown size {config.size!r}; choose one of {list(SIZES)}")
-    size = {**SIZES[config.size], **(config.counts or {})}
+    return {**SIZES[config.size], **(config.counts or {})}
+
+
+def human_labels(config: WorldConfig, keys: tuple[str, ...] = ("bench_open", "bench_human")) -> dict[str, list[Record]]:
+    """The human-annotated files of ``keys`` (layout path -> records) of the world ``config``, without
+    simulating the rest: the same prompts and responses as :func:`build_world`'s (their own stream), labelled by
+    ``config.human`` and ranked (Algorithm 1). A re-annotation of the same responses by other humans costs one pass
+    over these subsets."""
+    size = _checked_size(config)
+    files = {}
+    for key in keys:
+        if not key.startswith("bench") and key != "pref_human":
+            raise ValueError(f"subset {key!r} has no human labels; choose bench_open, bench_human or pref_human")
+        gen_rng, human_rng, _ = _streams(config.seed, key)
+        recs, utils, lens, _ = _gen_subset(SUBSETS[key], size[key], size["length_scale"], gen_rng)
+        files[LAYOUT[key]] = _human_file(key, recs, utils, lens, config.human, human_rng, size["length_scale"])
+        resolve_records(files[LAYOUT[key]])  # ranked, as build_world's files
+    return files
+
+
+def build_world(config: WorldConfig | None = None, *, progress: bool = False) -> World:
+    """Generate every file of the world in memory (see :func:`write_world`)."""
+    config = config or WorldConfig()
+    size = _checked_size(config)
     scale = size["length_scale"]
     files, truth, stats = {}, [], {}
     keys = list(SUBSETS)
@@ -258,20 +298,18 @@ def build_world(config: WorldConfig | None = None, *, progress: bool = False) ->
     if progress:
         from tqdm.auto import tqdm
         it = tqdm(keys, desc="simulating")
-    for idx, key in enumerate(it):
+    for key in it:
         spec = SUBSETS[key]
-        # one stream per subset and per annotator: resizing one file never changes another
-        gen_rng, human_rng, gpt_rng = (np.random.default_rng([config.seed, idx, s]) for s in range(3))
+        gen_rng, human_rng, gpt_rng = _streams(config.seed, key)
         recs, utils, lens, rows = _gen_subset(spec, size[key], scale, gen_rng)
         for r in rows:
             r["subset"] = key
-        human = replace(config.human, tie_margin=config.human.tie_margin * spec.human_tie)
         truth += rows
         if key.startswith("bench"):
-            files[LAYOUT[key]] = _annotate(recs, utils, lens, annotate_rounds, human, human_rng, spec.human_difficulty, scale)
+            files[LAYOUT[key]] = _human_file(key, recs, utils, lens, config.human, human_rng, scale)
             files[GPT_LAYOUT[key]] = _annotate(recs, utils, lens, annotate_all_pairs, config.gpt, gpt_rng, spec.gpt_difficulty, scale)
         elif key == "pref_human":
-            files[LAYOUT[key]] = _annotate(recs, utils, lens, annotate_complete, human, human_rng, spec.human_difficulty, scale)
+            files[LAYOUT[key]] = _human_file(key, recs, utils, lens, config.human, human_rng, scale)
         else:
             files[LAYOUT[key]] = _annotate(recs, utils, lens, annotate_all_pairs, config.gpt, gpt_rng, spec.gpt_difficulty, scale)
     for path, recs in files.items():

@@ -118,6 +118,16 @@ def test_sweep_claim_records_the_summary():
     assert "tab4-human-beats-gpt" in claim.reason and "not a claim of the paper" in claim.reason
 
 
+def test_inconclusive_own_value_lists_every_verdict():
+    """With an inconclusive verdict at the world's own value there are no flips to name: the sentence says there is
+    no definite verdict to hold and lists each value's verdict (it used to end in an empty list, "everywhere: .")."""
+    ledger = _Ledger("sensitivity", "test")
+    sensitivity.add_sweep_claim(ledger, _sweep(["inconclusive"] * 3), "shared_noise", own=0.3)
+    claim = ledger.claims[sensitivity.ASSUMPTIONS["shared_noise"].claim_id]
+    assert claim.verdict == "inconclusive" and ": ." not in claim.sentence
+    assert "no definite verdict to hold" in claim.sentence and "0.8 (inconclusive)" in claim.sentence
+
+
 def test_unswept_claim_is_untestable():
     """On real files (no sweep) the claim is untestable and inconclusive, with the assumption's reason."""
     ledger = _Ledger("sensitivity", "test")

@@ -166,3 +166,24 @@ def test_fingerprint_hashes_every_module_a_world_is_made_of(monkeypatch):
     monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self.name) or read_bytes(self))
     simulation.fingerprint()
     assert {f"{m}.py" for m in reached | {"simulation"}} <= set(read), sorted(reached - {n[:-3] for n in read})
+
+
+def test_human_labels_relabel_the_same_responses():
+    """human_labels gives build_world's human files at the world's own annotator, and other labels of the very same
+    prompts and responses at another shared noise; a subset without human labels is refused."""
+    from dataclasses import replace
+
+    from cheems_lib.annotators import HumanAnnotator
+    from cheems_lib.simulation import human_labels
+
+    config = WorldConfig(size="smoke", seed=2, counts={"bench_open": 12, "bench_human": 12, "pref_human": 2, "pref_gpt": 2})
+    world = build_world(config).files
+    own = human_labels(config)
+    other = human_labels(replace(config, human=replace(HumanAnnotator(), shared_noise=1.5)))
+    for path in (LAYOUT["bench_open"], LAYOUT["bench_human"]):
+        assert [(r.id, r.annotations) for r in own[path]] == [(r.id, r.annotations) for r in world[path]]
+        assert [(r.prompt, [(x.id, x.content) for x in r.responses]) for r in other[path]] == \
+            [(r.prompt, [(x.id, x.content) for x in r.responses]) for r in world[path]]
+        assert any(a.annotations != b.annotations for a, b in zip(other[path], world[path]))
+    with pytest.raises(ValueError, match="no human labels"):
+        human_labels(config, ("pref_gpt",))
