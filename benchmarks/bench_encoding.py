@@ -36,7 +36,8 @@ HERE = Path(__file__).resolve()
 
 
 def _world():
-    from cheems_lib import simulation, world_files
+    from cheems_lib.world import simulation
+    from cheems_lib import world_files
 
     files = world_files.load_world(simulation.ensure_world("default", 0))
     bench = files["cheems_bench/open.jsonl"] + files["cheems_bench/human.jsonl"]
@@ -45,8 +46,8 @@ def _world():
 
 def encoding(repeats: int) -> dict:
     """Part 1: one by one vs batched on every benchmark response, same tokenizer as training builds."""
-    from cheems_lib import reward_model as rm
-    from cheems_lib.training_config import TrainConfig
+    from cheems_lib.models import reward_model as rm
+    from cheems_lib.models.training_config import TrainConfig
 
     human, bench = _world()
     cfg = TrainConfig()
@@ -83,8 +84,8 @@ def worker(size: str) -> None:
     once (the book's kernels train many models each), and that is reported apart.
     """
     import cheems_lib
-    from cheems_lib import zoo
-    from cheems_lib.training_config import TrainConfig
+    from cheems_lib.models import zoo
+    from cheems_lib.models.training_config import TrainConfig
 
     human, bench = _world()
     with tempfile.TemporaryDirectory() as cache:

@@ -1,4 +1,4 @@
-"""What the score cache's fingerprints cost (cheems_lib.scoring: model_fingerprint, record_fingerprint).
+"""What the score cache's fingerprints cost (cheems_lib.models.scoring: model_fingerprint, record_fingerprint).
 
 `cheems score` fingerprints the model's files and every record before it scores, so a rerun
 after retraining (or after a record's text changed) rescores instead of keeping stale scores.
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from cheems_lib.records import Record, Response
-from cheems_lib.scoring import model_fingerprint, record_fingerprint
+from cheems_lib.models.scoring import model_fingerprint, record_fingerprint
 
 
 def _write(path: Path, mib: int, rng: np.random.Generator) -> None:

@@ -32,14 +32,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WHOLE = ("import sys; import cheems_lib.reward_model as rm; rm.text_budget = lambda tokenizer, max_length: None; "
+WHOLE = ("import sys; import cheems_lib.models.reward_model as rm; rm.text_budget = lambda tokenizer, max_length: None; "
          "from cheems_lib.cli import main; sys.exit(main(sys.argv[1:]))")
 
 
 def _model(folder: Path) -> Path:
     """A tiny-xs reward model with a tokenizer trained on the smoke world, saved as a checkpoint."""
-    from cheems_lib import reward_model as rm
-    from cheems_lib.simulation import WorldConfig, build_world
+    from cheems_lib.models import reward_model as rm
+    from cheems_lib.world.simulation import WorldConfig, build_world
 
     recs = build_world(WorldConfig(size="smoke", seed=0)).files["cheems_preference/human.jsonl"]
     tok = rm.train_tokenizer((t for r in recs for t in [r.prompt, *(x.content for x in r.responses)]),

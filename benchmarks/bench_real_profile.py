@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 def _one(profile: str, tmp: Path, name: str, chapters: list[str] | None = None, zoo_of: Path | None = None) -> dict:
     from conftest import copy_repo
 
-    from cheems_lib.book import build
+    from cheems_lib.publishing.book import build
 
     logs: list[str] = []
     (tmp / name).mkdir()
@@ -51,7 +51,7 @@ def main():
     ap.add_argument("--with-real", action="store_true", help="also build the full real profile")
     args = ap.parse_args()
     load = os.getloadavg()[0]  # before: a loaded machine stretches every number
-    from cheems_lib.chapters import CHAPTERS
+    from cheems_lib.publishing.chapters import CHAPTERS
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

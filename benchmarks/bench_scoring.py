@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from cheems_lib.reward_model import build_tiny, encode_pair, train_tokenizer
-from cheems_lib.scoring import score_records
-from cheems_lib.simulation import WorldConfig, build_world
-from cheems_lib.batching import pad_right
+from cheems_lib.models.reward_model import build_tiny, encode_pair, train_tokenizer
+from cheems_lib.models.scoring import score_records
+from cheems_lib.world.simulation import WorldConfig, build_world
+from cheems_lib.models.batching import pad_right
 
 OUT = Path(__file__).parent / "out"
 
@@ -43,7 +43,7 @@ def main():
         result[label] = {"responses_per_s": round(n / dt, 1), "tokens_per_s": round(tokens / dt)}
     import tempfile
 
-    from cheems_lib.scoring import ScoreOutput
+    from cheems_lib.models.scoring import ScoreOutput
 
     with tempfile.TemporaryDirectory() as tmp:
         out = ScoreOutput(Path(tmp) / "s.jsonl", {"model": "bench"})

@@ -23,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from cheems_lib.batching import forward_groups, pack, padding_fraction
-from cheems_lib.reward_model import build_tiny, train_tokenizer
-from cheems_lib.simulation import WorldConfig, build_world
-from cheems_lib.training import bt_loss, forward_rewards, grouped_rewards
-from cheems_lib.training_config import TrainConfig
-from cheems_lib.training_pairs import collate, encode_records
+from cheems_lib.models.batching import forward_groups, pack, padding_fraction
+from cheems_lib.models.reward_model import build_tiny, train_tokenizer
+from cheems_lib.world.simulation import WorldConfig, build_world
+from cheems_lib.models.training import bt_loss, forward_rewards, grouped_rewards
+from cheems_lib.models.training_config import TrainConfig
+from cheems_lib.models.training_pairs import collate, encode_records
 
 OUT = Path(__file__).parent / "out"
 

@@ -25,13 +25,14 @@ def sha(data: bytes) -> str:
 def main():
     import torch
 
-    from cheems_lib import judging, reward_model, simulation
+    from cheems_lib.models import judging, reward_model
+    from cheems_lib.world import simulation
     try:
         from cheems_lib.world_files import load_world
     except ImportError:  # versions before the simulation split
-        from cheems_lib.simulation import load_world
-    from cheems_lib.scoring import score_records
-    from cheems_lib.training import TrainConfig, train  # TrainConfig through the re-export: older versions run too
+        from cheems_lib.world.simulation import load_world
+    from cheems_lib.models.scoring import score_records
+    from cheems_lib.models.training import TrainConfig, train  # TrainConfig through the re-export: older versions run too
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prompts", type=int, default=60)

@@ -185,7 +185,7 @@ def cmd_evaluate(args) -> None:
     if len(per_model) == 1:
         _print_json(next(iter(per_model.values())))
         return
-    from .leaderboard import text_board
+    from .analyses.leaderboard import text_board
 
     print(text_board(per_model, list(data)), file=sys.stderr)
     _print_json(per_model)
@@ -224,7 +224,7 @@ def cmd_simulate(args) -> None:
     import errno
 
     from .records import DataError
-    from .simulation import WorldConfig, build_world
+    from .world.simulation import WorldConfig, build_world
     from .world_files import check_output, write_world
 
     if args.seed < 0:
@@ -246,13 +246,13 @@ def cmd_simulate(args) -> None:
 
 
 def cmd_train(args) -> None:
-    """Validate everything, choose the preset by model kind, then train (see :func:`cheems_lib.training.train`)."""
+    """Validate everything, choose the preset by model kind, then train (see :func:`cheems_lib.models.training.train`)."""
     import os
     from dataclasses import fields
 
-    from .training import train
-    from .training_config import TrainConfig, check_learning_rate, choose_preset
-    from .zoo import data_fingerprint
+    from .models.training import train
+    from .models.training_config import TrainConfig, check_learning_rate, choose_preset
+    from .models.zoo import data_fingerprint
 
     name, reason = choose_preset(args.model, args.preset)
     overrides = {f.name: getattr(args, f.name) for f in fields(TrainConfig)
@@ -279,9 +279,9 @@ def cmd_train(args) -> None:
 
 
 def cmd_score(args) -> None:
-    """Check the model name, read the data, then score into -o (see :func:`cheems_lib.scoring.score_to_file`)."""
+    """Check the model name, read the data, then score into -o (see :func:`cheems_lib.models.scoring.score_to_file`)."""
     from .baselines import NAMES
-    from .scoring import make_scorer, score_to_file
+    from .models.scoring import make_scorer, score_to_file
 
     if args.model.startswith("baseline:") and args.model not in NAMES:
         raise UsageError(f"--model {args.model}: not a baseline (fix: use baseline:random, baseline:longest "
@@ -310,10 +310,10 @@ def cmd_preference(args) -> None:
         scores = read_scores(args.scores)
         rm_path = None
     else:
-        from .reward_model import load
-        from .scoring import score_records
-        from .training_config import TrainConfig
-        from .zoo import train_or_load
+        from .models.reward_model import load
+        from .models.scoring import score_records
+        from .models.training_config import TrainConfig
+        from .models.zoo import train_or_load
 
         rm_path = args.rm or train_or_load(human, TrainConfig(seed=args.seed), progress=sys.stderr.isatty())
         model, tok = load(rm_path)
@@ -371,7 +371,7 @@ def cmd_book(args) -> None:
     render exit 1 after the other chapters ran and the book was rendered."""
     import errno
 
-    from .book import BookError, BookInputError, build
+    from .publishing.book import BookError, BookInputError, build
 
     try:
         build(profile=args.profile, chapters=args.chapter or None, overrides=dict(args.param or []),
@@ -456,11 +456,11 @@ _FLAG_CHOICES = {"mixed_precision": ["no", "bf16", "fp16"]}
 
 
 def _add_config_flags(parser) -> None:
-    """One flag per :class:`~cheems_lib.training_config.TrainConfig` field but ``model`` (``max_length``:
+    """One flag per :class:`~cheems_lib.models.training_config.TrainConfig` field but ``model`` (``max_length``:
     ``--max-length``), its help the field's docstring. Each defaults to None: the preset decides."""
     from dataclasses import fields
 
-    from .training_config import TrainConfig  # imports no torch
+    from .models.training_config import TrainConfig  # imports no torch
 
     docs = _field_docs(TrainConfig)
     for f in fields(TrainConfig):
@@ -532,7 +532,7 @@ def _add_import(sub) -> None:
 
 def _add_book(sub) -> None:
     b = sub.add_parser("book", help="run chapters with papermill and build the Jupyter Book")
-    from .chapters import PROFILES
+    from .publishing.chapters import PROFILES
 
     b.add_argument("--profile", choices=list(PROFILES), default="default",
                    help="smoke: seconds; default: CPU book; paper: the paper's settings (GPU, real data); "
@@ -565,8 +565,8 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args) -> int:
     from .outputs import LockedError
     from .records import DataError
-    from .reward_model import ModelError
-    from .training_config import TrainError
+    from .models.reward_model import ModelError
+    from .models.training_config import TrainError
 
     try:
         args.func(args)

@@ -342,7 +342,7 @@ def plot_worked_example(example: dict):
     graph laid out in columns by peeling round, best on the left. Returns the matplotlib Figure."""
     import matplotlib.pyplot as plt
 
-    from .figures import draw_preference_graph
+    from .publishing.figures import draw_preference_graph
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     draw_preference_graph(example["before"], ax=axes[0], title="annotations (orange: on a cycle)")

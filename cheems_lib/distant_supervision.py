@@ -90,7 +90,7 @@ def add_cycle_claim(ledger, report: Mapping | None, *, reason: str = "") -> None
     cycle and a conflict ratio of 0 in :func:`filter_by_reward`'s ``report``. *structural*: comparisons that all
     agree with one scoring cannot form a cycle, so the count checks the code, not the paper; *contradicted*
     would be a bug. ``report`` None: untestable with ``reason``."""
-    from .claims import Claim
+    from .analyses.claims import Claim
 
     fields = dict(paper_ref="§4.2", link="tab-preference-distant-supervision",
                   claim="after distant supervision the GPT annotations have no cycles (a consistent partial order)",
@@ -226,7 +226,7 @@ def gpt_length_sentence(gpt: Sequence[Record], *, n_boot: int = 1000, seed: int 
     The statistic is the share of chosen-longer comparisons among those of unequal length,
     bootstrapped over prompts (a prompt's comparisons stay together), stratified by category.
     """
-    from .claims import INSUFFICIENT, decide, insufficient_text, ratio_estimate
+    from .analyses.claims import INSUFFICIENT, decide, insufficient_text, ratio_estimate
 
     longer, shorter = chosen_length_counts(gpt)
     share = ratio_estimate(longer, longer + shorter, strata=[r.top_category for r in gpt], n_boot=n_boot,

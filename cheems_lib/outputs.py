@@ -47,16 +47,16 @@ does not sleep or poll and then kill (under load the command may finish first): 
 one, as Ctrl-C reaches the whole foreground group). The points, each reached after the step named:
 
 - ``atomic.written`` / ``atomic.replaced``: :func:`atomic_path` wrote its temporary file / renamed it;
-- ``score.batch``: a batch of scores was appended to ``OUT.partial`` (:mod:`cheems_lib.scoring`);
-- ``train.step``: an optimisation step (and its log line) is done (:mod:`cheems_lib.training`);
+- ``score.batch``: a batch of scores was appended to ``OUT.partial`` (:mod:`cheems_lib.models.scoring`);
+- ``train.step``: an optimisation step (and its log line) is done (:mod:`cheems_lib.models.training`);
 - ``checkpoint.written`` / ``checkpoint.saved``: a checkpoint's temporary folder is written / renamed;
 - ``publish.staging`` / ``publish.staged`` / ``publish.swapped``: the finished model's weights are in the
   staging folder / the staging folder is complete / it replaced the output, the old one not yet deleted
-  (:mod:`cheems_lib.run_folder`);
+  (:mod:`cheems_lib.models.run_folder`);
 - ``world.file`` / ``world.staged`` / ``world.swapped``: one file of a world is written / the staged world
   is complete / it replaced the output, the old one not yet deleted (:mod:`cheems_lib.world_files`);
 - ``book.cell`` / ``book.executed``: a chapter's kernel executed a cell / a chapter ran, before its
-  notebook replaces the last good one (:mod:`cheems_lib.book`).
+  notebook replaces the last good one (:mod:`cheems_lib.publishing.book`).
 
 The variable is read once; unset, a point costs one function call.
 """

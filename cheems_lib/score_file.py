@@ -84,7 +84,7 @@ def write_scores(scores: Iterable[tuple[str, str, float]], path: str | Path, *, 
     """Write ``(prompt_id, response_id, score)`` triples as a spec §4 score file.
 
     A new file appears atomically; ``append=True`` adds whole lines to an existing file
-    in one write, flushed (how :class:`cheems_lib.scoring.ScoreOutput` streams its partial files).
+    in one write, flushed (how :class:`cheems_lib.models.scoring.ScoreOutput` streams its partial files).
     """
     from .outputs import atomic_open
 

@@ -3,7 +3,7 @@
 A world is the official CheemsBench / CheemsPreference files under one folder (:data:`LAYOUT`,
 :data:`GPT_LAYOUT`), plus ``truth.jsonl`` and ``summary.json`` for a simulated one. The book
 reads real and simulated worlds alike (:func:`load_world`), so the layout does not depend on
-how a world was made; the simulator (:mod:`cheems_lib.simulation`) builds on this module.
+how a world was made; the simulator (:mod:`cheems_lib.world.simulation`) builds on this module.
 
 Reading any folder starts with :func:`detect_layout` (spec §6b): the simulated layout, the
 official release (``cheems_bench/{open,human}.jsonl`` and one ``cheems_preference.jsonl``,
@@ -44,9 +44,9 @@ GPT_LAYOUT = {"bench_open": "cheems_bench_gpt/open.jsonl", "bench_human": "cheem
 def write_files(world, out: Path) -> None:
     """Write the files of the spec §6 layout into the existing folder ``out`` (summary.json last).
 
-    ``world`` is a :class:`cheems_lib.simulation.World` (its ``files``, ``truth`` and ``summary``; not
+    ``world`` is a :class:`cheems_lib.world.simulation.World` (its ``files``, ``truth`` and ``summary``; not
     imported here, as the simulator builds on this module). Not atomic: :func:`write_world` and
-    :func:`cheems_lib.simulation.ensure_world` stage the folder and rename it into place.
+    :func:`cheems_lib.world.simulation.ensure_world` stage the folder and rename it into place.
     """
     import orjson
 
@@ -122,7 +122,7 @@ def _recover(out: Path) -> None:
 
 
 def write_world(world, out_dir: str | Path) -> dict:
-    """Write the spec §6 layout of ``world`` (a :class:`cheems_lib.simulation.World`) as the folder ``out_dir``;
+    """Write the spec §6 layout of ``world`` (a :class:`cheems_lib.world.simulation.World`) as the folder ``out_dir``;
     returns the summary (also in summary.json).
 
     The files are written into a hidden sibling ``.<name>.tmp-<pid>-<token>`` and the folder is

@@ -1,12 +1,12 @@
-"""cheems_lib.annotation_bias: Fig. 15's shares from annotation files, its panels and the biases chapter's claims."""
+"""cheems_lib.analyses.annotation_bias: Fig. 15's shares from annotation files, its panels and the biases chapter's claims."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from cheems_lib import claims
-from cheems_lib.annotation_bias import BiasSample, add_claims, plot_fig15
-from cheems_lib.annotators import decisions_per_prompt
+from cheems_lib.analyses import claims
+from cheems_lib.analyses.annotation_bias import BiasSample, add_claims, plot_fig15
+from cheems_lib.world.annotators import decisions_per_prompt
 from cheems_lib.records import Record, Response
 
 # response lengths a: 10, b: 4, c: 1 characters; strict decisions won by A: 1 of 2, then 1 of 3
@@ -160,7 +160,7 @@ def test_add_claims_on_few_prompts_have_insufficient_data():
 def test_longer_share_counts_by_hand():
     """Two prompts: the longer response wins 2 of 3 strict decisions (a tie and an equal-length
     pair are left out), so the share is 2/3; 0.5 is no preference."""
-    from cheems_lib.annotation_bias import longer_share, longer_wins
+    from cheems_lib.analyses.annotation_bias import longer_share, longer_wins
 
     r1 = Record(prompt="q1", id="q1", responses=[Response("a", "xx"), Response("b", "xxxx"), Response("c", "yy")],
                 annotations=[("a", "b", "2"), ("a", "c", "1"), ("b", "c", "0")])
@@ -175,7 +175,7 @@ def test_longer_share_counts_by_hand():
 def test_model_labels_are_never_called_human():
     """A sample whose benchmark labels are a model's (a real folder's manifest): panel titles and sentences name
     the model, and the three claims about human annotators are untestable with the reason."""
-    from cheems_lib import annotation_bias
+    from cheems_lib.analyses import annotation_bias
 
     sample = annotation_bias.BiasSample.from_files(_files(gpt=False), n_boot=100, labels=("gpt-3.5-turbo", True))
     assert sample.title("Human") == "cheems_bench/ (gpt-3.5-turbo)" and "human" not in sample.who("Human").lower()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cheems_lib.annotators import (GPTAnnotator, HumanAnnotator, annotate_all_pairs, annotate_complete,
+from cheems_lib.world.annotators import (GPTAnnotator, HumanAnnotator, annotate_all_pairs, annotate_complete,
                                    annotate_rounds, decisions_per_prompt, length_bias_curve, length_preference,
                                    position_share, triplewise_rounds)
 from cheems_lib.conflicts import resolve

@@ -4,7 +4,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cheems_lib.batching import forward_groups, pack, padding_fraction
+from cheems_lib.models.batching import forward_groups, pack, padding_fraction
 
 prompt_lengths = st.lists(st.lists(st.integers(1, 300), min_size=1, max_size=8), min_size=1, max_size=60)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cheems_lib import best_of_n as bon
+from cheems_lib.world import best_of_n as bon
 from cheems_lib.records import DataError
 
 from conftest import make_record
@@ -65,9 +65,9 @@ def test_evaluate_rejects_bad_picks():
 class TestJudgePanel:
     def test_independent_of_the_benchmark_annotators(self):
         """The win-rate judges share no parameter value with CheemsBench's human annotator or a comparator's panel."""
-        from cheems_lib import comparators
-        from cheems_lib.annotators import HumanAnnotator
-        from cheems_lib.panels import shared_parameters
+        from cheems_lib.world import comparators
+        from cheems_lib.world.annotators import HumanAnnotator
+        from cheems_lib.world.panels import shared_parameters
 
         judges = bon.judge_panel(0)
         assert len(judges) == bon.JUDGE_PANEL_SIZE
@@ -80,7 +80,7 @@ class TestJudgePanel:
 
     def test_candidates_use_the_panel(self):
         """The human verdicts come from the panel passed in: a judge that calls everything a tie gives no wins."""
-        from cheems_lib.annotators import HumanAnnotator
+        from cheems_lib.world.annotators import HumanAnnotator
 
         blind = [HumanAnnotator(tie_margin=100.0)]
         assert bon.sample_candidates("human_win_rate", prompts=5, n=6, seed=0, panel=blind).outcome.sum() == 0
@@ -118,8 +118,8 @@ class TestMTJudge:
     def test_shares_no_parameter_with_either_annotator(self, seed):
         """The MT-bench-like judge is drawn from the GPT-like ranges, never CheemsBench's GPT (or human) annotator:
         it shares no parameter value with either, and stays inside the declared ranges."""
-        from cheems_lib.annotators import GPTAnnotator, HumanAnnotator
-        from cheems_lib.panels import RANGES, shared_parameters
+        from cheems_lib.world.annotators import GPTAnnotator, HumanAnnotator
+        from cheems_lib.world.panels import RANGES, shared_parameters
 
         judge = bon.mt_judge(seed)
         assert shared_parameters([judge], [GPTAnnotator()]) == [] and shared_parameters([judge], [HumanAnnotator()]) == []
@@ -128,7 +128,7 @@ class TestMTJudge:
 
     def test_default_grader_is_the_drawn_judge(self):
         """Without a judge passed in, the MT-bench-like task is graded by mt_judge(seed), not GPTAnnotator()."""
-        from cheems_lib.annotators import GPTAnnotator
+        from cheems_lib.world.annotators import GPTAnnotator
 
         c = bon.sample_candidates("mt_bench_sim", prompts=30, n=6, seed=5)
         assert np.array_equal(c.outcome, bon.regrade(c, gpt=bon.mt_judge(5)).outcome)
@@ -140,7 +140,7 @@ class TestRegrade:
     def test_same_judges_reproduce_and_samples_do_not_depend_on_the_judge(self, task):
         """Re-judging with the same judges gives the same verdicts; another judge keeps every sample (so no reward
         model is scored again) and changes only the verdicts."""
-        from cheems_lib.annotators import GPTAnnotator, HumanAnnotator
+        from cheems_lib.world.annotators import GPTAnnotator, HumanAnnotator
 
         c = bon.sample_candidates(task, prompts=8, n=5, seed=2)
         assert np.array_equal(bon.regrade(c).outcome, c.outcome)
@@ -150,8 +150,8 @@ class TestRegrade:
 
     def test_held_out_mix_is_uniform_not_a_subsets_mix(self):
         """The win-rate prompts are drawn uniformly over the categories, not with the Human Instruction mix."""
-        from cheems_lib.corpus import CATEGORIES
-        from cheems_lib.simulation import HUMAN_MIX
+        from cheems_lib.world.corpus import CATEGORIES
+        from cheems_lib.world.simulation import HUMAN_MIX
 
         mix = bon.TASKS["human_win_rate"].mix
         assert mix == {c: 1 / len(CATEGORIES) for c in CATEGORIES} and mix != HUMAN_MIX

@@ -10,8 +10,8 @@ import shutil
 import pytest
 from pathlib import Path
 
-from cheems_lib.book import BookInputError, ChapterFailed, ChaptersFailed, build, execute_chapter
-from cheems_lib.chapters import CHAPTERS, chapter
+from cheems_lib.publishing.book import BookInputError, ChapterFailed, ChaptersFailed, build, execute_chapter
+from cheems_lib.publishing.chapters import CHAPTERS, chapter
 from conftest import ROOT, copy_repo, release_folder, shell_words
 
 pytestmark = pytest.mark.book
@@ -51,8 +51,8 @@ def _text(page: str) -> str:
 def test_every_chapter_page_shows_its_rerun_commands_and_notebook(smoke_book):
     """Each chapter page shows, above its collapsed parameters box, the ``cheems book`` and papermill commands with its
     own name and the parameters it ran with, and links its executed notebook, which the HTML build holds as is."""
-    from cheems_lib import publish
-    from cheems_lib.book import parameters_of
+    from cheems_lib.publishing import publish
+    from cheems_lib.publishing.book import parameters_of
 
     root, html, _ = smoke_book
     for ch in CHAPTERS:
@@ -73,7 +73,7 @@ def test_cite_page_is_generated_from_citation_cff(smoke_book):
     quotes paper-fig6 with the source this build gave it."""
     import csv
 
-    from cheems_lib import citation
+    from cheems_lib.publishing import citation
 
     root, html, _ = smoke_book
     page = _text((html / "book" / "cite.html").read_text(encoding="utf-8"))
@@ -96,8 +96,8 @@ def test_build_stats_page_lists_every_chapter(smoke_book):
 def test_category_table_is_the_librarys():
     """The ``{cheems-categories}`` table of the "Use your own data" page has one row per library category, in
     order, with its English name, and marks exactly the library's deterministic ones."""
-    from cheems_lib.book import category_table
-    from cheems_lib.corpus import CATEGORIES, DETERMINISTIC
+    from cheems_lib.publishing.book import category_table
+    from cheems_lib.world.corpus import CATEGORIES, DETERMINISTIC
 
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in category_table().splitlines()[2:]]
     assert [(name, english) for name, english, _ in rows] == list(CATEGORIES.items())
@@ -107,7 +107,7 @@ def test_category_table_is_the_librarys():
 
 def test_own_data_page_renders_the_library_categories(smoke_book):
     """The rendered page shows the directive's table: every category name, none left as a literal directive."""
-    from cheems_lib.corpus import CATEGORIES
+    from cheems_lib.world.corpus import CATEGORIES
 
     _, html, _ = smoke_book
     page = (html / "book" / "own_data.html").read_text(encoding="utf-8")
@@ -346,7 +346,7 @@ def test_bad_arguments_exit_2_before_running(argv, says, tmp_path, monkeypatch, 
     import os
     import pathlib
 
-    from cheems_lib import book
+    from cheems_lib.publishing import book
     from cheems_lib.cli import main
 
     root = copy_repo(tmp_path)
@@ -370,8 +370,8 @@ def test_bad_arguments_exit_2_before_running(argv, says, tmp_path, monkeypatch, 
 def test_book_seed_that_is_a_replicate_seed_is_refused(profile, tmp_path, monkeypatch):
     """A full profile refuses ``-p seed`` equal to one of its world replicates' seeds (the book's world would be
     one of its own replicates) before anything runs; any other seed gives the replicates their own seeds."""
-    from cheems_lib import book
-    from cheems_lib.chapters import REPLICATE_SEEDS
+    from cheems_lib.publishing import book
+    from cheems_lib.publishing.chapters import REPLICATE_SEEDS
 
     root = copy_repo(tmp_path)
     monkeypatch.setattr(book, "execute_chapter", lambda *a, **k: pytest.fail("nothing may run"))
@@ -389,7 +389,7 @@ def test_cache_key_hashes_only_the_files_a_chapter_reads(tmp_path, monkeypatch):
     import os
     import pathlib
 
-    from cheems_lib.book import cache_key
+    from cheems_lib.publishing.book import cache_key
 
     root = copy_repo(tmp_path)
     source = root / "notebooks/conflicts.md"
@@ -428,7 +428,7 @@ def test_second_build_is_refused_with_the_running_pid(tmp_path, monkeypatch, cap
     its pid, and runs nothing."""
     import os
 
-    from cheems_lib import book
+    from cheems_lib.publishing import book
     from cheems_lib.cli import main
     from cheems_lib.outputs import OutputLock
 
@@ -453,7 +453,7 @@ def test_render_failure_shows_the_cause(tmp_path, monkeypatch):
     it; without colour codes) and its last lines, not only the tail."""
     import subprocess
 
-    from cheems_lib import book
+    from cheems_lib.publishing import book
 
     root = copy_repo(tmp_path)
     warning = "/book/data.ipynb:3: WARNING: undefined label: 'paper-table1'"
@@ -544,7 +544,7 @@ def test_claims_ledger_is_complete(smoke_book):
 
     import pandas as pd
 
-    from cheems_lib import claims
+    from cheems_lib.analyses import claims
 
     root, html, _ = smoke_book
     ledger = pd.read_csv(html / "tables" / "claims.csv")
@@ -631,7 +631,7 @@ def _page(root, name):
     """The executed chapter: (kept Markdown, shown outputs as text, glue keys used but never glued)."""
     import nbformat
 
-    from cheems_lib.publish import unresolved_glue
+    from cheems_lib.publishing.publish import unresolved_glue
 
     nb = nbformat.read(str(root / "book" / f"{name}.ipynb"), as_version=4)
     kept = [c for c in nb.cells if "remove-cell" not in c.metadata.get("tags", [])]
@@ -770,7 +770,7 @@ def test_fig5_judges_and_controls_in_the_built_book(smoke_book):
     ledger as robustness rows, never findings."""
     import pandas as pd
 
-    from cheems_lib import downstream
+    from cheems_lib.analyses import downstream
 
     root, html, _ = smoke_book
     judges = pd.read_csv(html / "tables" / "tab-downstream-judges.csv")

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from cheems_lib import build_stats
-from cheems_lib.chapters import CHAPTERS
-from cheems_lib.publish import md_text
+from cheems_lib.publishing import build_stats
+from cheems_lib.publishing.chapters import CHAPTERS
+from cheems_lib.publishing.publish import md_text
 
 pytestmark = pytest.mark.book
 

@@ -1,10 +1,10 @@
-"""cheems_lib.calibration: per-prompt Table 1 counts, one threshold per quantity, the calibrated claims."""
+"""cheems_lib.analyses.calibration: per-prompt Table 1 counts, one threshold per quantity, the calibrated claims."""
 from __future__ import annotations
 
 import pytest
 
-from cheems_lib import calibration, claims
-from cheems_lib.calibration import CALIBRATED_CLAIMS, checks, table1, table1_per_prompt
+from cheems_lib.analyses import calibration, claims
+from cheems_lib.analyses.calibration import CALIBRATED_CLAIMS, checks, table1, table1_per_prompt
 from cheems_lib.conflicts import resolve_records
 from cheems_lib.records import Record, Response
 
@@ -103,8 +103,9 @@ def test_parameters_cover_every_simulator_field_and_read_live_values():
     """Every annotator and subset field is listed as fitted or assumed, with the default's current value."""
     from dataclasses import fields, replace
 
-    from cheems_lib import annotators, calibration
-    from cheems_lib.simulation import SubsetSpec
+    from cheems_lib.world import annotators
+    from cheems_lib.analyses import calibration
+    from cheems_lib.world.simulation import SubsetSpec
 
     table = calibration.parameters()
     listed = " ".join(table["parameter"])
@@ -119,7 +120,7 @@ def test_parameters_cover_every_simulator_field_and_read_live_values():
 
 def test_table1_sizes_follow_the_simulators_layout():
     """Each Table 1 column gets the simulator's prompt count of the file at that column's layout path."""
-    from cheems_lib.simulation import SIZES
+    from cheems_lib.world.simulation import SIZES
     from cheems_lib.world_files import LAYOUT
 
     for size in SIZES:

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from cheems_lib.book import BookInputError, check_parameters, check_value, coerce, parameters_of
-from cheems_lib.chapters import CHAPTERS, PROFILES, base_profile, toc_yaml
+from cheems_lib.publishing.book import BookInputError, check_parameters, check_value, coerce, parameters_of
+from cheems_lib.publishing.chapters import CHAPTERS, PROFILES, base_profile, toc_yaml
 from conftest import ROOT
 
 
@@ -143,7 +143,7 @@ def test_every_figure_has_a_stable_label_and_caption():
     """Each glued figure's key and name are stable ids (spec §7) and it has a caption and download links."""
     import re
 
-    from cheems_lib.publish import LABEL
+    from cheems_lib.publishing.publish import LABEL
 
     for ch in CHAPTERS:
         text = (ROOT / "notebooks" / f"{ch.name}.md").read_text(encoding="utf-8")
@@ -197,7 +197,7 @@ def test_own_data_page_is_linked_and_lists_the_layouts():
 
 def test_own_data_page_names_the_chapters_without_world_dir():
     """The page says every chapter but Reproduce and Claims takes world_dir: true of the parameters cells."""
-    from cheems_lib.chapters import chapter
+    from cheems_lib.publishing.chapters import chapter
 
     page = (ROOT / "book/own_data.md").read_text(encoding="utf-8")
     without = [c for c in CHAPTERS if "world_dir" not in parameters_of(ROOT / "notebooks" / f"{c.name}.md")]
@@ -233,7 +233,7 @@ def test_real_profiles_point_every_world_chapter_at_data_real():
     """``real`` and ``real-smoke`` set world_dir to data/real for exactly the chapters whose parameters
     cell has it, drop the simulated size, and otherwise keep the default / smoke settings; real-smoke
     trains one seed in exactly the chapters whose parameters cell has ``train_seeds``."""
-    from cheems_lib.chapters import REAL_DIR, REAL_SMOKE
+    from cheems_lib.publishing.chapters import REAL_DIR, REAL_SMOKE
 
     for ch in CHAPTERS:
         declared = parameters_of(ROOT / "notebooks" / f"{ch.name}.md")
@@ -255,7 +255,7 @@ def test_real_profiles_point_every_world_chapter_at_data_real():
 def test_full_profiles_are_default_and_smoke_plus_replicates():
     """``full`` and ``full-smoke`` give every chapter the default / smoke settings; only the Claims page gets the
     replicate seeds, and only they replicate; the replicated chapters all take a simulated world and its seed."""
-    from cheems_lib.chapters import REPLICATE_SEEDS, replicate_seeds
+    from cheems_lib.publishing.chapters import REPLICATE_SEEDS, replicate_seeds
 
     for ch in CHAPTERS:
         for profile, base in (("full", "default"), ("full-smoke", "smoke")):
@@ -289,7 +289,7 @@ def _table1_csv(root):
 def _build_data(tmp_path, world):
     import shutil
 
-    from cheems_lib.book import build
+    from cheems_lib.publishing.book import build
     from conftest import copy_repo
 
     (tmp_path / "book").mkdir()
@@ -342,7 +342,7 @@ def test_scaling_runs_on_the_one_benchmark_subset_present(smoke_dir, tmp_path):
     that the Human Instruction subset is missing and which file it needs."""
     import json
 
-    from cheems_lib.book import build
+    from cheems_lib.publishing.book import build
     from conftest import copy_repo, release_folder
 
     world = release_folder(smoke_dir, tmp_path / "release", files=("open", "preference"), subset=False)
@@ -364,7 +364,7 @@ def test_biases_names_the_model_that_labelled_the_shipped_benchmark(tmp_path):
     import json
     import shutil
 
-    from cheems_lib.book import build
+    from cheems_lib.publishing.book import build
     from conftest import copy_repo
 
     world = tmp_path / "real"

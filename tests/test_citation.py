@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from cheems_lib import citation
+from cheems_lib.publishing import citation
 from conftest import ROOT
 
 SCHEMA = ROOT / "tests" / "data" / "cff-1.2.0.schema.json"

@@ -1,4 +1,4 @@
-"""cheems_lib.claims: the one rule every claim is tested with."""
+"""cheems_lib.analyses.claims: the one rule every claim is tested with."""
 from __future__ import annotations
 
 import json
@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from cheems_lib import claims
-from cheems_lib.claims import Claim, Estimate, Ledger, all_of, best_of, decide, ratio_estimate, subset_estimate
+from cheems_lib.analyses import claims
+from cheems_lib.analyses.claims import Claim, Estimate, Ledger, all_of, best_of, decide, ratio_estimate, subset_estimate
 from cheems_lib.metrics import evaluate_subset
 from conftest import make_record
 

@@ -39,7 +39,7 @@ def test_help_lists_every_subcommand_without_torch():
     for cmd in ("resolve", "evaluate", "simulate", "book"):
         assert cmd in out.stdout
     probe = ("import sys; from cheems_lib.cli import _parser; _parser(); "
-             "import cheems_lib.conflicts, cheems_lib.metrics, cheems_lib.records, cheems_lib.simulation; "
+             "import cheems_lib.conflicts, cheems_lib.metrics, cheems_lib.records, cheems_lib.world.simulation; "
              "assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
     assert subprocess.run([sys.executable, "-c", probe]).returncode == 0
 
@@ -147,9 +147,9 @@ def scored_world(tmp_path_factory):
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from cheems_lib.judging import CRITERIA, JUDGE_TEMPLATE
-    from cheems_lib.reward_model import build_tiny, train_tokenizer
-    from cheems_lib.simulation import WorldConfig, build_world
+    from cheems_lib.models.judging import CRITERIA, JUDGE_TEMPLATE
+    from cheems_lib.models.reward_model import build_tiny, train_tokenizer
+    from cheems_lib.world.simulation import WorldConfig, build_world
     from cheems_lib.world_files import write_world
 
     d = tmp_path_factory.mktemp("scored")
@@ -195,7 +195,7 @@ def test_score_judge_and_baselines_then_leaderboard(scored_world, tmp_path):
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["pairs_judged"] == 12 * 10
-    from cheems_lib.judging import judge_records, load_judge, position_consistency
+    from cheems_lib.models.judging import judge_records, load_judge, position_consistency
     model, tok = load_judge(scored_world / "judge")  # the reference: the library on the same records
     verdicts = judge_records(model, tok, [r for d in data for r in read_records(d)])
     assert report["position_consistency"] == pytest.approx(position_consistency(verdicts))
@@ -300,7 +300,7 @@ def _score_cmd(scored_world, data, out, *extra):
 @pytest.fixture(scope="module")
 def many_records(scored_world):
     """48 prompts (about 340 responses): long enough to interrupt a batch-size-1 scoring run."""
-    from cheems_lib.simulation import WorldConfig, build_world
+    from cheems_lib.world.simulation import WorldConfig, build_world
     world = build_world(WorldConfig(size="smoke", seed=5))
     path = scored_world / "many.jsonl"
     write_records(world.files["cheems_preference/gpt.jsonl"][:48], path)
@@ -444,7 +444,7 @@ def test_preference_interrupted_leaves_no_partial_output(tmp_path, sig_name):
     """`cheems preference` interrupted before its output's rename leaves no output (and, but for SIGKILL, no
     temporary file); interrupted just after the rename, the output equals an uninterrupted run's."""
     from cheems_lib.baselines import length_scores
-    from cheems_lib.simulation import WorldConfig, build_world
+    from cheems_lib.world.simulation import WorldConfig, build_world
     from cheems_lib.world_files import write_world
     world = build_world(WorldConfig(size="smoke", seed=3))
     write_world(world, tmp_path / "w")
@@ -503,7 +503,7 @@ def _retrain_in_place(model_dir, seed):
     """Replace the tiny reward model's weights, as `cheems train --overwrite` does (new files, same path)."""
     from transformers import AutoTokenizer
 
-    from cheems_lib.reward_model import build_tiny
+    from cheems_lib.models.reward_model import build_tiny
     tok = AutoTokenizer.from_pretrained(model_dir)
     build_tiny("tiny-xs", tok, seed=seed).save_pretrained(model_dir)
 
@@ -558,7 +558,7 @@ def test_an_interrupted_rescore_never_reuses_the_stale_scores(tmp_path):
     """A rerun stopped after marking OUT's scores stale (before OUT is rewritten) still rescores them."""
     from cheems_lib.baselines import named_scores
     from cheems_lib.score_file import read_scores
-    from cheems_lib.scoring import ScoreOutput
+    from cheems_lib.models.scoring import ScoreOutput
     recs = [make_record(f"p{i}", "ab", [("a", "b", "1")]) for i in range(3)]
     settings = {"model": "baseline:longest"}
     out = ScoreOutput(tmp_path / "s.jsonl", settings)
@@ -581,7 +581,7 @@ def test_an_interrupted_rescore_never_reuses_the_stale_scores(tmp_path):
 def writers(tmp_path_factory):
     """The arguments, but the output, of each command with -o (preference from --scores: no training)."""
     from cheems_lib.baselines import length_scores
-    from cheems_lib.simulation import WorldConfig, build_world
+    from cheems_lib.world.simulation import WorldConfig, build_world
     from cheems_lib.world_files import write_world
 
     d = tmp_path_factory.mktemp("writers")

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from cheems_lib.records import write_records
-from cheems_lib.simulation import WorldConfig, build_world
+from cheems_lib.world.simulation import WorldConfig, build_world
 
 CHEEMS = [sys.executable, "-m", "cheems_lib.cli", "train"]
 # a tiny, fast run: 24 prompts, one epoch of about 20 steps, a checkpoint every 3
@@ -184,7 +184,7 @@ def test_kill_during_overwrite_keeps_the_old_model(data, reference, tmp_path, at
         assert all((out / p.name).read_bytes() == p.read_bytes() for p in reference.iterdir())
     else:
         assert summary["config"]["seed"] == 1
-        from cheems_lib.reward_model import load
+        from cheems_lib.models.reward_model import load
         load(out)  # the new model, complete
     resumed = run("--data", data, *FAST, "--seed", "1", "--overwrite", "--resume", "--output", out)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
@@ -205,7 +205,7 @@ def test_resume_without_checkpoint_starts_fresh_with_one_line(data, reference, t
 def pretrained(data, tmp_path_factory):
     """A non-tiny local checkpoint: a tiny model saved with save_pretrained (loaded with from_pretrained)."""
     from cheems_lib.records import read_records
-    from cheems_lib.reward_model import build_tiny, train_tokenizer
+    from cheems_lib.models.reward_model import build_tiny, train_tokenizer
 
     recs = read_records(data)
     tok = train_tokenizer((t for r in recs for t in [r.prompt, *(x.content for x in r.responses)]), vocab_size=500)
@@ -261,7 +261,7 @@ def test_train_skip_invalid_keeps_the_valid_records(tmp_path):
     import orjson
 
     from cheems_lib.records import write_records
-    from cheems_lib.simulation import WorldConfig, build_world
+    from cheems_lib.world.simulation import WorldConfig, build_world
 
     data = tmp_path / "d.jsonl"
     recs = build_world(WorldConfig(size="smoke", seed=0)).files["cheems_preference/human.jsonl"][:12]
@@ -293,7 +293,7 @@ def test_a_full_disk_while_saving_is_one_line_and_leaves_no_half_checkpoint(tmp_
     import resource
 
     from cheems_lib.records import write_records
-    from cheems_lib.simulation import WorldConfig, build_world
+    from cheems_lib.world.simulation import WorldConfig, build_world
 
     data = tmp_path / "d.jsonl"
     write_records(build_world(WorldConfig(size="smoke", seed=0)).files["cheems_preference/human.jsonl"][:12], data)
@@ -311,7 +311,7 @@ def test_every_config_field_has_a_flag():
     from dataclasses import fields
 
     from cheems_lib.cli import _parser
-    from cheems_lib.training_config import TrainConfig
+    from cheems_lib.models.training_config import TrainConfig
 
     names = [f.name for f in fields(TrainConfig) if f.name != "model"]
     args = _parser().parse_args(["train", "--data", "d", "--output", "o"])

@@ -8,10 +8,10 @@ import pytest
 
 from types import SimpleNamespace
 
-from cheems_lib import comparators as cmp
-from cheems_lib import panels
-from cheems_lib.annotators import GPTAnnotator, HumanAnnotator
-from cheems_lib.simulation import WorldConfig, build_world
+from cheems_lib.world import comparators as cmp
+from cheems_lib.world import panels
+from cheems_lib.world.annotators import GPTAnnotator, HumanAnnotator
+from cheems_lib.world.simulation import WorldConfig, build_world
 
 BUILDERS = {"rewardbench": cmp.rewardbench_like, "rmb": cmp.rmb_like}
 
@@ -60,7 +60,7 @@ def test_category_mix_matches_declared(name, sections):
 
 def test_rewardbench_mix_differs_from_cheemsbench():
     """The RewardBench-like mix is not CheemsBench's: safety and reasoning weigh far more."""
-    from cheems_lib.simulation import SUBSETS
+    from cheems_lib.world.simulation import SUBSETS
 
     _, mix = cmp.declared_mix(cmp.REWARDBENCH_SECTIONS)
     open_mix = SUBSETS["bench_open"].mix

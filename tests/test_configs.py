@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from cheems_lib.paper import table
-from cheems_lib.training_config import TrainConfig
+from cheems_lib.models.training_config import TrainConfig
 from conftest import ROOT
 
 

@@ -1,4 +1,4 @@
-"""cheems_lib.conflict_ratio: Table 5 with intervals, its figure and table, and the conflicts chapter's claims."""
+"""cheems_lib.analyses.conflict_ratio: Table 5 with intervals, its figure and table, and the conflicts chapter's claims."""
 from __future__ import annotations
 
 import math
@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from cheems_lib import calibration, claims
-from cheems_lib.conflict_ratio import (add_equivalence_claim, add_near_tie_claim, add_table5_claims,
+from cheems_lib.analyses import calibration, claims
+from cheems_lib.analyses.conflict_ratio import (add_equivalence_claim, add_near_tie_claim, add_table5_claims,
                                        conflict_estimate, paper_text, plot_table5, table5_estimates, table5_styler)
 from cheems_lib.conflicts import conflict_stats, resolve_records
 from cheems_lib.paper import table as paper_table

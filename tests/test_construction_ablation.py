@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cheems_lib import construction_ablation as ablation
+from cheems_lib.analyses import construction_ablation as ablation
 from cheems_lib import paper
-from cheems_lib.claims import Estimate, Ledger
+from cheems_lib.analyses.claims import Estimate, Ledger
 from cheems_lib.distant_supervision import ABLATION
-from cheems_lib.leaderboard import board
+from cheems_lib.analyses.leaderboard import board
 from cheems_lib.metrics import SubsetResult
 
 SOURCE = "simulated world (size smoke, seed 0)"
@@ -79,7 +79,7 @@ def test_claims_can_be_contradicted(t4):
 def test_first_comparison_states_its_training_ratio_beside_the_papers(t4):
     """tab4-human-beats-gpt's statistic gives the GPT : human training ratio it was tested at and the paper's, read
     from Table 1 (not typed); the other comparisons carry no ratio."""
-    from cheems_lib.calibration import paper_gpt_human_ratio
+    from cheems_lib.analyses.calibration import paper_gpt_human_ratio
 
     ledger = Ledger("preference", SOURCE)
     prompts = dict(zip(ABLATION, [30, 256, 200, 180, 150, 210]))

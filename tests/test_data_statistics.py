@@ -1,4 +1,4 @@
-"""cheems_lib.data_statistics: Table 1 beside the paper, the comparison bound, the data chapter's claims and plots."""
+"""cheems_lib.analyses.data_statistics: Table 1 beside the paper, the comparison bound, the data chapter's claims and plots."""
 from __future__ import annotations
 
 import matplotlib
@@ -8,8 +8,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from cheems_lib import claims, data_statistics  # noqa: E402
-from cheems_lib.calibration import CALIBRATED_CLAIMS, paper_table1, table1, table1_per_prompt  # noqa: E402
+from cheems_lib.analyses import claims, data_statistics
+from cheems_lib.analyses.calibration import CALIBRATED_CLAIMS, paper_table1, table1, table1_per_prompt  # noqa: E402
 from cheems_lib.conflicts import resolve_records  # noqa: E402
 from cheems_lib.records import Record, Response  # noqa: E402
 
@@ -34,7 +34,7 @@ def files():
 
 def _times(files: dict, k: int) -> dict:
     """``files`` with each record repeated ``k`` times under new ids: the same statistics, on enough prompts
-    (:data:`cheems_lib.claims.MIN_UNITS`) for a verdict."""
+    (:data:`cheems_lib.analyses.claims.MIN_UNITS`) for a verdict."""
     from dataclasses import replace
 
     return {path: [replace(r, id=f"{r.id}-{i}") for i in range(k) for r in recs] for path, recs in files.items()}

@@ -13,7 +13,7 @@ from cheems_lib.distant_supervision import (ablation, build_preference, chosen_l
                                             gpt_length_sentence, length_balance, length_debias, plot_length_balance,
                                             strict_comparisons)
 from cheems_lib.records import DataError, Record, Response
-from cheems_lib.simulation import WorldConfig, build_world
+from cheems_lib.world.simulation import WorldConfig, build_world
 from conftest import make_record
 
 
@@ -149,7 +149,7 @@ class TestLengthReport:
 def test_cycle_claim_reads_the_filter_report(world):
     """§4.2's consistent partial order: structural, supported when the report after filtering has no cycle and conflict
     ratio 0 (as filter_by_reward guarantees), contradicted on a report that still has some, untestable without one."""
-    from cheems_lib.claims import Ledger
+    from cheems_lib.analyses.claims import Ledger
     from cheems_lib.distant_supervision import add_cycle_claim
 
     _, rep = filter_by_reward(world.files["cheems_preference/gpt.jsonl"], _truth(world), margin=0.1)

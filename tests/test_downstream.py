@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cheems_lib import downstream, metrics
+from cheems_lib.analyses import downstream
+from cheems_lib import metrics
 from cheems_lib.correlation import correlation
 
 from conftest import make_record
@@ -121,7 +122,8 @@ class TestStudy:
 
     def test_tabulate_and_score_match_the_metrics(self, monkeypatch):
         """Benchmark columns are benchmark_table's (RMB BoN accuracy = its exact match); task values are evaluate()'s."""
-        from cheems_lib import best_of_n, zoo
+        from cheems_lib.world import best_of_n
+        from cheems_lib.models import zoo
 
         rb, rmb = _comparators()
         world = _world(False)
@@ -154,7 +156,7 @@ class TestStudy:
 
     def test_benchmark_annotators_and_judge_sharing(self):
         """CheemsBench's annotators come from the world's config (unknown without one); the sentence names shares."""
-        from cheems_lib.annotators import HumanAnnotator
+        from cheems_lib.world.annotators import HumanAnnotator
 
         rb, rmb = _comparators()
         world = _world(False)
@@ -203,7 +205,7 @@ class TestStudy:
     @pytest.mark.parametrize("gpt", [True, False])
     def test_add_claims(self, gpt):
         """A benchmark that ranks the models as the tasks do beats noise comparators; no GPT copy: untestable."""
-        from cheems_lib.claims import Ledger
+        from cheems_lib.analyses.claims import Ledger
 
         ledger = Ledger("downstream", "test")
         downstream.add_claims(ledger, _scores(gpt, n_sets=10), n_boot=200, seed=0, seeds=2)
@@ -215,7 +217,7 @@ class TestStudy:
 
     def test_add_claims_on_few_training_sets_have_insufficient_data(self):
         """Six training sets are too few to resample: both claims say insufficient data, counting training sets."""
-        from cheems_lib.claims import INSUFFICIENT, Ledger
+        from cheems_lib.analyses.claims import INSUFFICIENT, Ledger
 
         ledger = Ledger("downstream", "test")
         downstream.add_claims(ledger, _scores(True, n_sets=6), n_boot=200, seed=0, seeds=2)
@@ -227,7 +229,7 @@ class TestStudy:
     def test_every_task_claim_is_all_of_the_per_task_comparisons(self):
         """§6.2 task by task: one paired Spearman difference per task and comparator, decided by all_of; the
         estimate is the deciding comparison's, and the language reading is untestable on a one-language world."""
-        from cheems_lib.claims import Ledger, all_of
+        from cheems_lib.analyses.claims import Ledger, all_of
 
         s = _scores(True, n_sets=10)
         ledger = Ledger("downstream", "test")
@@ -291,7 +293,7 @@ class TestPromptBootstrap:
 
     def test_replicates_resample_prompts(self):
         """Each replicate's task value is the picks' mean over one shared resample of the prompts."""
-        from cheems_lib.best_of_n import prompt_resamples
+        from cheems_lib.world.best_of_n import prompt_resamples
 
         s = _picked_scores()
         boot = s.prompt_boot(30, seed=2)["Human win rate"]
@@ -342,7 +344,7 @@ class TestEqualSize:
     def test_table_and_controls(self):
         """The equal-size table has one row per comparator; every control is a robustness claim with its reason, and the
         judge-identity and length-controlled rows recompute from the same picks."""
-        from cheems_lib.claims import Ledger
+        from cheems_lib.analyses.claims import Ledger
 
         s = _picked_scores(n_sets=12, prompts=40)
         table = downstream.equal_size_table(s, n_boot=100, seed=0)
@@ -364,8 +366,8 @@ class TestEqualSize:
 class TestJudgeTable:
     def test_counts_parameters_shared_with_cheemsbench_annotators(self):
         """The count column is 0 for the drawn downstream judges and 4 for CheemsBench's GPT annotator as a judge."""
-        from cheems_lib import best_of_n
-        from cheems_lib.annotators import GPTAnnotator, HumanAnnotator
+        from cheems_lib.world import best_of_n
+        from cheems_lib.world.annotators import GPTAnnotator, HumanAnnotator
 
         annotators = {"CheemsBench (human)": [HumanAnnotator()], "CheemsBench GPT": [GPTAnnotator()], "RewardBench-like": None}
         t = downstream.judge_table({"win": best_of_n.judge_panel(0), "mt": [best_of_n.mt_judge(0)],
@@ -383,7 +385,7 @@ def _noise_study(seed: int = 0):
     downstream value falls with that noise; the comparators' scores are noise."""
     from types import SimpleNamespace
 
-    from cheems_lib.simulation import WorldConfig, build_world
+    from cheems_lib.world.simulation import WorldConfig, build_world
 
     w = build_world(WorldConfig(size="smoke", seed=seed, counts={"bench_open": 16, "bench_human": 16,
                                                                  "pref_human": 2, "pref_gpt": 2}))
@@ -412,8 +414,8 @@ class TestSharedNoiseSweep:
         value only the human-annotated CheemsBench columns move, and the responses are the same."""
         from dataclasses import replace
 
-        from cheems_lib.annotators import HumanAnnotator
-        from cheems_lib.simulation import WorldConfig, human_labels
+        from cheems_lib.world.annotators import HumanAnnotator
+        from cheems_lib.world.simulation import WorldConfig, human_labels
 
         world, sc = _noise_study()
         config = WorldConfig(size="smoke", seed=0, counts={"bench_open": 16, "bench_human": 16},
@@ -432,8 +434,8 @@ class TestSharedNoiseSweep:
     def test_sweep_over_two_values_yields_robustness_claims(self):
         """A sweep over two values and the world's own gives one robustness claim per swept Fig. 5 claim; the point
         at the own value is the main claim's own test, and the claim's reason says what is held fixed."""
-        from cheems_lib.annotators import HumanAnnotator
-        from cheems_lib.claims import Ledger
+        from cheems_lib.world.annotators import HumanAnnotator
+        from cheems_lib.analyses.claims import Ledger
 
         world, sc = _noise_study()
         sweeps = downstream.noise_sweeps(sc, world, [0.0, 0.3, 1.5], HumanAnnotator(), n_boot=100, seed=0, seeds=2)
@@ -453,8 +455,8 @@ class TestSharedNoiseSweep:
     def test_untestable_without_a_sweep_and_refused_on_another_world(self):
         """Without sweeps both claims are untestable with the given reason; without the GPT copy only that one is;
         a world whose responses the simulator does not reproduce is refused."""
-        from cheems_lib.annotators import HumanAnnotator
-        from cheems_lib.claims import Ledger
+        from cheems_lib.world.annotators import HumanAnnotator
+        from cheems_lib.analyses.claims import Ledger
 
         ledger = Ledger("downstream", "test")
         downstream.add_noise_claims(ledger, None, own=0.3, reason="these are real files")

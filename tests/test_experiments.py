@@ -1,4 +1,4 @@
-"""cheems_lib.experiments: the world, the named training sets and families over training seeds."""
+"""cheems_lib.analyses.experiments: the world, the named training sets and families over training seeds."""
 from __future__ import annotations
 
 import shutil
@@ -10,12 +10,13 @@ import numpy as np
 
 import pytest
 
-from cheems_lib import experiments, zoo
+from cheems_lib.analyses import experiments
+from cheems_lib.models import zoo
 from cheems_lib.distant_supervision import ABLATION
-from cheems_lib.experiments import open_world
-from cheems_lib.simulation import WorldConfig, build_world
+from cheems_lib.analyses.experiments import open_world
+from cheems_lib.world.simulation import WorldConfig, build_world
 from cheems_lib.world_files import write_world
-from cheems_lib.zoo import zoo_key
+from cheems_lib.models.zoo import zoo_key
 from conftest import make_record, release_folder
 
 
@@ -141,8 +142,8 @@ def _fake_zoo(monkeypatch):
         rng = np.random.default_rng(len(records))
         return {(r.id, x.id): float(rng.normal()) for r in records for x in r.responses}
 
-    monkeypatch.setattr("cheems_lib.zoo.train_or_load", lambda records, config, **kw: "golden")
-    monkeypatch.setattr("cheems_lib.zoo.score_or_load", scores)
+    monkeypatch.setattr("cheems_lib.models.zoo.train_or_load", lambda records, config, **kw: "golden")
+    monkeypatch.setattr("cheems_lib.models.zoo.score_or_load", scores)
 
 
 def test_population_is_the_union_of_the_builders_each_model_once(smoke_world, monkeypatch):
@@ -175,7 +176,7 @@ def test_evaluate_lists_specs_of_one_name_by_seed(smoke_world, monkeypatch):
         rng = np.random.default_rng(int(path[-1]))  # each seed scores differently
         return {(r.id, x.id): float(rng.normal()) for r in records for x in r.responses}
 
-    monkeypatch.setattr("cheems_lib.zoo.score_or_load", fake_scores)
+    monkeypatch.setattr("cheems_lib.models.zoo.score_or_load", fake_scores)
     out = experiments.evaluate(specs, smoke_world, n_boot=10, seed=0, progress=False)
     assert list(out) == list(dict.fromkeys(s.name for s in specs)) and all(len(v) == 3 for v in out.values())
     accs = [r["open"].accuracy for r in next(iter(out.values()))]

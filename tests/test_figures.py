@@ -1,4 +1,4 @@
-"""cheems_lib.figures: shared plots draw what their docstrings say."""
+"""cheems_lib.publishing.figures: shared plots draw what their docstrings say."""
 from __future__ import annotations
 
 import matplotlib
@@ -7,8 +7,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from cheems_lib.claims import Estimate  # noqa: E402
-from cheems_lib.figures import overall_dots, seed_dots  # noqa: E402
+from cheems_lib.analyses.claims import Estimate  # noqa: E402
+from cheems_lib.publishing.figures import overall_dots, seed_dots  # noqa: E402
 
 
 def test_seed_dots_draws_one_dot_per_seed_a_mean_and_an_interval():

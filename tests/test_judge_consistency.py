@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 
-from cheems_lib import claims, judge_consistency as jc
+from cheems_lib.analyses import claims, judge_consistency as jc
 from cheems_lib.records import Record, Response, read_records
 
 from conftest import ROOT

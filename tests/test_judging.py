@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from cheems_lib.judging import (CATEGORY_CRITERION, CRITERIA, JUDGE_TEMPLATE, PairVerdict, judge_prompt, judge_records,
+from cheems_lib.models.judging import (CATEGORY_CRITERION, CRITERIA, JUDGE_TEMPLATE, PairVerdict, judge_prompt, judge_records,
                                 judge_scores, position_consistency)
-from cheems_lib.reward_model import train_tokenizer
-from cheems_lib.simulation import WorldConfig, build_world
+from cheems_lib.models.reward_model import train_tokenizer
+from cheems_lib.world.simulation import WorldConfig, build_world
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_batched_judge_encoding_equals_one_at_a_time(judge):
     """_encode_judges gives _encode_judge's ids per prompt, with and without a chat template, cut or not."""
     from transformers import PreTrainedTokenizerFast
 
-    from cheems_lib.judging import _encode_judge, _encode_judges
+    from cheems_lib.models.judging import _encode_judge, _encode_judges
 
     _, tok, recs = judge
     prompts = [judge_prompt(r.prompt, x.content, y.content, r.top_category) for r in recs
@@ -110,7 +110,7 @@ def test_batched_judge_encoding_equals_one_at_a_time(judge):
 
 def test_judge_all_equals_judging_each_loaded_checkpoint(judge, tmp_path):
     """judge_all loads each judge by path and gives judge_records' scores and consistency for it."""
-    from cheems_lib.judging import judge_all, load_judge
+    from cheems_lib.models.judging import judge_all, load_judge
 
     model, tok, recs = judge
     model.save_pretrained(tmp_path)

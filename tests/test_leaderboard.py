@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cheems_lib import leaderboard as lb
-from cheems_lib.claims import Claim, Ledger, best_of, category_estimate, subset_estimate
-from cheems_lib.leaderboard import baseline_scores, category_accuracy, leaderboard
-from cheems_lib.simulation import WorldConfig, build_world
+from cheems_lib.analyses import leaderboard as lb
+from cheems_lib.analyses.claims import Claim, Ledger, best_of, category_estimate, subset_estimate
+from cheems_lib.analyses.leaderboard import baseline_scores, category_accuracy, leaderboard
+from cheems_lib.world.simulation import WorldConfig, build_world
 
 
 def test_leaderboard_rows_and_order():
@@ -29,7 +29,7 @@ def test_leaderboard_rows_and_order():
 def test_one_baseline_spelling_and_the_text_board_order():
     """Baselines carry the CLI's names; `cheems evaluate`'s text table sorts like board() (Overall, descending)."""
     from cheems_lib.baselines import NAMES
-    from cheems_lib.leaderboard import board, evaluate_scores, text_board
+    from cheems_lib.analyses.leaderboard import board, evaluate_scores, text_board
     from cheems_lib.metrics import overall
 
     w = build_world(WorldConfig(size="smoke", seed=0))
@@ -106,7 +106,8 @@ def test_judge_sentence_says_above_or_below_random(chapter):
 def test_add_findings_adds_the_s61_claims_with_hand_computed_estimates(chapter):
     """The §6.1 claims, in order (the first on the whole comparator, structural, and on its mid-vs-mid sections, the
     finding), with estimates equal to the per-seed differences averaged by hand."""
-    from cheems_lib import comparators, paper
+    from cheems_lib.world import comparators
+    from cheems_lib import paper
     from cheems_lib.baselines import length_scores
 
     c = chapter
@@ -139,7 +140,7 @@ def test_rewardbench_claim_on_the_whole_comparator_is_structural():
     annotator (its design, read from comparators.py): the claim on all of it is structural, with a generated reason
     naming that design and the finding on the one section whose label is not built in (chat-hard); the split follows
     each section's build, never a typed list."""
-    from cheems_lib import comparators
+    from cheems_lib.world import comparators
 
     design = lb.rewardbench_design()
     builds = {s.name: s.build for s in comparators.REWARDBENCH_SECTIONS}
@@ -166,7 +167,8 @@ def test_table8_counts_leave_out_the_table2_row():
 
 def test_table8_counts_in_the_claims(chapter):
     """The §6.1 claims quote the counts of Table 8 alone, never the CSV's row count."""
-    from cheems_lib import comparators, paper
+    from cheems_lib.world import comparators
+    from cheems_lib import paper
     from cheems_lib.baselines import length_scores
 
     t8 = paper.table("table8_reward_models")
@@ -184,7 +186,7 @@ def test_table8_counts_in_the_claims(chapter):
 def test_fig4_category_claims(chapter):
     """One claim per category §6.1 names: the category minus the macro mean of the subset's others, averaged by hand
     over models and seeds; untestable without models."""
-    from cheems_lib.corpus import CATEGORIES
+    from cheems_lib.world.corpus import CATEGORIES
 
     c = chapter
     ledger = Ledger("evaluation", "test")
@@ -217,7 +219,7 @@ def test_category_estimates_and_figure(chapter):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from cheems_lib.corpus import DETERMINISTIC
+    from cheems_lib.world.corpus import DETERMINISTIC
 
     res = chapter["results"]
     rows = lb.category_estimates(res, "open")
@@ -239,8 +241,8 @@ def test_category_estimates_and_figure(chapter):
 
 def test_score_models_equals_score_records_per_set(tmp_path):
     """score_models loads a checkpoint once and gives each record set the scores score_records gives it."""
-    from cheems_lib.reward_model import build_tiny, load, train_tokenizer
-    from cheems_lib.scoring import score_records
+    from cheems_lib.models.reward_model import build_tiny, load, train_tokenizer
+    from cheems_lib.models.scoring import score_records
 
     recs = build_world(WorldConfig(size="smoke", seed=2)).files["cheems_bench/open.jsonl"][:6]
     tok = train_tokenizer((t for r in recs for t in [r.prompt, *(x.content for x in r.responses)]), vocab_size=600)
@@ -259,7 +261,7 @@ def test_interval_cell_quotes_value_and_interval():
     """A board row's column is quoted as "value [lo, hi]" to three decimals, the same for one row or a column."""
     import pandas as pd
 
-    from cheems_lib.leaderboard import interval_cell, interval_text
+    from cheems_lib.analyses.leaderboard import interval_cell, interval_text
 
     frame = pd.DataFrame({"overall": [0.61234, 0.5], "overall_lo": [0.55, 0.4449], "overall_hi": [0.6666, 0.6]})
     assert interval_cell(frame.iloc[0], "overall") == "0.612 [0.550, 0.667]"
@@ -268,8 +270,8 @@ def test_interval_cell_quotes_value_and_interval():
 
 def test_findings_untestable_without_models_or_on_real_files():
     """No trained model (no preference file): every §6.1 claim is untestable and says what it needs."""
-    from cheems_lib.claims import Ledger
-    from cheems_lib.leaderboard import add_findings
+    from cheems_lib.analyses.claims import Ledger
+    from cheems_lib.analyses.leaderboard import add_findings
 
     ledger = Ledger("evaluation", "test")
     add_findings(ledger, {}, rewardbench=None, rewardbench_scores={}, table8=None, simulated=False)

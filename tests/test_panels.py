@@ -1,8 +1,8 @@
-"""Tests of cheems_lib.panels: the declared priors of drawn judges and panels."""
+"""Tests of cheems_lib.world.panels: the declared priors of drawn judges and panels."""
 from __future__ import annotations
 
-from cheems_lib import panels
-from cheems_lib.annotators import GPTAnnotator, HumanAnnotator
+from cheems_lib.world import panels
+from cheems_lib.world.annotators import GPTAnnotator, HumanAnnotator
 
 
 def test_every_range_holds_the_benchmark_annotators_own_value():

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from cheems_lib import provenance
+from cheems_lib.publishing import provenance
 from conftest import ROOT
 
 

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from cheems_lib import provenance, publish  # noqa: E402
+from cheems_lib.publishing import provenance, publish
 from conftest import shell_words  # noqa: E402
 
 SIM = "simulated world (size smoke, seed 0, simulator 1.0)"
@@ -85,13 +85,13 @@ _RERUN_TYPES = {"size": "str", "data_path": "str", "number_text": "str", "bool_t
 
 def test_rerun_commands_give_back_exactly_the_values(monkeypatch):
     """Both rerun commands, read by their own programs, give every parameter its exact value and type: the
-    ``cheems book`` one through the CLI's parser and :func:`cheems_lib.book.coerce`, the papermill one through
+    ``cheems book`` one through the CLI's parser and :func:`cheems_lib.publishing.book.coerce`, the papermill one through
     papermill's command line (a string that papermill would read as a number, boolean or None, a list, a quote),
     with the commands broken into continued lines as the page shows them and split into words by bash."""
     from click.testing import CliRunner
     import papermill.cli
 
-    from cheems_lib.book import coerce
+    from cheems_lib.publishing.book import coerce
     from cheems_lib.cli import _parser
 
     cheems, pm = map(shell_words, publish.rerun_commands("conflicts", "smoke", _RERUN_VALUES, width=40))
@@ -285,7 +285,7 @@ def test_apply_conditions_removes_cells_by_tag():
     """`if-X` cells go when X is false, `unless-X` cells when X is true; untagged cells stay."""
     import nbformat
 
-    from cheems_lib.publish import CONDITIONS_MIME, apply_conditions
+    from cheems_lib.publishing.publish import CONDITIONS_MIME, apply_conditions
 
     emit = nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output("display_data", data={
         CONDITIONS_MIME: {"simulated": False, "pref-split": True}})])
@@ -302,7 +302,7 @@ def test_apply_conditions_rejects_an_unknown_condition():
     """A tag naming a condition the chapter never emitted is an error naming the cell and tag."""
     import nbformat
 
-    from cheems_lib.publish import apply_conditions
+    from cheems_lib.publishing.publish import apply_conditions
 
     nb = _nb(nbformat.v4.new_markdown_cell("x", metadata={"tags": ["if-simulted"]}))
     with pytest.raises(ValueError, match="if-simulted"):
@@ -313,7 +313,7 @@ def test_unresolved_glue_lists_keys_no_cell_glued():
     """Glue keys used in kept Markdown but never glued are listed; removed cells are not checked."""
     import nbformat
 
-    from cheems_lib.publish import unresolved_glue
+    from cheems_lib.publishing.publish import unresolved_glue
 
     glued = nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output(
         "display_data", data={"text/plain": "'x'"}, metadata={"scrapbook": {"name": "ok", "mime_prefix": ""}})])

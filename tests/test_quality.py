@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cheems_lib.corpus import Traits, make_task
-from cheems_lib.quality import components, sample_traits, utility
+from cheems_lib.world.corpus import Traits, make_task
+from cheems_lib.world.quality import components, sample_traits, utility
 
 
 def test_utility_orders_the_3h_dimensions():

@@ -18,7 +18,7 @@ import pytest
 
 from cheems_lib.records import write_records
 from cheems_lib.score_file import read_scores
-from cheems_lib.simulation import WorldConfig, build_world
+from cheems_lib.world.simulation import WorldConfig, build_world
 from conftest import ROOT
 
 CHEEMS = [sys.executable, "-m", "cheems_lib.cli"]
@@ -35,7 +35,7 @@ def run(*args):
 def smollm2():
     """SmolLM2 as a Hugging Face checkpoint folder, converted once per package version."""
     pytest.importorskip("gguf", reason="needs the 'real' extra (fix: make install)")
-    from cheems_lib.reward_model import ModelError, convert_gguf, smollm2_gguf
+    from cheems_lib.models.reward_model import ModelError, convert_gguf, smollm2_gguf
 
     try:
         gguf = smollm2_gguf()
@@ -81,7 +81,7 @@ def test_convert_gguf_gives_smollm2(smollm2):
 def test_train_score_and_judge_through_the_cli(smollm2, data, tmp_path):
     """`cheems train` from the real checkpoint, `cheems score` of the result, and SmolLM2 as judge."""
     from cheems_lib.records import read_records
-    from cheems_lib.reward_model import load
+    from cheems_lib.models.reward_model import load
 
     rm = tmp_path / "rm"
     summary = run("train", "--model", smollm2, "--data", data / "train.jsonl", "--output", rm,

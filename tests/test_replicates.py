@@ -1,4 +1,4 @@
-"""World replicates (cheems_lib.replicates): the comparison across worlds, the ledgers it reads, the full profiles."""
+"""World replicates (cheems_lib.publishing.replicates): the comparison across worlds, the ledgers it reads, the full profiles."""
 from __future__ import annotations
 
 import json
@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from cheems_lib import replicates
-from cheems_lib.claims import Claim, Estimate, Ledger
+from cheems_lib.publishing import replicates
+from cheems_lib.analyses.claims import Claim, Estimate, Ledger
 
 
 def _row(cid, seed, estimate, verdict, *, kind="finding", replicate=None, width=0.1):
@@ -129,8 +129,8 @@ def test_full_smoke_build_replicates_a_chapter_and_the_claims_page_shows_it(tmp_
     finding of it on each world, with no missing value; a second build executes nothing again."""
     import pandas as pd
 
-    from cheems_lib.book import build
-    from cheems_lib.chapters import REPLICATE_SEEDS
+    from cheems_lib.publishing.book import build
+    from cheems_lib.publishing.chapters import REPLICATE_SEEDS
     from conftest import copy_repo
 
     root = copy_repo(tmp_path)

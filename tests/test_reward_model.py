@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from cheems_lib import reward_model as rm
+from cheems_lib.models import reward_model as rm
 
 TEXTS = ["计算：7 × 8 + 5 等于多少？", "第一步，先算乘法：7×8=56。所以答案是61。", "Hello world, 你好世界。", "def f(x):\n    return x"] * 20
 
@@ -172,7 +172,7 @@ def test_a_normaliser_that_drops_characters_gets_a_larger_budget(tok):
 
 def test_judge_prompts_are_cut_from_the_end_before_tokenizing(tok):
     """The judge keeps a prompt's last max_length tokens: the tokenizer sees at most the budget, the ids are the same."""
-    from cheems_lib.judging import _encode_judge, _encode_judges
+    from cheems_lib.models.judging import _encode_judge, _encode_judges
 
     spy = _Spy(tok)
     texts = [LONG + " 请回答", "短的"]

@@ -1,11 +1,11 @@
-"""cheems_lib.run_folder: the resume plan's refusals and the publish fallback with its recovery."""
+"""cheems_lib.models.run_folder: the resume plan's refusals and the publish fallback with its recovery."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from cheems_lib.training_config import TrainConfig, TrainError
+from cheems_lib.models.training_config import TrainConfig, TrainError
 
 
 def small_cfg(**kw):
@@ -23,7 +23,7 @@ def _fake_unfinished(out, cfg, fingerprint="abc", processes=1, step=3):
 
 def test_resume_plan_refuses_other_settings_and_data(tmp_path):
     """A checkpoint of another seed, learning rate or data is refused with both values; bookkeeping fields may differ."""
-    from cheems_lib.run_folder import _plan
+    from cheems_lib.models.run_folder import _plan
 
     cfg = small_cfg()
     _fake_unfinished(tmp_path / "rm", cfg)
@@ -42,7 +42,7 @@ def test_resume_plan_refuses_other_settings_and_data(tmp_path):
 
 def test_publish_fallback_and_recovery(tmp_path, monkeypatch):
     """Without renameat2 the finished folder still replaces the old one; a kill between the two renames is repaired."""
-    from cheems_lib import run_folder
+    from cheems_lib.models import run_folder
 
     out, stage = tmp_path / "rm", tmp_path / ".rm.cheems-final"
     for d, tag in ((out, "old"), (stage, "new")):
@@ -61,7 +61,7 @@ def test_publish_fallback_and_recovery(tmp_path, monkeypatch):
 
 def test_trim_log_keeps_steps_up_to_the_checkpoint_and_drops_a_cut_line(tmp_path):
     """A resumed run's log keeps the lines up to its checkpoint; a line cut by a kill is dropped."""
-    from cheems_lib.run_folder import append_json_line, trim_log
+    from cheems_lib.models.run_folder import append_json_line, trim_log
 
     log = tmp_path / "train_log.jsonl"
     for step in (1, 2, 3):

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cheems_lib import scaling
-from cheems_lib.claims import Ledger
-from cheems_lib.experiments import ModelSpec
+from cheems_lib.analyses import scaling
+from cheems_lib.analyses.claims import Ledger
+from cheems_lib.analyses.experiments import ModelSpec
 from cheems_lib.metrics import SubsetResult
 
 from conftest import make_record

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from cheems_lib.reward_model import build_tiny, train_tokenizer
-from cheems_lib.scoring import score_records
-from cheems_lib.simulation import WorldConfig, build_world
+from cheems_lib.models.reward_model import build_tiny, train_tokenizer
+from cheems_lib.models.scoring import score_records
+from cheems_lib.world.simulation import WorldConfig, build_world
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def test_scores_are_unchanged_by_cutting_before_tokenizing(setup, monkeypatch):
     truncation count: the same as tokenizing whole texts (the old path), normal texts and an 18,000-character one."""
     from dataclasses import replace
 
-    from cheems_lib import reward_model
+    from cheems_lib.models import reward_model
     from cheems_lib.records import Response
 
     recs, tok, model = setup

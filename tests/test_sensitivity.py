@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cheems_lib import claims, sensitivity
-from cheems_lib.annotators import HumanAnnotator
-from cheems_lib.simulation import WorldConfig, build_world
+from cheems_lib.analyses import claims, sensitivity
+from cheems_lib.world.annotators import HumanAnnotator
+from cheems_lib.world.simulation import WorldConfig, build_world
 
 
 def _sweep(verdicts, values=(0.0, 0.3, 0.8)):
@@ -151,7 +151,7 @@ def test_paper_ratio_claim_is_a_finding_from_the_sweeps_point():
     statistic, decided from the replicates of the sweep's point at that ratio (so it carries a p-value for Holm's
     rule), and the paper's Table 4 numbers."""
     from cheems_lib import paper
-    from cheems_lib.construction_ablation import paper_pair
+    from cheems_lib.analyses.construction_ablation import paper_pair
 
     ratio = 8.546319018404908
     diff = claims.Estimate.single(0.009, np.linspace(-0.005, 0.022, 200), n=2492)
@@ -228,7 +228,8 @@ def test_shared_noise_sweeps_build_each_world_once_for_both_claims(monkeypatch):
     """Every value re-simulates one world for both claims; Table 3's sets are the transfer chapter's pairwise sets
     (transfer.annotation_pairs) with that world's human labels, and the machine pairs come from one list at every
     value (the GPT labels do not change), as many as that world's human pairs; Table 4's GPT set is the same."""
-    from cheems_lib import experiments, simulation, transfer
+    from cheems_lib.analyses import experiments, transfer
+    from cheems_lib.world import simulation
     from cheems_lib.world_files import LAYOUT
 
     world = experiments.open_world("", "smoke", 0)

@@ -6,11 +6,11 @@ import json
 import numpy as np
 import pytest
 
-from cheems_lib.calibration import TABLE1_COLUMNS, checks, table1, table5
+from cheems_lib.analyses.calibration import TABLE1_COLUMNS, checks, table1, table5
 from cheems_lib.conflicts import resolve
-from cheems_lib.corpus import CATEGORIES, Traits, make_task, render_response
+from cheems_lib.world.corpus import CATEGORIES, Traits, make_task, render_response
 from cheems_lib.records import read_records
-from cheems_lib.simulation import SIZES, WorldConfig, build_world
+from cheems_lib.world.simulation import SIZES, WorldConfig, build_world
 from cheems_lib.world_files import GPT_LAYOUT, LAYOUT, write_world
 from conftest import digest
 
@@ -109,17 +109,17 @@ class TestResponseCounts:
     @pytest.mark.parametrize("mean, sd", [(5.07, 3.55), (5.29, 3.05), (4.0, 1.9)])
     def test_pmf_has_the_requested_moments(self, mean, sd):
         """The beta-binomial response-count distribution has exactly the mean and spread asked for."""
-        from cheems_lib.simulation import response_count_pmf
+        from cheems_lib.world.simulation import response_count_pmf
 
         pmf = response_count_pmf(mean, sd)
         m = sum(k * p for k, p in pmf.items())
         var = sum(k * k * p for k, p in pmf.items()) - m * m
         assert sum(pmf.values()) == pytest.approx(1) and m == pytest.approx(mean) and var == pytest.approx(sd * sd)
-        assert min(pmf) == 2 and max(pmf) == len(__import__("cheems_lib.simulation").simulation.MODELS)
+        assert min(pmf) == 2 and max(pmf) == len(__import__("cheems_lib.world.simulation").world.simulation.MODELS)
 
     def test_impossible_spread_is_refused(self):
         """A spread beyond the two-point distribution on the bounds is an error naming the allowed range."""
-        from cheems_lib.simulation import response_count_pmf
+        from cheems_lib.world.simulation import response_count_pmf
 
         with pytest.raises(ValueError, match="must lie between"):
             response_count_pmf(5.07, 4.5)
@@ -134,7 +134,7 @@ class TestResponseCounts:
         """A wider human tie margin on a benchmark file gives fewer comparisons there and leaves the other file alone."""
         from dataclasses import replace
 
-        from cheems_lib import simulation
+        from cheems_lib.world import simulation
 
         base = table1(build_world(WorldConfig(size="smoke", seed=0)).files)
         spec = simulation.SUBSETS["bench_open"]
@@ -152,7 +152,7 @@ def test_fingerprint_hashes_every_module_a_world_is_made_of(monkeypatch):
     """fingerprint() reads each cheems_lib module simulation.py reaches, so a cached world never goes stale."""
     from pathlib import Path
 
-    from cheems_lib import simulation
+    from cheems_lib.world import simulation
     from test_imports import import_graph
 
     graph, reached, todo = import_graph(), set(), ["simulation"]
@@ -173,8 +173,8 @@ def test_human_labels_relabel_the_same_responses():
     prompts and responses at another shared noise; a subset without human labels is refused."""
     from dataclasses import replace
 
-    from cheems_lib.annotators import HumanAnnotator
-    from cheems_lib.simulation import human_labels
+    from cheems_lib.world.annotators import HumanAnnotator
+    from cheems_lib.world.simulation import human_labels
 
     config = WorldConfig(size="smoke", seed=2, counts={"bench_open": 12, "bench_human": 12, "pref_human": 2, "pref_gpt": 2})
     world = build_world(config).files

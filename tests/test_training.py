@@ -11,10 +11,10 @@ import sys
 import pytest
 
 from cheems_lib.records import write_records
-from cheems_lib.simulation import WorldConfig, build_world
-from cheems_lib.training import bt_loss, train
-from cheems_lib.training_config import TrainConfig
-from cheems_lib.training_pairs import encode_records
+from cheems_lib.world.simulation import WorldConfig, build_world
+from cheems_lib.models.training import bt_loss, train
+from cheems_lib.models.training_config import TrainConfig
+from cheems_lib.models.training_pairs import encode_records
 from conftest import ROOT
 
 
@@ -55,7 +55,7 @@ def test_training_learns_and_writes_a_checkpoint(records, tmp_path):
     assert summary["pairs_used_per_epoch"] == summary["data"]["pairs"]
     model = AutoModelForSequenceClassification.from_pretrained(tmp_path / "rm")
     assert model.config.num_labels == 1
-    from cheems_lib.reward_model import build_tiny, load
+    from cheems_lib.models.reward_model import build_tiny, load
     _, tok = load(tmp_path / "rm")
     init = build_tiny("tiny-xs", tok, seed=0, max_length=32).state_dict()
     assert any(not (init[k] == v).all() for k, v in _weights(tmp_path / "rm").items() if k in init)
@@ -74,8 +74,8 @@ def test_oversize_prompt_gradient_is_exact(records):
     import torch
     from accelerate import Accelerator
 
-    from cheems_lib.reward_model import build_tiny, train_tokenizer
-    from cheems_lib.training import _oversize_step, forward_rewards
+    from cheems_lib.models.reward_model import build_tiny, train_tokenizer
+    from cheems_lib.models.training import _oversize_step, forward_rewards
 
     tok = train_tokenizer((r.prompt for r in records), vocab_size=400)
     model = build_tiny("tiny-xs", tok, seed=0)
@@ -142,7 +142,7 @@ def test_resume_after_kill_matches_uninterrupted_run(records, tmp_path):
 
 def test_loaded_weights_are_aligned_like_built_ones(records, tmp_path):
     """from_pretrained may leave weights at unaligned file offsets; load() re-homes them (the resume fix)."""
-    from cheems_lib.reward_model import build_tiny, load, train_tokenizer
+    from cheems_lib.models.reward_model import build_tiny, load, train_tokenizer
 
     tok = train_tokenizer((r.prompt for r in records), vocab_size=400)
     build_tiny("tiny-xs", tok, seed=0).save_pretrained(tmp_path)
@@ -201,8 +201,8 @@ def test_tiny_model_beats_length_on_the_default_world(tmp_path):
     """Issue 4's quality bar: trained on the golden human subset, +0.10 pairwise accuracy over length."""
     from cheems_lib.baselines import length_scores
     from cheems_lib.metrics import evaluate_subset
-    from cheems_lib.reward_model import load
-    from cheems_lib.scoring import score_records
+    from cheems_lib.models.reward_model import load
+    from cheems_lib.models.scoring import score_records
 
     world = build_world(WorldConfig(size="default", seed=0))
     out = tmp_path / "rm"
@@ -219,7 +219,7 @@ def test_step_metrics_line_by_hand():
     """StepMetrics sums micro-batches and gives per-pair means and the rewards' mean and std."""
     import torch
 
-    from cheems_lib.training import StepMetrics
+    from cheems_lib.models.training import StepMetrics
 
     m = StepMetrics()
     m.add({"pair_loss": 1.0, "correct": 1, "margin": 2.0, "pairs": 2}, torch.tensor([1.0, -1.0]), [[1, 2], [3]])

@@ -1,11 +1,11 @@
-"""cheems_lib.training_config: range checks naming the flag, the tiny and Table 9 presets, the learning-rate guard."""
+"""cheems_lib.models.training_config: range checks naming the flag, the tiny and Table 9 presets, the learning-rate guard."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from cheems_lib.training_config import TrainConfig, TrainError
+from cheems_lib.models.training_config import TrainConfig, TrainError
 
 
 @pytest.mark.parametrize("field,value", [("epochs", 0), ("epochs", 1.5), ("learning_rate", float("nan")),
@@ -40,7 +40,7 @@ def test_for_model_keeps_tiny_defaults_and_gives_pretrained_table9():
 
 def test_learning_rate_check_only_for_pretrained():
     """Above 1e-4 a pretrained checkpoint is refused (naming Table 9's 5e-06) unless forced; tiny models are free."""
-    from cheems_lib.training_config import check_learning_rate
+    from cheems_lib.models.training_config import check_learning_rate
 
     check_learning_rate(TrainConfig(model="tiny", learning_rate=2e-3))
     with pytest.raises(TrainError, match=r"0\.002 .*5e-06.*--force-lr"):
@@ -51,7 +51,7 @@ def test_learning_rate_check_only_for_pretrained():
 
 def test_judge_warmup_is_the_named_fraction():
     """The judge's warm-up of warmup_fraction 0.1 is the old hidden max(1, batches // 10) for every count."""
-    from cheems_lib.training_config import JudgeTrainConfig
+    from cheems_lib.models.training_config import JudgeTrainConfig
 
     f = JudgeTrainConfig().warmup_fraction
     assert all(max(1, math.floor(f * n)) == max(1, n // 10) for n in range(1, 100_000))

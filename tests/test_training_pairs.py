@@ -1,16 +1,16 @@
-"""cheems_lib.training_pairs: strict pairs from rankings (ties give none), refusals, collation."""
+"""cheems_lib.models.training_pairs: strict pairs from rankings (ties give none), refusals, collation."""
 from __future__ import annotations
 
 import pytest
 
-from cheems_lib.training_config import TrainError
-from cheems_lib.training_pairs import encode_records
+from cheems_lib.models.training_config import TrainError
+from cheems_lib.models.training_pairs import encode_records
 from conftest import make_record
 
 
 def test_ties_give_no_pair_and_unusable_data_is_refused():
     """Tied responses give no training pair, and data without pairs or ranks is refused."""
-    from cheems_lib.reward_model import train_tokenizer
+    from cheems_lib.models.reward_model import train_tokenizer
 
     tok = train_tokenizer(["abc 你好"] * 5, vocab_size=300)
     rec = make_record("p", "abc", rank={"a": 0, "b": 0, "c": 1})
@@ -24,7 +24,7 @@ def test_ties_give_no_pair_and_unusable_data_is_refused():
 
 def test_collate_reindexes_pairs_into_the_batch():
     """collate joins the prompts' responses in order and shifts each prompt's pairs by its offset."""
-    from cheems_lib.training_pairs import EncodedData, collate
+    from cheems_lib.models.training_pairs import EncodedData, collate
 
     data = EncodedData(sequences=[[[1], [2]], [[3], [4], [5]], [[6]]], pairs=[[(0, 1)], [(2, 0), (1, 2)], []])
     seqs, pairs = collate(data, [1, 0])

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from cheems_lib import transfer
-from cheems_lib.simulation import WorldConfig, build_world
-from cheems_lib.transfer import PROPERTIES, TABLE3_DATASETS, analogues, domain_only, noisy_labels, pairwise_only
+from cheems_lib.analyses import transfer
+from cheems_lib.world.simulation import WorldConfig, build_world
+from cheems_lib.analyses.transfer import PROPERTIES, TABLE3_DATASETS, analogues, domain_only, noisy_labels, pairwise_only
 
 
 @pytest.fixture(scope="module")
@@ -132,8 +132,8 @@ def evaluated(files, sets):
     """Stand-in results for the chapter's tables: each analogue 'scored' by seeded random scores (two seeds),
     plus the baselines, on the smoke world's benchmark; the board indexed by model and Overall estimates."""
     from cheems_lib.baselines import random_scores
-    from cheems_lib.claims import subset_estimate
-    from cheems_lib.leaderboard import baseline_scores, board, evaluate_scores
+    from cheems_lib.analyses.claims import subset_estimate
+    from cheems_lib.analyses.leaderboard import baseline_scores, board, evaluate_scores
 
     bench = {"open": files["cheems_bench/open.jsonl"], "human": files["cheems_bench/human.jsonl"]}
     records = [r for s in bench.values() for r in s]
@@ -176,7 +176,7 @@ def test_paper_groups_text_quotes_each_dataset_mean():
 
 def test_add_claims_tests_the_paired_differences(sets, evaluated):
     """Three claims in order; the two findings' estimates are the paired Overall differences, language is untestable."""
-    from cheems_lib.claims import Ledger
+    from cheems_lib.analyses.claims import Ledger
 
     _, overall = evaluated
     ledger = Ledger("transfer", "test")
@@ -193,7 +193,7 @@ def test_add_claims_tests_the_paired_differences(sets, evaluated):
 def test_questions_of_ours_are_not_credited_to_the_paper(sets, evaluated):
     """The two Table 3 comparisons the paper never makes are kind question with paper_ref OURS, tested or untestable;
     the multi-response one names its confound, the comparisons per prompt of both sets."""
-    from cheems_lib.claims import OURS, Ledger
+    from cheems_lib.analyses.claims import OURS, Ledger
 
     ledger = Ledger("transfer", "test")
     transfer.add_claims(ledger, sets, evaluated[1])
@@ -211,7 +211,7 @@ def test_best_dataset_claims_read_the_papers_table3():
     """Huozi and UltraFeedback: arithmetic on the paper's Table 3 CSV. Each has the highest Overall (mean of the
     four columns) of its language, recomputed here from the CSV, and the sentence names the columns where it is not
     first (Huozi's Open Prompt exact, UltraFeedback's Human Instruction accuracy)."""
-    from cheems_lib.claims import Ledger
+    from cheems_lib.analyses.claims import Ledger
     from cheems_lib.paper import table
 
     t3 = table("table3_datasets").set_index("dataset")
@@ -235,7 +235,7 @@ def test_best_dataset_claims_read_the_papers_table3():
 
 def test_effects_reads_each_change_against_its_reference(sets, evaluated):
     """One row and one sentence per change of EFFECTS; 'raises' exactly when the difference's interval is above zero."""
-    from cheems_lib.claims import decide
+    from cheems_lib.analyses.claims import decide
 
     _, overall = evaluated
     table, text = transfer.effects(sets, overall)
@@ -253,7 +253,7 @@ def test_add_real_claims(monkeypatch):
     import numpy as np
     import myst_nb
 
-    from cheems_lib import claims
+    from cheems_lib.analyses import claims
 
     monkeypatch.setattr(myst_nb, "glue", lambda *a, **k: None)
     ledger = claims.Ledger("real", "test")

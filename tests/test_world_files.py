@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cheems_lib.simulation import WorldConfig, build_world
+from cheems_lib.world.simulation import WorldConfig, build_world
 from cheems_lib.world_files import load_world, write_world
 from conftest import digest, release_folder
 

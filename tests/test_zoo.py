@@ -1,9 +1,9 @@
 """The model zoo reuses finished checkpoints and keys them by data, config and seed."""
 from __future__ import annotations
 
-from cheems_lib.simulation import WorldConfig, build_world
-from cheems_lib.training_config import TrainConfig
-from cheems_lib.zoo import train_or_load, zoo_key
+from cheems_lib.world.simulation import WorldConfig, build_world
+from cheems_lib.models.training_config import TrainConfig
+from cheems_lib.models.zoo import train_or_load, zoo_key
 
 
 def test_train_once_then_reuse(tmp_path):
@@ -20,9 +20,9 @@ def test_train_once_then_reuse(tmp_path):
 
 def test_score_cache_is_reused_and_ignores_annotations(tmp_path, monkeypatch):
     """Cached scores are reused and do not depend on the records' annotations."""
-    from cheems_lib import reward_model, zoo
+    from cheems_lib.models import reward_model, zoo
     from cheems_lib.records import Record
-    from cheems_lib.scoring import score_records
+    from cheems_lib.models.scoring import score_records
 
     w = build_world(WorldConfig(size="smoke"))
     recs = w.files["cheems_preference/gpt.jsonl"][:24]
@@ -43,7 +43,7 @@ def test_parallel_callers_train_once(tmp_path, monkeypatch):
     import threading
     import time
 
-    from cheems_lib import zoo
+    from cheems_lib.models import zoo
 
     calls = []
 
@@ -67,8 +67,8 @@ def test_parallel_callers_train_once(tmp_path, monkeypatch):
 
 def test_score_cache_is_keyed_on_the_weights(tmp_path):
     """A checkpoint folder whose weights change in place (retrained) gets new scores, not the cached ones."""
-    from cheems_lib import reward_model, zoo
-    from cheems_lib.scoring import score_records
+    from cheems_lib.models import reward_model, zoo
+    from cheems_lib.models.scoring import score_records
 
     w = build_world(WorldConfig(size="smoke"))
     recs = w.files["cheems_preference/gpt.jsonl"][:24]

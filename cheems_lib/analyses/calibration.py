@@ -1,0 +1,389 @@
+"""Calibration: the simulated world (or the real files) beside the paper's Tables 1 and 5.
+
+The functions take the files of the spec §6 layout (``{layout path: records}``, as
+:func:`cheems_lib.world_files.load_world` returns them), so the same code describes the
+real CheemsBench files when a user has them. :func:`checks` lists every calibration
+target of the simulator with its value and whether it is met; the tests and the book
+both use it. A quantity that is both a calibration target and a claim is checked with the
+claim's threshold from :mod:`cheems_lib.analyses.claims`, so it has one threshold.
+:data:`CALIBRATED_CLAIMS` names the claims whose numbers the simulator was fitted to (their
+kind is ``calibrated``) and what was fitted; :data:`STRUCTURAL_CLAIMS` those the simulator is built to
+make true with no number fitted (a design input, kind ``structural``) and which input.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..baselines import length_scores
+from ..metrics import evaluate_subset
+from ..paper import table
+from ..records import strict_pairs
+from ..world.annotators import position_share
+from ..world.simulation import length_stats
+from .claims import CONFLICT_TOLERANCE, GPT_POSITION_TARGET, POSITION_EQUIVALENCE, TABLE1_TOLERANCE
+
+__all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "CALIBRATED_CLAIMS", "STRUCTURAL_CLAIMS", "claim_kind", "table1", "table1_per_prompt",
+           "paper_table1", "paper_gpt_human_ratio", "table1_sizes", "table5", "table5_per_prompt", "checks",
+           "PARAMETERS", "parameters", "fitted_to", "LENGTH_BASELINE_CEILING"]
+
+# paper column -> layout path
+TABLE1_COLUMNS = {
+    "cheemsbench_open_prompt": "cheems_bench/open.jsonl",
+    "cheemsbench_human_instruction": "cheems_bench/human.jsonl",
+    "cheemspreference_gpt": "cheems_preference/gpt.jsonl",
+    "cheemspreference_human": "cheems_preference/human.jsonl",
+}
+# (paper subset, annotator) -> layout path
+TABLE5_FILES = {
+    ("open_prompt", "human"): "cheems_bench/open.jsonl",
+    ("human_instruction", "human"): "cheems_bench/human.jsonl",
+    ("open_prompt", "gpt"): "cheems_bench_gpt/open.jsonl",
+    ("human_instruction", "gpt"): "cheems_bench_gpt/human.jsonl",
+}
+
+# length must say little about quality: the longest-response baseline stays below this accuracy
+LENGTH_BASELINE_CEILING = 0.60
+
+# claim id -> what the simulator was fitted to (the reason its claim is ``calibrated``)
+_NOISE = ("the GPT annotator's noise (GPTAnnotator.noise), its Human Instruction multiplier (SubsetSpec.gpt_difficulty), "
+          "the human per-round noise (HumanAnnotator.noise) and the human tie margin per benchmark file "
+          "(SubsetSpec.human_tie) are fitted jointly to Table 5's four conflict ratios and Table 1's comparisons per "
+          "prompt (calibration checks: each conflict ratio within ± CONFLICT_TOLERANCE, each count within "
+          "± TABLE1_TOLERANCE)")
+_LENGTH = ("the annotators' length preference (annotators.length_preference: HumanAnnotator.length_bias, "
+           "length_peak; GPTAnnotator.length_peak) is shaped after Fig. 15 a and c, an input of the simulator with "
+           "no numeric check; the size of GPT's (GPTAnnotator.length_bias) is fitted to Table 1's chosen/rejected "
+           "length ratio")
+_TABLE1_LENGTH = ("GPTAnnotator.length_bias is fitted to this ratio (Table 1's mean chosen over mean rejected "
+                  "length in the GPT-annotated preference subset)")
+CALIBRATED_CLAIMS = {
+    "tab1-comparisons": ("Table 1 describes the data set: the simulator fits the spread of each preference file's "
+                         "response counts (SubsetSpec.responses_sd, at Table 1's mean responses per prompt) and the "
+                         "human tie margin of each benchmark file (SubsetSpec.human_tie, jointly with Table 5) to "
+                         "Table 1's comparisons per prompt; agreement or not is about the simulator's fidelity, never "
+                         "evidence for the paper's claims"),
+    "tab1-gpt-length-gap": _TABLE1_LENGTH,
+    "tab1-gpt-length-ratio": _TABLE1_LENGTH,
+    "tab5-gpt-more-conflicts": _NOISE,
+    "tab5-human-instruction-more-conflicts": _NOISE,
+    "fig15-gpt-position": ("GPTAnnotator.position_bias is fitted to Fig. 15d (calibration check: GPT's share "
+                           "for the second-shown response at least GPT_POSITION_TARGET)"),
+    "fig15-gpt-length": _LENGTH,
+}
+# claim id -> the design input that makes it true on a simulated world (its kind is ``structural``): no
+# number was fitted, the simulator is built to do what the claim says, so agreement is no evidence either
+_HUMAN_LENGTH = ("the simulated human annotator's length preference (HumanAnnotator.length_bias, length_peak in "
+                 "annotators.length_preference) is built after Fig. 15 a: longer is preferred up to the peak and "
+                 "shorter beyond it, by design; no number was fitted to it")
+STRUCTURAL_CLAIMS = {
+    "fig15-human-no-position": ("the simulated human annotator has no position term at all (HumanAnnotator has no "
+                                "position_bias), by design after Fig. 15b: its share for either position is 0.5 up "
+                                "to sampling noise"),
+    "fig15-length": _HUMAN_LENGTH,
+    "fig15-human-shorter-at-large": _HUMAN_LENGTH,
+    "fig15-biases-not-pronounced": ("the simulated annotators' biases are built after Fig. 15 (the human length "
+                                    "shape and no human position term by design; GPT's position and length sizes "
+                                    "fitted to Fig. 15d and Table 1), so how pronounced they are is set by the "
+                                    "simulator's inputs"),
+}
+
+
+def claim_kind(claim_id: str, simulated: bool) -> dict[str, str]:
+    """``kind`` and ``reason`` of a claim whose statistic the simulator was built to: on a world the
+    simulator wrote (``simulated``: it has a ``summary.json``, also when read from a folder)
+    ``calibrated`` (with what was fitted, :data:`CALIBRATED_CLAIMS`) or ``structural`` (with the design
+    input, :data:`STRUCTURAL_CLAIMS`); ``finding`` on real files, where nothing was fitted or built."""
+    if claim_id not in CALIBRATED_CLAIMS and claim_id not in STRUCTURAL_CLAIMS:
+        raise KeyError(f"{claim_id!r} is in neither calibration.CALIBRATED_CLAIMS nor STRUCTURAL_CLAIMS "
+                       "(fix: add what was fitted, or what the design builds in, there)")
+    if not simulated:
+        return {"kind": "finding", "reason": ""}
+    if claim_id in STRUCTURAL_CLAIMS:
+        return {"kind": "structural", "reason": STRUCTURAL_CLAIMS[claim_id]}
+    return {"kind": "calibrated", "reason": CALIBRATED_CLAIMS[claim_id]}
+
+
+def table1(files: dict, *, length_scale: float = 1.0, columns: dict | None = None):
+    """Table 1's statistics of ``files`` in the paper's shape; lengths divided by ``length_scale``.
+
+    ``comparisons_excluding_ties`` counts the pairs with different ranks (what the metrics
+    compare); ``comparisons_per_prompt`` is added so counts of different sizes compare.
+    ``columns`` (column name -> layout path) defaults to :data:`TABLE1_COLUMNS`.
+    """
+    import pandas as pd
+
+    cols = {}
+    for col, path in (columns or TABLE1_COLUMNS).items():
+        if path not in files:
+            continue
+        recs = files[path]
+        st = length_stats(recs)
+        cols[col] = {
+            "prompts": len(recs), "responses_per_prompt": st["responses_per_prompt"],
+            "comparisons_excluding_ties": st["comparisons_excluding_ties"],
+            "comparisons_per_prompt": st["comparisons_excluding_ties"] / len(recs),
+            "avg_chars_prompt": st["avg_chars_prompt"] / length_scale,
+            "avg_chars_chosen": st["avg_chars_chosen"] / length_scale,
+            "avg_chars_rejected": st["avg_chars_rejected"] / length_scale,
+        }
+    return pd.DataFrame(cols)
+
+
+def table1_per_prompt(records) -> dict[str, np.ndarray]:
+    """Per record, for a bootstrap over prompts: ``comparisons`` (pairs in different rank layers, i.e.
+    excluding ties) and the summed characters of their ``chosen`` and ``rejected`` responses, and
+    ``all_pairs`` (C(n, 2), the comparisons if every pair were ordered).
+
+    ``chosen.sum() / comparisons.sum()`` is :func:`table1`'s ``avg_chars_chosen`` (before length
+    scaling), so ``chosen.sum() / rejected.sum()`` is the ratio of mean chosen to mean rejected length.
+    """
+    out = {k: np.zeros(len(records)) for k in ("comparisons", "chosen", "rejected", "all_pairs")}
+    for k, r in enumerate(records):
+        size = {x.id: len(x.content) for x in r.responses}
+        n = len(r.responses)
+        out["all_pairs"][k] = n * (n - 1) / 2
+        for a, b in strict_pairs(r.rank or {}):
+            out["comparisons"][k] += 1
+            out["chosen"][k] += size[a]
+            out["rejected"][k] += size[b]
+    return out
+
+
+def paper_table1():
+    """The paper's Table 1 with ``comparisons_per_prompt`` added."""
+    paper = table("table1_statistics").set_index("statistic")
+    paper.loc["comparisons_per_prompt"] = paper.loc["comparisons_excluding_ties"] / paper.loc["prompts"]
+    return paper
+
+
+def paper_gpt_human_ratio() -> float:
+    """The paper's GPT-annotated prompts per human-annotated prompt in CheemsPreference (Table 1)."""
+    t1 = paper_table1()
+    return float(t1.loc["prompts", "cheemspreference_gpt"] / t1.loc["prompts", "cheemspreference_human"])
+
+
+def table1_sizes(size: str) -> dict[str, int]:
+    """The simulator's prompt count of each Table 1 column at ``size`` (for :func:`checks`' ``sizes``)."""
+    from ..world.simulation import SIZES
+
+    keys = {"cheemsbench_open_prompt": "bench_open", "cheemsbench_human_instruction": "bench_human",
+            "cheemspreference_gpt": "pref_gpt", "cheemspreference_human": "pref_human"}
+    return {col: SIZES[size][keys[col]] for col in TABLE1_COLUMNS}
+
+
+def table5(files: dict):
+    """Conflict ratios beside the paper's Table 5 (only rows whose file is present; a GPT-4o row also
+    needs its human file, whose prompt order it follows). No row: an empty frame with the columns."""
+    import pandas as pd
+
+    from ..conflicts import conflict_stats
+
+    paper = table("table5_conflict_ratio")
+    rows = []
+    for _, r in paper.iterrows():
+        path = TABLE5_FILES[(r["subset"], r["annotator"])]
+        if path in files and TABLE5_FILES[(r["subset"], "human")] in files:
+            rows.append({"subset": r["subset"], "annotator": r["annotator"], "file": path,
+                         "paper": r["conflict_ratio"], "ours": conflict_stats(files[path])["conflict_ratio"]})
+    out = pd.DataFrame(rows, columns=["subset", "annotator", "file", "paper", "ours"])
+    out["difference"] = out["ours"] - out["paper"]
+    return out
+
+
+def table5_per_prompt(files: dict, annotator: str, subsets=("open_prompt", "human_instruction")) -> dict:
+    """Per prompt of Table 5's ``subsets``, in the order of the human-annotated files: ``annotated``,
+    ``conflicted`` (see :func:`cheems_lib.conflicts.prompt_conflicts`) and ``strata`` (subset and
+    category), so the human and the GPT annotations of a prompt share its bootstrap draws
+    (:func:`cheems_lib.analyses.claims.ratio_estimate` with one seed)."""
+    from ..conflicts import prompt_conflicts
+
+    recs, strata = [], []
+    for sub in subsets:
+        human = files[TABLE5_FILES[(sub, "human")]]
+        path = TABLE5_FILES[(sub, annotator)]
+        by_id = {r.id: r for r in files[path]}
+        missing = [r.id for r in human if r.id not in by_id]
+        if missing:
+            raise ValueError(f"{path}: prompt {missing[0]} of {TABLE5_FILES[(sub, 'human')]} is missing "
+                             "(fix: annotate the same prompts in both files)")
+        recs += [by_id[r.id] for r in human]
+        strata += [f"{sub}/{r.top_category}" for r in human]
+    return {**prompt_conflicts(recs), "strata": np.array(strata, dtype=object)}
+
+
+def checks(files: dict, *, length_scale: float = 1.0, truth: dict | None = None, sizes: dict | None = None) -> list[dict]:
+    """Every calibration target: ``{"check", "target", "value", "ok"}`` per row.
+
+    ``sizes`` (the simulator's prompt counts) enables the count-proportion check; ``truth``
+    (``{(prompt_id, response_id): utility}``) enables the learnability check.
+    """
+    out = []
+
+    def add(name, target, value, ok):
+        out.append({"check": name, "target": target, "value": float(value), "ok": bool(ok)})
+
+    for _, r in table5(files).iterrows():
+        add(f"conflict ratio, {r['subset']} / {r['annotator']}", f"{r['paper']:.4f} ± {CONFLICT_TOLERANCE:g}",
+            r["ours"], abs(r["ours"] - r["paper"]) <= CONFLICT_TOLERANCE)
+    human = [rec for p in ("cheems_bench/open.jsonl", "cheems_bench/human.jsonl") if p in files for rec in files[p]]
+    gpt = [rec for p in ("cheems_bench_gpt/open.jsonl", "cheems_bench_gpt/human.jsonl") if p in files for rec in files[p]]
+    if human:
+        v = position_share(human)
+        add("human: share of decisions for the second-shown response", f"0.50 ± {POSITION_EQUIVALENCE:g}", v,
+            abs(v - 0.5) <= POSITION_EQUIVALENCE)
+    if gpt:
+        v = position_share(gpt)
+        add("GPT: share of decisions for the second-shown response", f"≥ {GPT_POSITION_TARGET:g}", v,
+            v >= GPT_POSITION_TARGET)
+    ours = table1(files, length_scale=length_scale)
+    paper = paper_table1()
+    for col in ours.columns:
+        for stat in ("responses_per_prompt", "avg_chars_prompt", "avg_chars_chosen", "avg_chars_rejected"):
+            p, v = paper.loc[stat, col], ours.loc[stat, col]
+            tol = 0.1 if stat == "responses_per_prompt" else 0.15 * p
+            add(f"Table 1 {stat}, {col}", f"{p:g} ± {tol:.3g}", v, abs(v - p) <= tol)
+        p, v = paper.loc["comparisons_per_prompt", col], ours.loc["comparisons_per_prompt", col]
+        add(f"Table 1 comparisons per prompt, {col}", f"{p:.2f} ± {TABLE1_TOLERANCE:.0%}", v,
+            abs(v / p - 1) <= TABLE1_TOLERANCE)
+    gpt_pref = "cheemspreference_gpt"
+    if gpt_pref in ours.columns:
+        p, v = (t.loc["avg_chars_chosen", gpt_pref] / t.loc["avg_chars_rejected", gpt_pref] for t in (paper, ours))
+        add(f"Table 1 chosen / rejected length, {gpt_pref}", f"{p:.3f} ± {TABLE1_TOLERANCE:.0%}", v,
+            abs(v / p - 1) <= TABLE1_TOLERANCE)
+    if sizes:
+        ratios = {col: sizes[col] / paper.loc["prompts", col] for col in ours.columns if col in sizes}
+        groups = [("cheemsbench_open_prompt", "cheemsbench_human_instruction"), ("cheemspreference_gpt", "cheemspreference_human")]
+        for a, b in groups:
+            if a in ratios and b in ratios:
+                rel = ratios[a] / ratios[b]
+                add(f"prompt counts in Table 1's proportion, {a} : {b}", "1.00 ± 0.02", rel, abs(rel - 1) <= 0.02)
+    for path in ("cheems_bench/open.jsonl", "cheems_bench/human.jsonl"):
+        if path in files:
+            acc = evaluate_subset(files[path], length_scores(files[path]), n_boot=0).accuracy
+            add(f"longest-response baseline accuracy, {path}", f"< {LENGTH_BASELINE_CEILING:.2f}", acc,
+                acc < LENGTH_BASELINE_CEILING)
+    if truth is not None and "cheems_preference/human.jsonl" in files:
+        from ..baselines import NgramProbe
+
+        probe = NgramProbe().fit(files["cheems_preference/human.jsonl"], truth)
+        for path in ("cheems_bench/open.jsonl", "cheems_bench/human.jsonl"):
+            if path in files:
+                acc = evaluate_subset(files[path], probe.score(files[path]), n_boot=0).accuracy
+                base = evaluate_subset(files[path], length_scores(files[path]), n_boot=0).accuracy
+                add(f"learnable: n-gram probe on clean labels beats length by ≥ 0.10, {path}",
+                    f"≥ {base + 0.10:.3f}", acc, acc >= base + 0.10)
+    return out
+
+
+# Every parameter of the simulator: (name, value getter, what fixes it, why). "fitted: X" parameters are
+# fitted to the paper number X; "assumed" ones are fitted to nothing and are the simulation's assumptions.
+def _human():
+    from ..world.annotators import HumanAnnotator
+    return HumanAnnotator()
+
+
+def _gpt():
+    from ..world.annotators import GPTAnnotator
+    return GPTAnnotator()
+
+
+def _subsets(attr):
+    from ..world.simulation import SUBSETS
+    return ", ".join(f"{k} {getattr(s, attr):g}" for k, s in SUBSETS.items())
+
+
+_T5, _T1C = "fitted: Table 5 conflict ratios", "fitted: Table 1 comparisons per prompt"
+PARAMETERS = [
+    ("HumanAnnotator.shared_noise", lambda: _human().shared_noise, "assumed",
+     "how differently people perceive one response, shared by every round: it creates no conflicts, so Table 5 "
+     "cannot fit it, yet it sets how accurate human labels are next to GPT's fitted noise (swept in the "
+     "sensitivity chapter)"),
+    ("HumanAnnotator.noise", lambda: _human().noise, _T5,
+     "one round's own perception noise; the best fit is none, as conflicts come from how ties chain"),
+    ("HumanAnnotator.tie_margin", lambda: _human().tie_margin, "assumed (scale)",
+     "the utility gap below which annotators call a tie; on the benchmark only its product with the fitted SubsetSpec.human_tie matters, on "
+     "the golden preference subset it sets the ties that SubsetSpec.responses_sd is fitted around"),
+    ("HumanAnnotator.length_bias, length_peak", lambda: f"{_human().length_bias:g}, {_human().length_peak:g}",
+     "assumed", "shaped after Fig. 15a (longer wins at moderate, shorter at large differences); no numeric target"),
+    ("GPTAnnotator.noise", lambda: _gpt().noise, _T5, "noise of one pairwise call"),
+    ("GPTAnnotator.position_bias", lambda: _gpt().position_bias, "fitted: Fig. 15d",
+     "share of decisions for the response shown second"),
+    ("GPTAnnotator.length_bias", lambda: _gpt().length_bias, "fitted: Table 1 chosen / rejected length (GPT)",
+     "its direction follows Fig. 15c"),
+    ("GPTAnnotator.length_peak", lambda: _gpt().length_peak, "assumed",
+     "length difference at which GPT's length bonus saturates; no numeric target"),
+    ("SubsetSpec.mix", lambda: "per file (simulation.SUBSETS)", "assumed",
+     "category shares per file; the paper shows its taxonomy (Figs. 8-10), not the shares"),
+    ("SubsetSpec.responses_mean", lambda: _subsets("responses_mean"), "fitted: Table 1 responses per prompt", ""),
+    ("SubsetSpec.responses_sd", lambda: _subsets("responses_sd"), _T1C,
+     "spread of the response counts of the preference files (a beta-binomial at Table 1's mean)"),
+    ("SubsetSpec.human_tie", lambda: _subsets("human_tie"), "fitted: Table 1 comparisons per prompt and Table 5 conflict ratios, jointly",
+     "how often the human annotators of each benchmark file call a tie"),
+    ("SubsetSpec.gpt_difficulty", lambda: _subsets("gpt_difficulty"), _T5, "GPT's noise multiplier per file"),
+    ("SubsetSpec.human_difficulty", lambda: _subsets("human_difficulty"), _T5,
+     "multiplies HumanAnnotator.noise, so it has no effect while the fitted noise is 0"),
+    ("SubsetSpec.prompt_chars, response_chars", lambda: "per file (simulation.SUBSETS)", "fitted: Table 1 lengths", ""),
+    ("simulation.MODELS", lambda: _models_text(), "assumed",
+     "policies from weak to strong; verbosity is independent of strength so that length says little about "
+     f"quality (checked: the longest-response baseline stays below {LENGTH_BASELINE_CEILING:.2f} accuracy)"),
+    ("quality.TRAIT_LOGITS, DETAIL_P, UTILITY", lambda: _traits_text(), "assumed",
+     "how strength sets each visible trait and how traits set the 0-5 utility; shaped after Tables 6-7, no "
+     "numeric target"),
+    ("panels.RANGES", lambda: "per annotator kind (cheems_lib.world.panels)", "assumed",
+     "ranges from which the independent comparators' annotators and the win-rate judges draw their "
+     "parameters, apart from CheemsBench's annotators"),
+    ("SIZES length_scale", lambda: "1/3 below paper size", "assumed", "shorter texts keep CPU training fast; "
+     "lengths are divided by it before any comparison with the paper"),
+    ("chapters' GPT : human training prompts", lambda: _ratio_text(), "assumed",
+     lambda: f"the paper's ratio is {paper_gpt_human_ratio():.1f} : 1 (Table 1); the chapters train on fewer GPT prompts to "
+             "fit the CPU budget (swept in the sensitivity chapter)"),
+]
+
+
+def parameters():
+    """Every simulator parameter with its current value, what fixes it (``fitted: <paper number>`` or
+    ``assumed``) and why, as a DataFrame (values are read from the live defaults, never typed)."""
+    import pandas as pd
+
+    return pd.DataFrame([{"parameter": name, "value": str(get()), "fixed by": how, "why": why() if callable(why) else why}
+                         for name, get, how, why in PARAMETERS])
+
+
+def fitted_to() -> str:
+    """The paper numbers the simulator's parameters are fitted to, read from :data:`PARAMETERS` ("fitted: X"),
+    for prose that says what was fitted (never a typed list that can fall behind).
+
+    >>> "Table 5 conflict ratios" in fitted_to() and "Table 1 lengths" in fitted_to()
+    True
+    """
+    targets = set()
+    for _, _, how, _ in PARAMETERS:
+        if how.startswith("fitted: "):
+            targets |= {t.strip().removesuffix(", jointly") for t in how.removeprefix("fitted: ").split(" and ")}
+    return "; ".join(sorted(targets, key=lambda t: (not t.startswith("Table"), t)))
+
+
+def _models_text() -> str:
+    from ..world.simulation import MODELS
+
+    strength, verbosity = [m[1] for m in MODELS], [m[2] for m in MODELS]
+    return (f"{len(MODELS)} models, strength {min(strength):g} to {max(strength):g}, "
+            f"verbosity {min(verbosity):g} to {max(verbosity):g}")
+
+
+def _traits_text() -> str:
+    from dataclasses import fields
+
+    from ..world.quality import TRAIT_LOGITS, UtilityWeights
+
+    return f"{len(TRAIT_LOGITS)} trait (intercept, slope) pairs, detail level, {len(fields(UtilityWeights))} utility weights"
+
+
+def _ratio_text() -> str:
+    import inspect
+
+    from .experiments import table4_sets
+    from ..world.simulation import SIZES
+
+    gpt = inspect.signature(table4_sets).parameters["gpt_prompts"].default
+    return f"{gpt} : {SIZES['default']['pref_human']} (default world)"

@@ -1,0 +1,207 @@
+"""Table 5's conflict ratio with bootstrap intervals, and appendix C's claims tested on a world.
+
+:mod:`cheems_lib.conflicts` is Algorithm 1 itself (with its worked example); the CLI, the simulator and the metrics import
+it, so it stays below :mod:`cheems_lib.analyses.claims` and :mod:`cheems_lib.analyses.calibration`. This module sits
+above them and holds what the conflicts chapter measures:
+
+- :func:`conflict_estimate` and :func:`table5_estimates`: per-prompt conflict ratios (Table 5)
+  with a bootstrap over prompts; :func:`plot_table5` and :func:`table5_styler` show them beside
+  the paper's;
+- :func:`add_equivalence_claim`, :func:`add_table5_claims` and :func:`add_near_tie_claim`: the
+  chapter's claims, added to its :class:`~cheems_lib.analyses.claims.Ledger` (which glues their sentences;
+  read them back from ``ledger.claims``).
+
+A *world* is an opened :class:`cheems_lib.analyses.experiments.World` (its ``files``, ``summary`` and ``truth``).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .. import conflicts
+from ..paper import table as paper_table
+from . import calibration, claims
+
+__all__ = ["SUBSETS", "SUBSET_NAMES", "conflict_estimate", "table5_estimates", "paper_text", "plot_table5",
+           "table5_styler", "add_equivalence_claim", "add_table5_claims", "add_near_tie_claim"]
+
+SUBSETS = ("open_prompt", "human_instruction")
+"""Table 5's subsets (CheemsBench's two prompt sets)."""
+SUBSET_NAMES = {"open_prompt": "Open Prompt", "human_instruction": "Human Instruction"}
+_ANNOTATOR_NAMES = {"human": "human", "gpt": "GPT-4o"}
+_TABLE5_FORMAT = {"paper": "{:.4f}", "ours": "{:.4f}", "difference": "{:+.4f}", "ci_low": "{:.4f}",
+                  "ci_high": "{:.4f}", "ours, per annotation": "{:.4f}"}
+
+
+def conflict_estimate(files: dict, annotator: str, subsets: Sequence[str] = SUBSETS, *, n_boot: int = claims.N_BOOT,
+                      seed: int = 0) -> claims.Estimate:
+    """Per-prompt conflict ratio of ``annotator`` on ``subsets`` with a bootstrap over prompts (strata:
+    subset and category); the same ``seed`` pairs the human and GPT-4o resamples of a prompt."""
+    c = calibration.table5_per_prompt(files, annotator, subsets)
+    return claims.ratio_estimate(c["conflicted"], c["annotated"], strata=c["strata"], n_boot=n_boot, seed=seed)
+
+
+def table5_estimates(files: dict, *, n_boot: int = claims.N_BOOT, seed: int = 0):
+    """:func:`cheems_lib.analyses.calibration.table5` plus each row's 95% interval (``ci_low``, ``ci_high``) and
+    its per-annotation ratio (``ours, per annotation``)."""
+    t5 = calibration.table5(files)
+    for i, r in t5.iterrows():
+        c = calibration.table5_per_prompt(files, r["annotator"], (r["subset"],))
+        est = conflict_estimate(files, r["annotator"], (r["subset"],), n_boot=n_boot, seed=seed)
+        t5.loc[i, "ci_low"], t5.loc[i, "ci_high"] = est.interval()
+        t5.loc[i, "ours, per annotation"] = c["unreproduced"].sum() / c["annotations"].sum()
+    return t5
+
+
+def paper_text() -> str:
+    """The paper's Table 5 as a sentence fragment, e.g. ``Open Prompt: human 0.0000, GPT-4o 0.0000; ...``."""
+    paper5 = paper_table("table5_conflict_ratio")
+    return "; ".join(f"{SUBSET_NAMES[s]}: " + ", ".join(f"{_ANNOTATOR_NAMES[a]} {v:.4f}"
+                                                         for a, v in zip(g["annotator"], g["conflict_ratio"]))
+                     for s, g in paper5.groupby("subset", sort=False))
+
+
+def plot_table5(t5):
+    """Horizontal bars of :func:`table5_estimates`: the paper's ratio (grey) beside ours (blue, with its
+    95% interval), one row per subset and annotator. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    y = np.arange(len(t5))
+    ax.barh(y + 0.2, t5["paper"], height=0.4, color="#9c9c9c", label="paper")
+    ax.barh(y - 0.2, t5["ours"], height=0.4, color="#4e79a7", label="ours (95% interval)",
+            xerr=[t5["ours"] - t5["ci_low"], t5["ci_high"] - t5["ours"]], capsize=3)
+    ax.set_yticks(y, [f"{SUBSET_NAMES[s]} / {a}" for s, a in zip(t5["subset"], t5["annotator"])])
+    ax.invert_yaxis()
+    ax.set_xlabel("conflict ratio (share of prompts)")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def table5_styler(t5):
+    """:func:`table5_estimates` formatted for ``publish.table``: four decimals, signed differences, no index."""
+    return t5.style.format(_TABLE5_FORMAT).hide(axis="index")
+
+
+def add_equivalence_claim(ledger: claims.Ledger, n_graphs: int, *, seed: int = 0) -> None:
+    """Claim ``alg1-scc-equivalence``: the literal loop and SCC merging agree on ``n_graphs`` random
+    graphs (:func:`cheems_lib.conflicts.literal_agreement`); inconclusive when none are drawn."""
+    agree = conflicts.literal_agreement(n_graphs, seed=seed)
+    ledger.add(claims.Claim(
+        id="alg1-scc-equivalence", paper_ref="appendix C, Algorithm 1",
+        claim=("merging cycles one at a time (Algorithm 1) gives the same ranking as merging strongly connected "
+               "components"),
+        kind="structural", reason=("a theorem, proved in this chapter; the random graphs test the code, and a single "
+                                   "disagreement would be a bug in cheems_lib.conflicts, not evidence about the claim"),
+        verdict=("inconclusive" if not n_graphs else "supported" if agree == n_graphs else "contradicted"),
+        estimate=agree / n_graphs if n_graphs else float("nan"), seeds=1,
+        statistic="share of random annotation graphs on which both give the same ranking",
+        paper="Algorithm 1 (merge one cycle at a time, then topological sort)", link="paper-alg1",
+        says={"supported": f"Literal Algorithm 1 and SCC merging agree on all {n_graphs} random graphs, as the "
+                           "proof says they must.",
+              "contradicted": f"Literal Algorithm 1 and SCC merging disagree on {n_graphs - agree} of "
+                              f"{n_graphs} random graphs: a bug in cheems_lib.conflicts (the proof above rules "
+                              "out a real difference).",
+              "inconclusive": "No random graphs were drawn, so the code was not compared (the proof above still "
+                              "holds)."}))
+
+
+def _gpt_claim(ledger: claims.Ledger, world, common: dict, *, n_boot: int, seed: int) -> claims.Claim:
+    """Claim ``tab5-gpt-more-conflicts`` (pooled over both subsets, paired by prompt); untestable
+    when the world holds no GPT-4o annotations of the benchmark."""
+    cid = "tab5-gpt-more-conflicts"
+    common = dict(common, claim=("GPT-4o's annotations conflict more often than human annotations of the same "
+                                 "prompts"),
+                  statistic="conflict ratio (share of prompts), GPT-4o minus human, both subsets pooled")
+    if not all(calibration.TABLE5_FILES[(s, a)] in world.files for s in SUBSETS for a in ("human", "gpt")):
+        absent = [calibration.TABLE5_FILES[(s, a)] for s in SUBSETS for a in ("human", "gpt")
+                  if calibration.TABLE5_FILES[(s, a)] not in world.files]
+        if any(p.startswith("cheems_bench/") for p in absent):
+            return ledger.add(claims.Claim.untestable(cid, common["paper_ref"], common["claim"],
+                                                      "needs " + ", ".join(absent), **{k: v for k, v in common.items()
+                                                                                       if k not in ("paper_ref", "claim")}))
+        return ledger.add(claims.Claim(
+            id=cid, verdict="inconclusive", kind="untestable",
+            reason="these files hold no GPT-4o annotations of the benchmark (cheems_bench_gpt/)", **common,
+            says={"inconclusive": "These files hold no GPT-4o annotations of the benchmark, so the first claim is "
+                                  "not tested."}))
+    diff = (conflict_estimate(world.files, "gpt", n_boot=n_boot, seed=seed)
+            - conflict_estimate(world.files, "human", n_boot=n_boot, seed=seed))
+    return ledger.add(claims.Claim.test(
+        cid, diff, "greater", seed=seed, **common, **calibration.claim_kind(cid, world.summary is not None),
+        says={"supported": "As in the paper, GPT-4o's annotations conflict more often: its conflict ratio is higher "
+                           "by {estimate:.3f} (95% interval {lo:.3f} to {hi:.3f}).",
+              "contradicted": "Unlike the paper, GPT-4o's annotations conflict less often: GPT-4o minus human is "
+                              "{estimate:+.3f} (95% interval {lo:+.3f} to {hi:+.3f}).",
+              "inconclusive": "These prompts cannot tell whether GPT-4o's annotations conflict more often: GPT-4o "
+                              "minus human is {estimate:+.3f} (95% interval {lo:+.3f} to {hi:+.3f})."}))
+
+
+def add_table5_claims(ledger: claims.Ledger, world, *, n_boot: int = claims.N_BOOT, seed: int = 0) -> None:
+    """Table 5's two claims: GPT-4o conflicts more than humans (``tab5-gpt-more-conflicts``), and humans
+    conflict more on Human Instruction than on Open Prompt (``tab5-human-instruction-more-conflicts``,
+    two sets of prompts, so their resamples are drawn independently: seeds ``seed + 1`` and ``seed``)."""
+    common = dict(paper_ref="appendix C, Table 5", paper=paper_text(), link="paper-table5")
+    _gpt_claim(ledger, world, common, n_boot=n_boot, seed=seed)
+    cid = "tab5-human-instruction-more-conflicts"
+    what = "human annotations conflict more often on Human Instruction prompts than on Open Prompt prompts"
+    absent = [calibration.TABLE5_FILES[(s, "human")] for s in SUBSETS
+              if calibration.TABLE5_FILES[(s, "human")] not in world.files]
+    if absent:
+        ledger.add(claims.Claim.untestable(cid, common["paper_ref"], what, "needs " + " and ".join(absent),
+                                           paper=common["paper"], link=common["link"]))
+        return
+    diff = (conflict_estimate(world.files, "human", ("human_instruction",), n_boot=n_boot, seed=seed + 1)
+            - conflict_estimate(world.files, "human", ("open_prompt",), n_boot=n_boot, seed=seed))
+    ledger.add(claims.Claim.test(
+        cid, diff, "greater", seed=seed, **common, **calibration.claim_kind(cid, world.summary is not None),
+        claim="human annotations conflict more often on Human Instruction prompts than on Open Prompt prompts",
+        statistic="human conflict ratio (share of prompts), Human Instruction minus Open Prompt",
+        says={"supported": "As in the paper, human annotations conflict more often on Human Instruction prompts: by "
+                           "{estimate:.3f} (95% interval {lo:.3f} to {hi:.3f}).",
+              "contradicted": "Unlike the paper, human annotations conflict less often on Human Instruction prompts: "
+                              "Human Instruction minus Open Prompt is {estimate:+.3f} (95% interval {lo:+.3f} to "
+                              "{hi:+.3f}).",
+              "inconclusive": "These prompts cannot tell which subset's human annotations conflict more often: Human "
+                              "Instruction minus Open Prompt is {estimate:+.3f} (95% interval {lo:+.3f} to {hi:+.3f})."}))
+
+
+def add_near_tie_claim(ledger: claims.Ledger, world, *, n_boot: int = claims.N_BOOT,
+                       seed: int = 0) -> None:
+    """Claim ``alg1-conflicts-near-ties``: near-ties (hidden utilities within
+    :data:`cheems_lib.analyses.claims.NEAR_TIE_UTILITY`) are more common among the human annotations the ranking
+    does not reproduce than among all human annotations; untestable without hidden utilities (``world.truth``)."""
+    common = dict(paper_ref="appendix C", link="paper-alg1",
+                  claim="annotations that conflict compare responses of comparable quality",
+                  statistic=(f"share of near-ties (hidden utilities within {claims.NEAR_TIE_UTILITY:g}) among human "
+                             "annotations not reproduced, minus their share among all human annotations"),
+                  paper='"these responses exhibit comparable quality" (appendix C, no number given)')
+    bench_files = [calibration.TABLE5_FILES[(s, "human")] for s in SUBSETS]
+    if world.truth is not None and not all(p in world.files for p in bench_files):
+        ledger.add(claims.Claim.untestable("alg1-conflicts-near-ties", reason="needs " + " and ".join(bench_files),
+                                           **common))
+        return
+    if world.truth is None:
+        ledger.add(claims.Claim(
+            id="alg1-conflicts-near-ties", verdict="inconclusive", kind="untestable", **common,
+            reason="real files carry no hidden utility to tell near-ties by",
+            says={"inconclusive": "Real files carry no hidden utility, so the premise is not measured here."}))
+        return
+    bench = [(s, r) for s in SUBSETS for r in world.files[calibration.TABLE5_FILES[(s, "human")]]]
+    strata = [f"{s}/{r.top_category}" for s, r in bench]
+    counts = conflicts.near_tie_counts([r for _, r in bench], world.truth, claims.NEAR_TIE_UTILITY)
+    near_bad = claims.ratio_estimate(counts["near_unreproduced"], counts["unreproduced"], strata=strata,
+                                     n_boot=n_boot, seed=seed)
+    near_all = claims.ratio_estimate(counts["near_all"], counts["all"], strata=strata, n_boot=n_boot, seed=seed)
+    shares = (f"Near-ties make up {near_bad.value:.0%} of the human annotations that the ranking does not reproduce, "
+              f"against {near_all.value:.0%} of all human annotations")
+    ledger.add(claims.Claim.test(
+        "alg1-conflicts-near-ties", near_bad - near_all, "greater", seed=seed, **common, kind="structural",
+        reason=("every simulated annotator perceives the hidden utility with noise, so its decisions flip, and "
+                "get overruled, mostly where utilities are close; this measures how strongly, not whether real "
+                "annotators behave so"),
+        says={"supported": shares + ": more by {estimate:.3f} (95% interval {lo:.3f} to {hi:.3f}).",
+              "contradicted": shares + ": fewer, by {estimate:+.3f} (95% interval {lo:+.3f} to {hi:+.3f}).",
+              "inconclusive": shares + "; the difference, {estimate:+.3f} (95% interval {lo:+.3f} to {hi:+.3f}), "
+                                       "is not clear of zero."}))

@@ -1,0 +1,202 @@
+"""The dataset construction ablation (paper §6.3, Table 4): which steps of building CheemsPreference help.
+
+Table 4 trains one reward model per training set of
+:data:`cheems_lib.distant_supervision.ABLATION` (the human subset, the GPT subset, each
+processing step and both, and CheemsPreference) and reads off, row against row, what the
+steps buy. Here each row is trained with several training seeds
+(:func:`cheems_lib.analyses.experiments.table4_sets`, :func:`cheems_lib.analyses.experiments.evaluate`), and:
+
+- :func:`side_by_side` sets our accuracies and Overall beside the paper's;
+- :func:`cheems_lib.publishing.figures.overall_dots` draws each row's Overall per seed, its mean and interval;
+- :func:`add_claims` tests the paper's claims on a :class:`cheems_lib.analyses.claims.Ledger`: one
+  paired comparison per direction Table 4 shows (:data:`DIRECTIONS`), "CheemsPreference is
+  the best" by :func:`cheems_lib.analyses.claims.best_of`, the RewardBench claims (the human subset's
+  weakness there tested on the RewardBench-like comparator of :mod:`cheems_lib.world.comparators`; the
+  open RewardBench models untestable) and the abstract's CheemsRM claims (untestable).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..distant_supervision import ABLATION
+
+__all__ = ["PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "paper_pair", "ratio_text", "side_by_side", "add_claims"]
+
+PAPER_COLUMNS = ["paper open acc", "paper human acc", "paper overall"]
+"""The columns of :func:`side_by_side` that hold the paper's numbers (data/paper/table4_ablation.csv)."""
+
+_HUMAN, _GPT, _LENGTH, _DISTANT, _ALL, _COMBINED = ABLATION
+DIRECTIONS = (
+    ("tab4-human-beats-gpt", "the GPT subset alone underperforms the human subset", _HUMAN, _GPT),
+    ("tab4-length-debias-helps", "length debiasing improves the GPT subset", _LENGTH, _GPT),
+    ("tab4-distant-supervision-helps", "distant supervision improves the GPT subset", _DISTANT, _GPT),
+    ("tab4-all-strategies-beat-ds", "all strategies beat distant supervision alone", _ALL, _DISTANT),
+    ("tab4-all-strategies-beat-ld", "all strategies beat length debiasing alone", _ALL, _LENGTH),
+    ("tab4-combined-beats-human", "adding the processed GPT subset improves on the human subset alone",
+     _COMBINED, _HUMAN),
+    ("tab4-combined-beats-processed-gpt", "adding the human subset improves on the processed GPT subset alone",
+     _COMBINED, _ALL),
+)
+"""Table 4's direction claims ``(claim id, claim, a, b)``: row ``a`` scores a higher Overall than row ``b``."""
+
+
+def side_by_side(results: Mapping[str, list[dict]], paper, *, seed: int = 0):
+    """One row per training set of ``results`` (in its order): its seeds, and per metric the paper's
+    value beside ours as "mean [95% interval]". ``paper`` is Table 4 indexed by ``training_data``."""
+    import pandas as pd
+
+    from .leaderboard import board, interval_cell
+
+    ours = board(results, seed=seed).set_index("model").loc[list(results)]
+
+    def cell(name, col):
+        return interval_cell(ours.loc[name], col)
+
+    return pd.DataFrame([{"training data": name, "seeds": int(ours.loc[name, "seeds"]),
+                          "paper open acc": paper.loc[name, "open_acc"], "ours open acc": cell(name, "open_acc"),
+                          "paper human acc": paper.loc[name, "human_acc"], "ours human acc": cell(name, "human_acc"),
+                          "paper overall": paper.loc[name, "overall"], "ours overall": cell(name, "overall")}
+                         for name in results])
+
+
+def paper_pair(paper, a: str, b: str) -> str:
+    """The paper's Overall of Table 4's rows ``a`` and ``b`` (``paper`` indexed by ``training_data``), as a claim's
+    ``paper`` field."""
+    return f"Overall {paper.loc[a, 'overall']:.3f} ({a}) vs {paper.loc[b, 'overall']:.3f} ({b})"
+
+
+def ratio_text(prompts: Mapping[str, int] | None) -> str:
+    """The GPT : human training ratio of Table 4's first comparison (``prompts``: row -> training prompts), beside
+    the paper's (Table 1, :func:`cheems_lib.analyses.calibration.paper_gpt_human_ratio`); empty without ``prompts``."""
+    from .calibration import paper_gpt_human_ratio
+
+    if not prompts:
+        return ""
+    return (f"; trained at GPT : human prompts {prompts[_GPT]:,} : {prompts[_HUMAN]:,} = "
+            f"{prompts[_GPT] / prompts[_HUMAN]:.2f} : 1, the paper's {paper_gpt_human_ratio():.2f} : 1 (the "
+            "sensitivity chapter sweeps the ratio)")
+
+
+def _add_directions(ledger, overall: Mapping[str, object], paper, seed: int,
+                    prompts: Mapping[str, int] | None = None) -> None:
+    from .claims import Claim, comparison_says
+
+    for cid, claim, a, b in DIRECTIONS:
+        ratio = ratio_text(prompts) if cid == DIRECTIONS[0][0] else ""
+        ledger.add(Claim.test(
+            cid, overall[a] - overall[b], "greater", seed=seed, paper_ref="§6.3, Table 4", claim=claim,
+            kind="finding", statistic=f"Overall of {a} minus {b}, paired{ratio}", paper=paper_pair(paper, a, b),
+            link="paper-table4", says=comparison_says(a, b)))
+
+
+def _add_rewardbench(ledger, paper, rewardbench: Mapping | None, why: str, seed: int) -> None:
+    """The claims about RewardBench: its open reward models (untestable: not in the simulated world); the human
+    subset weaker on RewardBench than CheemsPreference, tested on the RewardBench-like comparator when
+    ``rewardbench`` (row -> accuracy Estimate on it, paired) is given, else untestable with ``why``; and the
+    abstract's CheemsRM claims (untestable)."""
+    from .claims import VERDICTS, Claim
+
+    rb_rows = [n for n in paper.index if n.startswith("RewardBench@")]
+    ledger.add(Claim(
+        "tab4-beats-rewardbench-rms", "§6.3, Table 4", "a reward model trained on CheemsPreference beats the best open "
+        "reward models of RewardBench on CheemsBench", "untestable", "inconclusive",
+        reason="those rows are open 27B and 70B reward models trained on real English data, which the simulated world "
+               "does not contain", paper=paper_pair(paper, _COMBINED, rb_rows[0]), link="paper-table4",
+        says={v: "Whether CheemsPreference beats the open RewardBench reward models cannot be tested here: they are "
+                 "not part of the simulated world." for v in VERDICTS}))
+    rb_paper = (f"RewardBench {paper.loc[_HUMAN, 'rewardbench']:.3f} ({_HUMAN}) vs "
+                f"{paper.loc[_COMBINED, 'rewardbench']:.3f} ({_COMBINED})")
+    weak = dict(paper_ref="§6.3, Table 4", claim="the human subset alone scores lower on RewardBench than "
+                "CheemsPreference", paper=rb_paper, link="paper-table4")
+    if rewardbench is None:
+        ledger.add(Claim.untestable("tab4-human-weak-on-rewardbench", reason=why, **weak))
+    else:
+        from .leaderboard import INTERVAL_SAYS as tmpl
+
+        ledger.add(Claim.test(
+            "tab4-human-weak-on-rewardbench", rewardbench[_HUMAN] - rewardbench[_COMBINED], "less", seed=seed,
+            kind="finding", **weak,
+            statistic=f"accuracy on the RewardBench-like comparator (cheems_lib.world.comparators.rewardbench_like: its own "
+                      f"prompts, policies and annotator panel) of {_HUMAN} minus {_COMBINED}, paired",
+            says={"supported": f"On the RewardBench-like comparator, {_HUMAN} alone is less accurate than {_COMBINED}, as "
+                               f"in the paper: {tmpl}.",
+                  "contradicted": f"On the RewardBench-like comparator, {_HUMAN} alone is more accurate than "
+                                  f"{_COMBINED}, unlike the paper: {tmpl}.",
+                  "inconclusive": f"On the RewardBench-like comparator, {_HUMAN} and {_COMBINED} are not separated: "
+                                  f"{tmpl}."}))
+    _add_cheemsrm(ledger)
+
+
+def _add_cheemsrm(ledger) -> None:
+    """The abstract's and introduction's claims about CheemsRM (the paper's 72B reward model), untestable here."""
+    from .claims import Claim
+
+    why = ("no CheemsRM: the paper's reward model (Qwen2.5-72B-Instruct trained on the real CheemsPreference) is not "
+           "part of these files, and the tiny models trained here on a simulated world cannot stand for it against "
+           "Table 8's real models")
+    ledger.add(Claim.untestable(
+        "abs-cheemsrm-state-of-the-art", "abstract, §1, Table 2", "a reward model trained on CheemsPreference "
+        "(CheemsRM) achieves state-of-the-art performance on CheemsBench", why, link="paper-table4",
+        paper='"based on CheemsPreference, we construct an RM that achieves state-of-the-art performance on CheemsBench"'))
+    ledger.add(Claim.untestable(
+        "abs-cheemsrm-good-on-rewardbench", "§1, Table 2", "CheemsRM performs well on the English RewardBench", why,
+        link="paper-table4", paper='"achieving state-of-the-art results on CheemsBench and performing well on the '
+                                   'English RewardBench"'))
+
+
+def _add_best(ledger, overall: Mapping[str, object], paper, seed: int) -> None:
+    """CheemsPreference is the best row only if its paired interval beats every other row's."""
+    from .claims import Claim, best_of, p_value
+    from .leaderboard import INTERVAL_SAYS as tmpl
+
+    verdict, diff = best_of(overall, _COMBINED, seed=seed)
+    rival = min((n for n in overall if n != _COMBINED), key=lambda n: (overall[_COMBINED] - overall[n]).value)
+    lo, hi = diff.interval(seed=seed)
+    paper_rival = paper.loc[[n for n in ABLATION if n != _COMBINED], "overall"].idxmax()
+    ledger.add(Claim(
+        "tab4-combined-best", "§6.3, Table 4", "human + processed GPT (CheemsPreference) is the best training set",
+        "finding", verdict, estimate=diff.value, ci_low=lo, ci_high=hi, seeds=diff.seeds, n=diff.n, unit=diff.unit,
+        p=p_value(diff, "greater", seed=seed), direction="greater",
+        statistic=f"Overall of {_COMBINED} minus the closest other row ({rival}), paired; best only if it beats every row",
+        paper=f"{paper_pair(paper, _COMBINED, paper_rival)}, the next best row", link="paper-table4",
+        says={"supported": f"{_COMBINED} beats every other row by paired intervals; the closest, {rival}, by {tmpl}.",
+              "contradicted": f"{_COMBINED} is not the best: at least one row beats it by a paired interval "
+                              f"(closest difference, to {rival}: {tmpl}).",
+              "inconclusive": f"{_COMBINED} is not separated from every other row: its paired difference to {rival} "
+                              f"is {tmpl}."}))
+
+
+NO_REWARDBENCH = ("needs the RewardBench-like comparator (cheems_lib.world.comparators.rewardbench_like), which is simulated "
+                  "and so comparable only with reward models trained on a simulated world")
+"""Why ``tab4-human-weak-on-rewardbench`` is untestable on real files."""
+
+
+def add_claims(ledger, overall: Mapping[str, object], paper, *, seed: int = 0, rewardbench: Mapping | None = None,
+               why_no_rewardbench: str = NO_REWARDBENCH, prompts: Mapping[str, int] | None = None) -> dict[str, int]:
+    """Add Table 4's claims to ``ledger``; count the ledger's tested claims: ``{"n_claims_supported", "n_claims"}``.
+
+    ``overall`` maps each row of :data:`~cheems_lib.distant_supervision.ABLATION` to its Overall
+    :class:`~cheems_lib.analyses.claims.Estimate` (all paired); ``paper`` is Table 4 indexed by ``training_data``.
+    ``rewardbench`` maps the rows to their accuracy on the RewardBench-like comparator (paired; None on
+    real files: the RewardBench claim is then untestable with ``why_no_rewardbench``). ``prompts`` (row ->
+    training prompts) puts the GPT : human ratio of the first comparison beside the paper's (:func:`ratio_text`).
+    """
+    _add_directions(ledger, overall, paper, seed, prompts)
+    _add_rewardbench(ledger, paper, rewardbench, why_no_rewardbench, seed)
+    _add_best(ledger, overall, paper, seed)
+    tested = [c for c in ledger.claims.values() if c.kind == "finding"]
+    return {"n_claims_supported": sum(c.verdict == "supported" for c in tested), "n_claims": len(tested)}
+
+
+def add_untestable_claims(ledger, paper, reason: str) -> dict[str, int]:
+    """Table 4's claims when the files cannot build the ablation (e.g. ``reason="needs
+    cheems_preference/human.jsonl"``): every claim *untestable* with ``reason``; counts as :func:`add_claims`."""
+    from .claims import Claim
+
+    for cid, claim, a, b in DIRECTIONS:
+        ledger.add(Claim.untestable(cid, "§6.3, Table 4", claim, reason, paper=paper_pair(paper, a, b),
+                                    link="paper-table4"))
+    _add_rewardbench(ledger, paper, None, reason, 0)
+    ledger.add(Claim.untestable("tab4-combined-best", "§6.3, Table 4", "human + processed GPT (CheemsPreference) is "
+                                "the best training set", reason, link="paper-table4"))
+    return {"n_claims_supported": 0, "n_claims": 0}

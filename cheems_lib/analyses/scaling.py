@@ -1,0 +1,238 @@
+"""Scaling trends (paper §6.4, Figs. 6-7): training-set ladders and model sizes.
+
+Fig. 6 trains reward models on growing subsets of CheemsPreference and plots accuracy
+against the number of training pairs; Fig. 7 does the same against model size.
+:func:`ladder` gives geometric subset sizes, :func:`nested_subsets` draws them so that
+each smaller subset is contained in the larger ones (one seed = one nested chain, records
+kept in their original order, so the full set is the unchanged file), :func:`count_pairs`
+and :func:`cheems_lib.models.reward_model.count_parameters` give the two x axes. The models are built by
+:func:`cheems_lib.analyses.experiments.ladder_family` and :func:`cheems_lib.analyses.experiments.model_sizes`;
+their intervals over training seeds come from :mod:`cheems_lib.analyses.claims`.
+
+The chapter's presentation lives here too: :func:`data_sweep` and :func:`size_sweep` turn
+evaluated models into per-seed dots and a mean curve with intervals, :func:`plot_sweep` and
+:func:`interval_table` show them, and :func:`add_data_claim` and :func:`add_size_claims` test
+the paper's two claims on the ledger.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..records import Record, strict_pairs
+
+__all__ = ["ladder", "nested_subsets", "count_pairs", "sweep_points", "sweep_curve", "data_sweep", "size_sweep",
+           "plot_sweep", "interval_table", "data_summary", "add_data_claim", "add_size_claims"]
+
+
+def ladder(total: int, *, points: int = 6, ratio: float = 2.0) -> list[int]:
+    """``points`` sizes from ``total`` down by ``ratio`` each, ascending.
+
+    >>> ladder(3200, points=6)
+    [100, 200, 400, 800, 1600, 3200]
+    """
+    if total / ratio ** (points - 1) < 1:
+        raise ValueError(f"a ladder of {points} points with ratio {ratio} needs at least "
+                         f"{int(np.ceil(ratio ** (points - 1)))} records, got {total} (fix: lower points or ratio)")
+    return [int(round(total / ratio**k)) for k in range(points)][::-1]
+
+
+def nested_subsets(records: Sequence[Record], sizes: Sequence[int], *, seed: int = 0) -> dict[int, list[Record]]:
+    """For each size, the first ``size`` records of one seeded permutation, in file order.
+
+    Smaller subsets are contained in larger ones; the size ``len(records)`` is the file itself.
+    """
+    if max(sizes) > len(records):
+        raise ValueError(f"subset size {max(sizes)} exceeds the {len(records)} records available")
+    perm = np.random.default_rng(seed).permutation(len(records))
+    return {n: [records[i] for i in np.sort(perm[:n])] for n in sizes}
+
+
+def count_pairs(records: Sequence[Record]) -> int:
+    """Ordered training pairs (responses of different rank) in ``records``: Fig. 6's x axis."""
+    return sum(len(strict_pairs(rec.rank or {})) for rec in records)
+
+
+def sweep_points(results: Mapping[str, list[dict]], x: Mapping[str, Sequence[float]],
+                 labels: Mapping[str, str]):
+    """One row per model, training seed and subset: its accuracy, at ``x[name][i]`` for the i-th seed.
+
+    ``results`` is :func:`cheems_lib.analyses.experiments.evaluate`'s; ``labels`` names the subsets
+    (``{"open": "Open Prompt", ...}``).
+    """
+    import pandas as pd
+
+    return pd.DataFrame([{"model": name, "x": x[name][i], "subset": labels[sub], "accuracy": res.accuracy}
+                         for name, per_seed in results.items() for i, by_sub in enumerate(per_seed)
+                         for sub, res in by_sub.items()])
+
+
+def sweep_curve(results: Mapping[str, list[dict]], x: Mapping[str, float], labels: Mapping[str, str]):
+    """One row per model and subset (in ``labels`` order): mean accuracy over seeds at ``x[name]``
+    and its hierarchical 95% interval (``lo``, ``hi``)."""
+    import pandas as pd
+
+    from .claims import subset_estimate
+
+    rows = []
+    for name, per_seed in results.items():
+        for sub, label in labels.items():
+            est = subset_estimate(per_seed, "accuracy", [sub])
+            lo, hi = est.interval()
+            rows.append({"model": name, "x": x[name], "subset": label, "seeds": est.seeds,
+                         "accuracy": est.value, "lo": lo, "hi": hi})
+    return pd.DataFrame(rows)
+
+
+def data_sweep(specs: Sequence, results: Mapping[str, list[dict]], labels: Mapping[str, str]):
+    """Fig. 6's dots and curve: x is the training pairs of each seed's subset (the curve: their mean
+    over seeds), and the curve's ``prompts`` column is the subset's size.
+
+    ``specs`` are :func:`cheems_lib.analyses.experiments.ladder_family`'s, in the order ``results`` lists seeds.
+    """
+    pairs: dict[str, list[int]] = {}
+    for spec in specs:
+        pairs.setdefault(spec.name, []).append(count_pairs(spec.records))
+    prompts = {spec.name: len(spec.records) for spec in specs}
+    mean_pairs = {name: float(np.mean(p)) for name, p in pairs.items()}
+    curve = sweep_curve(results, mean_pairs, labels).assign(prompts=lambda d: d["model"].map(prompts))
+    return sweep_points(results, pairs, labels), curve
+
+
+def size_sweep(results: Mapping[str, list[dict]], params: Mapping[str, int], sizes: Mapping[str, str],
+               labels: Mapping[str, str]):
+    """Fig. 7's dots and curve: x is each model's parameter count; the curve's ``model`` column is
+    its size name (``sizes[name]``) and ``parameters`` its count."""
+    dots = sweep_points(results, {name: [params[name]] * len(per_seed) for name, per_seed in results.items()},
+                        labels)
+    curve = sweep_curve(results, params, labels).assign(model=lambda d: d["model"].map(sizes),
+                                                        parameters=lambda d: d["x"])
+    return dots, curve
+
+
+def plot_sweep(dots, curve, *, xlabel: str, color: str, title: str, annotate: str | None = None):
+    """One panel per subset (the curve's order), log x: a black dot per seed, the mean over seeds
+    and its 95% band; ``annotate`` names a curve column written beside each mean."""
+    import matplotlib.pyplot as plt
+
+    subsets = list(dict.fromkeys(curve["subset"]))
+    fig, grid = plt.subplots(1, len(subsets), figsize=(10, 3.8), sharey=True, squeeze=False)
+    axes = grid[0]
+    for ax, sub in zip(axes, subsets):
+        d = curve[curve["subset"] == sub].sort_values("x")
+        ax.fill_between(d["x"], d["lo"], d["hi"], alpha=0.25, color=color, label="95% interval (over seeds and prompts)")
+        ax.plot(d["x"], d["accuracy"], "o-", color=color, label="mean over seeds")
+        r = dots[dots["subset"] == sub]
+        ax.scatter(r["x"], r["accuracy"], s=12, color="black", alpha=0.6, label="one training seed", zorder=3)
+        ax.set(xscale="log", title=sub, xlabel=xlabel)
+    axes[0].set_ylabel("accuracy")
+    axes[0].legend(loc="best", fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    for ax, sub in zip(axes, subsets if annotate else []):  # after the layout, which the labels must not move
+        for _, r in curve[curve["subset"] == sub].iterrows():
+            ax.annotate(r[annotate], (r["x"], r["accuracy"]), textcoords="offset points", xytext=(4, -12), fontsize=7)
+    return fig
+
+
+def interval_table(curve, index: Sequence[str]):
+    """The curve as "mean [low, high]" cells, one column per subset, rows by ``index``."""
+    cells = curve.assign(**{"accuracy [95% interval]": [f"{a:.3f} [{lo:.3f}, {hi:.3f}]" for a, lo, hi in
+                                                         zip(curve["accuracy"], curve["lo"], curve["hi"])]})
+    return cells.pivot(index=index, columns="subset", values="accuracy [95% interval]")
+
+
+def _prompts(curve) -> dict[str, int]:
+    return {name: int(n) for name, n in zip(curve["model"], curve["prompts"])}
+
+
+def data_summary(results: Mapping[str, list[dict]], curve) -> dict[str, object]:
+    """What the prose says of the data ladder: its prompt and pair ranges, the fold range, and the
+    rank correlation of size and accuracy (mean over seeds and subsets)."""
+    import pandas as pd
+
+    prompts, names = _prompts(curve), list(results)
+    small, large = names[0], names[-1]
+    both = curve.groupby("prompts")["accuracy"].mean()
+    return {"data_range": f"{prompts[small]:,} to {prompts[large]:,}",
+            "data_pairs_range": f"{int(curve['x'].min()):,} to {int(curve['x'].max()):,}",
+            "data_span": float(prompts[large] / prompts[small]),
+            "data_rho": float(pd.Series(both.index).rank().corr(pd.Series(both.to_numpy()).rank()))}
+
+
+_NEITHER = "the interval includes zero, so this run neither supports nor contradicts the paper's claim."
+
+
+def _says(lead: str, supported: str, contradicted: str) -> dict[str, str]:
+    """The three verdict sentences of a larger-minus-smaller claim led by ``lead``."""
+    seeds = "over {seeds} training seeds"
+    return {"supported": f"{lead} raises accuracy by {{estimate:.3f}} [95% interval {{lo:.3f}}, {{hi:.3f}}] {seeds}: "
+                         f"{supported}",
+            "contradicted": f"{lead} changes accuracy by {{estimate:+.3f}} [95% interval {{lo:+.3f}}, {{hi:+.3f}}] "
+                            f"{seeds}: {contradicted}",
+            "inconclusive": f"{lead} changes accuracy by {{estimate:+.3f}} [95% interval {{lo:+.3f}}, {{hi:+.3f}}] "
+                            f"{seeds}: {_NEITHER}"}
+
+
+def add_data_claim(ledger, results: Mapping[str, list[dict]], curve):
+    """Test Fig. 6's claim on ``ledger``: the largest training set (the last of ``results``) beats
+    the smallest (the first) in accuracy, paired over prompts and hierarchical over seeds."""
+    from .claims import Claim, subset_estimate
+
+    prompts, names = _prompts(curve), list(results)
+    small, large = names[0], names[-1]
+    diff = subset_estimate(results[large], "accuracy") - subset_estimate(results[small], "accuracy")
+    return ledger.add(Claim.test(
+        "fig6-data-scaling", diff, "greater", paper_ref="§6.4, Fig. 6",
+        claim="A reward model trained on more CheemsPreference data is more accurate on CheemsBench",
+        kind="finding", link="paper-fig6",
+        statistic=f"accuracy (mean of Open Prompt and Human Instruction) of the largest minus the smallest training set "
+                  f"({prompts[large]} vs {prompts[small]} prompts), paired over prompts, hierarchical over training seeds",
+        paper='"RM performance improves with increased data volume on Open Prompt and Human Instruction subsets" '
+              "(a plot without numbers)",
+        says=_says(f"Training on {prompts[large]:,} rather than {prompts[small]:,} prompts",
+                   "more data helps here, as in the paper.",
+                   "less accurate with more data, the opposite of the paper's claim.")))
+
+
+def add_size_claims(ledger, results: Mapping[str, list[dict]], params: Mapping[str, int], sizes: Mapping[str, str]):
+    """Test Fig. 7's claims on ``ledger``: the model with most parameters beats the one with fewest
+    (same data), and record the pretrained-versus-instruct claim as untestable on tiny models."""
+    from .claims import Claim, subset_estimate
+
+    smallest, largest = min(params, key=params.get), max(params, key=params.get)
+    diff = subset_estimate(results[largest], "accuracy") - subset_estimate(results[smallest], "accuracy")
+    pair = f"{sizes[largest]} ({params[largest]:,} parameters) rather than {sizes[smallest]} ({params[smallest]:,})"
+    ledger.add(Claim.test(
+        "fig7-model-scaling", diff, "greater", paper_ref="§6.4, Fig. 7",
+        claim="A larger reward model is more accurate on CheemsBench", kind="finding", link="paper-fig7",
+        statistic=f"accuracy (mean of Open Prompt and Human Instruction) of the largest minus the smallest model "
+                  f"({sizes[largest]} vs {sizes[smallest]}), same training data, paired over prompts, "
+                  "hierarchical over training seeds",
+        paper='"increasing the model size from 0.5B to 72B significantly enhances performance" (a plot without numbers)',
+        says=_says(f"Training {pair}", "the larger model is better here, as in the paper.",
+                   "the larger model is less accurate, the opposite of the paper's claim.")))
+    ledger.add(Claim(
+        "fig7-pretrained-vs-instruct", "§6.4, Fig. 7",
+        "Starting reward-model training from a pretrained or from an instruct model makes no significant difference",
+        kind="untestable", verdict="inconclusive", link="paper-fig7",
+        paper='"there is no significant difference when starting training from pretrained or instruct models"',
+        reason="the tiny reward models start from random weights, so there is neither a pretrained nor an "
+               "instruction-tuned starting point to compare",
+        says={"inconclusive": "This comparison has no analogue here: the tiny models start from random weights, so "
+                              "there is neither a pretrained nor an instruction-tuned starting point."}))
+
+
+def add_untestable_claims(ledger, reason: str) -> None:
+    """Figs. 6 and 7's claims when the files cannot run the sweeps (``reason``, e.g. ``"needs
+    cheems_bench/human.jsonl"``): all *untestable*."""
+    from .claims import Claim
+
+    ledger.add(Claim.untestable("fig6-data-scaling", "§6.4, Fig. 6", "RM performance improves with increased data "
+                                "volume on Open Prompt and Human Instruction", reason, link="paper-fig6"))
+    ledger.add(Claim.untestable("fig7-model-scaling", "§6.4, Fig. 7", "A larger reward model is more accurate on "
+                                "CheemsBench", reason, link="paper-fig7"))
+    ledger.add(Claim.untestable("fig7-pretrained-vs-instruct", "§6.4, Fig. 7", "Starting reward-model training from "
+                                "a pretrained or from an instruct model makes no significant difference", reason,
+                                link="paper-fig7"))

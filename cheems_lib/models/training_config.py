@@ -1,0 +1,238 @@
+"""Training configuration (paper §5, Table 9): what a reward-model or tiny-judge run trains with.
+
+:class:`TrainConfig` holds every hyperparameter with its help text and range check;
+:meth:`TrainConfig.paper` is Table 9, :func:`paper_machine_settings` fits its token budget to
+this machine, :func:`choose_preset` picks between the tiny and the paper preset by model kind,
+and :func:`check_learning_rate` guards a pretrained checkpoint against a tiny model's learning
+rate. :class:`JudgeTrainConfig` is the tiny judge's counterpart.
+
+Kept apart from :mod:`cheems_lib.models.training` (as TRL keeps ``reward_config.py`` apart from its
+trainer) so that the command line can build its flags and validate them without importing
+torch, and so that a reader finds every default in one place.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+__all__ = ["TrainConfig", "TrainError", "choose_preset", "paper_machine_settings", "check_learning_rate",
+           "JudgeTrainConfig", "effective_settings", "start_line", "BOOKKEEPING_FIELDS", "PRETRAINED_MAX_LR",
+           "PRESETS"]
+
+PRESETS = ("tiny", "paper")
+BOOKKEEPING_FIELDS = ("max_steps", "save_every", "log_every")
+"""Config fields that do not change the trained weights: a resumed run may change them."""
+PRETRAINED_MAX_LR = 1e-4
+"""Above this learning rate a pretrained checkpoint is refused unless forced (Table 9 uses 5e-6)."""
+
+
+class TrainError(ValueError):
+    """Training cannot start; the message says why and what to do."""
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
+
+
+# field -> (test, allowed range in words); checked by TrainConfig.validate
+_RULES = {
+    # every epoch's step plan is built at the start: a huge count would hang there, not train
+    "epochs": (lambda v: _is_int(v) and 1 <= v <= 1000, "an integer in [1, 1000]"),
+    "max_length": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "tokenizer_vocab": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "max_tokens_per_batch": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "grad_accum": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "log_every": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    # accelerate's set_seed seeds numpy's legacy generator, which takes 32 bits
+    "seed": (lambda v: _is_int(v) and 0 <= v < 2**32, "an integer in [0, 4294967295]"),
+    "max_steps": (lambda v: _is_int(v) and v >= 0, "an integer >= 0 (0: every epoch)"),
+    "save_every": (lambda v: _is_int(v) and v >= 0, "an integer >= 0 (0: at the end of each epoch)"),
+    "learning_rate": (lambda v: _is_num(v) and v > 0, "a finite number > 0"),
+    "reg_coef": (lambda v: _is_num(v) and v >= 0, "a finite number >= 0"),
+    "weight_decay": (lambda v: _is_num(v) and v >= 0, "a finite number >= 0"),
+    "max_grad_norm": (lambda v: _is_num(v) and v >= 0, "a finite number >= 0 (0: no clipping)"),
+    "warmup_ratio": (lambda v: _is_num(v) and 0 <= v <= 1, "a number in [0, 1]"),
+    "mixed_precision": (lambda v: v in ("no", "bf16", "fp16"), "one of no, bf16, fp16"),
+    "model": (lambda v: isinstance(v, str) and v.strip() != "", "a tiny size, a hub name or a checkpoint path"),
+}
+
+
+@dataclass
+class TrainConfig:
+    """Hyperparameters. Defaults suit the tiny CPU model; :meth:`paper` gives Table 9's;
+    :meth:`for_model` picks between them by model kind (what ``cheems train`` and the book use)."""
+
+    # model
+    model: str = "tiny"
+    """'tiny' (or a size of the tiny family, e.g. 'tiny-xl'), a hub name, or a local checkpoint path."""
+    max_length: int = 512
+    """Tokens per (prompt, response) sequence; longer ones are cut at the end, counted and reported. Paper: 2048."""
+    tokenizer_vocab: int = 3000
+    """Vocabulary of the tokenizer trained for tiny models (ignored for pretrained models)."""
+    # optimisation
+    learning_rate: float = 2e-3
+    """Peak AdamW learning rate. Paper: 5e-6 for 0.5B-72B models; a randomly initialised tiny model needs far more."""
+    weight_decay: float = 0.0
+    """AdamW weight decay."""
+    warmup_ratio: float = 0.1
+    """Share of steps with linear warm-up before the cosine decay (Table 9)."""
+    epochs: int = 2
+    """Passes over the data (Table 9: 2)."""
+    reg_coef: float = 0.1
+    """Weight of the Gaussian prior reg_coef * mean(r^2) (Table 9: 0.1; TRL's center_rewards_coefficient is off by default)."""
+    max_grad_norm: float = 1.0
+    """Gradient clipping."""
+    # batching
+    max_tokens_per_batch: int = 8192
+    """Padded tokens per micro-batch (longest sequence x sequences); whole prompts are packed greedily under it."""
+    grad_accum: int = 1
+    """Micro-batches per process per optimisation step."""
+    mixed_precision: str = "no"
+    """'no', 'bf16' or 'fp16' (accelerate); bf16 on GPUs for real models."""
+    # bookkeeping
+    seed: int = 0
+    """Seed of initialisation, tokenizer-independent shuffling and batching."""
+    max_steps: int = 0
+    """Stop after this many optimisation steps (0: run every epoch); the schedule still spans all epochs."""
+    save_every: int = 0
+    """Write a resumable checkpoint every N steps (0: only at the end of each epoch)."""
+    log_every: int = 1
+    """Write a metrics line every N steps."""
+
+    def validate(self) -> "TrainConfig":
+        """Raise :class:`TrainError` naming the first field out of range, its value and the allowed range."""
+        for name, (ok, allowed) in _RULES.items():
+            value = getattr(self, name)
+            if not ok(value):
+                raise TrainError(f"{_flag(name)} {value}: out of range, must be {allowed} "
+                                 f"(fix: pass {_flag(name)} with {allowed}, or leave it out for the preset's value)")
+        return self
+
+    @classmethod
+    def for_model(cls, model: str = "tiny", preset: str | None = None, *, device: str | None = None,
+                  **overrides) -> "TrainConfig":
+        """The safe defaults for ``model`` (see :func:`choose_preset`), then ``overrides`` on top.
+
+        A tiny-family name gives exactly ``TrainConfig(model=model, **overrides)``; anything
+        else is loaded with ``from_pretrained`` and gets Table 9 (:meth:`paper`) with the token
+        budget of :func:`paper_machine_settings` for ``device`` (default: CUDA if available).
+        """
+        name, _ = choose_preset(model, preset)
+        base = cls(model=model) if name == "tiny" else cls.paper(model=model, **paper_machine_settings(device))
+        return replace(base, **overrides)
+
+    @classmethod
+    def paper(cls, model: str = "Qwen/Qwen2.5-72B-Instruct", **overrides) -> "TrainConfig":
+        """Table 9: lr 5e-6 cosine, warm-up 0.1, 2 epochs, max length 2048, reg 0.1, bf16.
+
+        The paper's global batch of 256 sequences is reached by the token budget and
+        gradient accumulation: 16,384 padded tokens x 4 accumulation steps per GPU.
+        """
+        base = dict(model=model, max_length=2048, learning_rate=5e-6, warmup_ratio=0.1, epochs=2, reg_coef=0.1,
+                    max_tokens_per_batch=16384, grad_accum=4, mixed_precision="bf16", save_every=200)
+        return cls(**{**base, **overrides})
+
+
+def choose_preset(model: str, preset: str | None = None) -> tuple[str, str]:
+    """``(preset, reason)``: ``preset`` if given, else ``tiny`` for the tiny family and ``paper``
+    (Table 9) for anything loaded with ``from_pretrained`` (a hub name or a local path)."""
+    from .reward_model import is_tiny
+
+    if preset is not None:
+        if preset not in PRESETS:
+            raise TrainError(f"--preset {preset}: unknown (fix: pass one of {', '.join(PRESETS)})")
+        return preset, f"--preset {preset}"
+    if is_tiny(model):
+        return "tiny", "a tiny-family model built here"
+    return "paper", "a pretrained checkpoint (from_pretrained): Table 9"
+
+
+def paper_machine_settings(device: str | None = None) -> dict:
+    """Token budget, accumulation and precision of the paper preset on this machine.
+
+    Both keep 65,536 padded tokens per optimisation step and process (Table 9's 256
+    sequences per step on 8 processes): on a GPU 16,384 tokens x 4 micro-batches in bf16
+    (fp16 where bf16 is unsupported); on a CPU 4,096 x 16 in float32 (CPU bf16 autocast is
+    slow or missing, and smaller forwards keep the activations in memory).
+    """
+    import torch
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cpu":
+        return {"max_tokens_per_batch": 4096, "grad_accum": 16, "mixed_precision": "no"}
+    bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    return {"max_tokens_per_batch": 16384, "grad_accum": 4, "mixed_precision": "bf16" if bf16 else "fp16"}
+
+
+def _table9_learning_rate() -> float:
+    """Table 9's learning rate from ``data/paper``; the preset's copy where the data is not shipped."""
+    try:
+        from ..paper import table
+
+        return float(dict(table("table9_hyperparameters").values)["learning_rate"])
+    except (FileNotFoundError, KeyError, ImportError):
+        return TrainConfig.paper().learning_rate
+
+
+def check_learning_rate(cfg: TrainConfig, *, force: bool = False) -> None:
+    """Refuse a learning rate above :data:`PRETRAINED_MAX_LR` on a pretrained checkpoint unless ``force``."""
+    from .reward_model import is_tiny
+
+    if force or is_tiny(cfg.model) or cfg.learning_rate <= PRETRAINED_MAX_LR:
+        return
+    t9 = _table9_learning_rate()
+    raise TrainError(f"--learning-rate {cfg.learning_rate:g} is above {PRETRAINED_MAX_LR:g} for the pretrained "
+                     f"checkpoint {cfg.model} and would wreck it; Table 9 trains with {t9:g} (fix: leave "
+                     f"--learning-rate out for {t9:g}, or pass --force-lr to train with {cfg.learning_rate:g})")
+
+
+@dataclass
+class JudgeTrainConfig:
+    """Hyperparameters of the tiny judge (:func:`cheems_lib.models.training.train_judge`, called by
+    :func:`cheems_lib.models.judging.train_tiny_judge`); defaults are what the book trains with."""
+
+    size: str = "tiny"
+    """A size of the tiny family (:data:`cheems_lib.models.reward_model.TINY_SIZES`)."""
+    max_pairs: int = 2000
+    """Ranked pairs sampled (seeded) for training; each is shown in both orders."""
+    epochs: int = 2
+    """Passes over the examples."""
+    learning_rate: float = 1e-3
+    """Peak AdamW learning rate."""
+    max_tokens_per_batch: int = 8192
+    """Real tokens per batch (packing), also the padded-token budget of one forward group."""
+    max_length: int = 768
+    """Tokens per judge prompt; longer prompts keep their end (the instruction to answer comes last)."""
+    seed: int = 0
+    """Seed of the pair sample, initialisation and batching."""
+    warmup_fraction: float = 0.1
+    """Share of the batches with linear warm-up (floored, at least 1) before the linear decay to 0."""
+    max_grad_norm: float = 1.0
+    """Gradient clipping."""
+    tokenizer_vocab: int = 3000
+    """Vocabulary of the tokenizer trained on the judge template, criteria and records."""
+
+
+def effective_settings(cfg: TrainConfig, preset: dict, processes: int) -> dict:
+    """What a run trains with, as printed at the start and recorded in ``cheems_train.json``."""
+    return {"preset": preset.get("name"), "preset_reason": preset.get("reason"), "model": cfg.model,
+            "learning_rate": cfg.learning_rate, "epochs": cfg.epochs, "max_length": cfg.max_length,
+            "max_tokens_per_batch": cfg.max_tokens_per_batch, "grad_accum": cfg.grad_accum,
+            "mixed_precision": cfg.mixed_precision, "processes": processes}
+
+
+def start_line(eff: dict) -> str:
+    """The one-line summary of :func:`effective_settings` printed when training starts."""
+    return (f"cheems: training {eff['model']} with preset {eff['preset']} ({eff['preset_reason']}): "
+            f"learning rate {eff['learning_rate']:g}, epochs {eff['epochs']}, max length {eff['max_length']}, "
+            f"token budget {eff['max_tokens_per_batch']} x {eff['grad_accum']} accumulation, "
+            f"{eff['processes']} process{'es' if eff['processes'] != 1 else ''}, "
+            f"mixed precision {eff['mixed_precision']}")

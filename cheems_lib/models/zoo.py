@@ -1,0 +1,136 @@
+"""The model zoo: train a reward model once, reuse it in every chapter.
+
+``train_or_load(records, config)`` keys a checkpoint by the hash of the training data, the
+config (model, hyperparameters, seed) and the training code, and returns its folder under
+``cache_dir``; a finished run (``cheems_train.json`` present) is reused, an interrupted one
+is resumed. ``score_or_load(model_dir, records)`` caches a model's scores on a record set
+next to the checkpoint, keyed on the records' content and the model's weights, so chapters
+that evaluate the same model on the same benchmark score it once. A lock file per entry lets chapters run in parallel processes: the second
+process to need a model waits for the first to finish training it.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Sequence
+
+import orjson
+
+from ..records import Record, data_fingerprint
+from .training import train
+from .training_config import TrainConfig
+
+__all__ = ["Busy", "data_fingerprint", "zoo_key", "train_or_load", "judge_or_load", "score_or_load"]
+
+
+def _code_fingerprint() -> str:
+    here = Path(__file__).parent
+    h = hashlib.sha256()
+    for name in ("training.py", "training_config.py", "training_pairs.py", "run_folder.py", "batching.py",
+                 "reward_model.py"):
+        h.update((here / name).read_bytes())
+    return h.hexdigest()
+
+
+class Busy(RuntimeError):
+    """Another process holds the entry's lock (raised only when not waiting)."""
+
+
+@contextlib.contextmanager
+def _locked(path: Path, *, wait: bool = True):
+    """Exclusive lock on ``path``.lock for the duration: other processes wait, or with ``wait=False``
+    :class:`Busy` is raised at once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise Busy(str(path)) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def zoo_key(records: Sequence[Record], config: TrainConfig) -> str:
+    blob = json.dumps({"data": data_fingerprint(records), "config": asdict(config), "code": _code_fingerprint()},
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def train_or_load(records: Sequence[Record], config: TrainConfig, *, cache_dir: str | Path = "build/zoo",
+                  name: str = "rm", progress: bool = False, wait: bool = True) -> Path:
+    """Folder of a trained checkpoint for (records, config), training it if needed.
+
+    When another process is training the same entry, this waits for it; with ``wait=False`` it
+    raises :class:`Busy` instead, so the caller can train something else meanwhile.
+    """
+    out = Path(cache_dir) / f"{name}-{zoo_key(records, config)}"
+    if (out / "cheems_train.json").exists():
+        return out
+    with _locked(out, wait=wait):
+        if not (out / "cheems_train.json").exists():
+            train(records, config, out, resume=(out / "checkpoints" / "latest").exists(), progress=progress,
+                  data_fingerprint=data_fingerprint(records))
+    return out
+
+
+def judge_or_load(records: Sequence[Record], *, cache_dir: str | Path = "build/zoo", progress: bool = False, **kw) -> Path:
+    """Folder of a tiny judge (:func:`cheems_lib.models.judging.train_tiny_judge` with ``kw``), trained once."""
+    from .judging import train_tiny_judge
+
+    here = Path(__file__).parent
+    blob = json.dumps({"data": data_fingerprint(records), "kw": kw,
+                       "code": hashlib.sha256((here / "judging.py").read_bytes() + _code_fingerprint().encode()).hexdigest()},
+                      sort_keys=True, default=str)  # judge training: training.py and training_config.py
+    out = Path(cache_dir) / f"judge-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+    if (out / "config.json").exists():
+        return out
+    with _locked(out):
+        if not (out / "config.json").exists():
+            tmp = out.with_name(out.name + ".tmp")
+            train_tiny_judge(records, tmp, progress=progress, **kw)
+            tmp.rename(out)
+    return out
+
+
+def _responses_fingerprint(records: Sequence[Record]) -> str:
+    """sha256 of what a scorer sees (ids, prompts, responses), not the annotations: the GPT-annotated
+    copy of a benchmark shares its scores."""
+    h = hashlib.sha256((Path(__file__).parent / "scoring.py").read_bytes())
+    for r in records:
+        h.update(orjson.dumps([r.id, r.sys_prompt, r.prompt, [[x.id, x.content] for x in r.responses]]))
+    return h.hexdigest()[:16]
+
+
+def score_or_load(model_dir: str | Path, records: Sequence[Record], *, batch_size: int = 32, device: str | None = None,
+                  dtype=None, progress: bool = False) -> dict[tuple[str, str], float]:
+    """Scores of the zoo model in ``model_dir`` on ``records``, computed once and cached beside it.
+
+    The key is the records' content (:func:`_responses_fingerprint`) and the weights
+    (:func:`cheems_lib.models.scoring.model_fingerprint`: a folder retrained in place, or any folder
+    passed here that changes, gets new scores). Scores do not depend on the batch size (see
+    :mod:`cheems_lib.models.scoring`), so it is not part of the key; ``device`` and ``dtype`` are where
+    and how the model is loaded (a GPU and bfloat16 for large models). The cache is
+    ``<model_dir>/scores/<fingerprint>.json``, written atomically.
+    """
+    from . import reward_model
+    from .scoring import model_fingerprint, score_records
+
+    key = hashlib.sha256(f"{_responses_fingerprint(records)}:{model_fingerprint(model_dir)}".encode()).hexdigest()[:16]
+    path = Path(model_dir) / "scores" / f"{key}.json"
+    if not path.exists():
+        model, tok = reward_model.load(model_dir, dtype=dtype)
+        if device:
+            model = model.to(device)
+        scores, _ = score_records(model, tok, records, batch_size=batch_size, progress=progress)
+        path.parent.mkdir(exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(orjson.dumps([[p, r, s] for (p, r), s in scores.items()]))
+        os.replace(tmp, path)
+    return {(p, r): s for p, r, s in orjson.loads(path.read_bytes())}

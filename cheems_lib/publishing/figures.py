@@ -1,0 +1,85 @@
+"""Figures shared by the chapters: preference graphs and a consistent look.
+
+Plot functions take an ``ax`` and plain data and return the ``ax``; they never call
+``plt.show`` or save, so the chapter decides how the figure is glued and cited.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+__all__ = ["draw_preference_graph", "seed_dots", "overall_dots", "no_data"]
+
+
+def no_data(ax, needs: str, *, title: str = ""):
+    """Mark ``ax`` as a panel with nothing to show: the text "no data: needs ``needs``" (e.g. a file of
+    the layout) in place of empty axes, so a reader sees why, not a blank plot."""
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.text(0.5, 0.5, f"no data: needs {needs}", ha="center", va="center", wrap=True, fontsize=9, color="#555555",
+            transform=ax.transAxes)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def draw_preference_graph(graph, *, ax, rank: Mapping[str, int] | None = None, title: str = "",
+                          labels: Mapping[str, str] | None = None, seed: int = 0):
+    """Draw a preference graph (edge winner -> loser).
+
+    With ``rank`` (for the original nodes or merged ``a+b`` nodes), nodes are laid out in
+    columns by round, best on the left, so the peeling order reads left to right; nodes
+    on a directed cycle are drawn in orange.
+    """
+    import networkx as nx
+
+    if rank is not None:
+        layer = {n: min(rank[m] for m in str(n).split("+")) for n in graph.nodes}
+        for n, v in layer.items():
+            graph.nodes[n]["layer"] = v
+        pos = nx.multipartite_layout(graph, subset_key="layer")
+    else:
+        pos = nx.circular_layout(graph)
+    on_cycle = {n for comp in nx.strongly_connected_components(graph) if len(comp) > 1 for n in comp}
+    colors = ["#f28e2b" if n in on_cycle else "#4e79a7" for n in graph.nodes]
+    sizes = [900 + 500 * (str(n).count("+")) for n in graph.nodes]
+    nx.draw_networkx_nodes(graph, pos, ax=ax, node_color=colors, node_size=sizes)
+    nx.draw_networkx_labels(graph, pos, ax=ax, labels=labels, font_color="white", font_size=10)
+    nx.draw_networkx_edges(graph, pos, ax=ax, arrows=True, arrowsize=16, node_size=sizes,
+                           connectionstyle="arc3,rad=0.12", edge_color="#555555")
+    ax.set_title(title)
+    ax.set_axis_off()
+    return ax
+
+
+def seed_dots(estimates: Mapping[str, object], *, ax, seed: int = 0, xlabel: str = "", color: str = "#4e79a7"):
+    """One row per entry of ``estimates`` (:class:`cheems_lib.analyses.claims.Estimate`, top to bottom in order):
+    a dot per training seed, the mean over seeds (black diamond) and its hierarchical 95% interval."""
+    import numpy as np
+
+    names = list(estimates)
+    for row, name in enumerate(names):
+        est = estimates[name]
+        y = len(names) - 1 - row
+        jitter = np.linspace(-0.15, 0.15, est.seeds) if est.seeds > 1 else np.zeros(1)
+        ax.scatter(est.point, y + jitter, s=18, color=color, alpha=0.7, zorder=2,
+                   label="one training seed" if row == 0 else None)
+        lo, hi = est.interval(seed=seed)
+        if np.isfinite(lo):
+            ax.plot([lo, hi], [y, y], color="black", lw=1.5, zorder=3, label="95% interval" if row == 0 else None)
+        ax.scatter([est.value], [y], marker="D", s=30, color="black", zorder=4, label="mean" if row == 0 else None)
+    ax.set_yticks(range(len(names)), names[::-1])
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="x", alpha=0.3)
+    return ax
+
+
+def overall_dots(overall: Mapping[str, object], *, seed: int = 0, xlabel: str = "Overall on CheemsBench (ours)"):
+    """A figure of each training set's Overall on CheemsBench (:func:`seed_dots`, top to bottom in
+    order), legend on top; returns the Figure (Table 3's and Table 4's rows)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(overall) + 1.2))
+    seed_dots(overall, ax=ax, seed=seed, xlabel=xlabel)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,227 @@
+"""Where a downloaded number comes from: the ``source`` of every table and figure of the book.
+
+A source is one line of text whose first word says whose numbers they are:
+
+- ``paper, Table 8 (data/paper/table8_reward_models.csv)``: the paper's own numbers, read
+  from ``data/paper`` (:func:`paper_source`);
+- ``simulated world (size default, seed 0, simulator 1.0)``: computed in this run on a
+  simulated world (:func:`world_source` on a folder written by the simulator);
+- ``data: real (cheems_bench/open.jsonl sha256 1a2b3c4d5e6f, ...)``: computed in this run
+  from data files, each named with the first 12 hex digits of its SHA-256
+  (:func:`world_source` on any other folder, :func:`file_source` on single files).
+
+A table that puts the paper's numbers beside ours keeps the kind of its own numbers and
+names the paper's columns after a ``;`` (:func:`with_paper_columns`)::
+
+    simulated world (size default, seed 0, simulator 1.0); column paper: paper, Table 1 (data/paper/table1_statistics.csv)
+
+A chapter sets its source once (:func:`set_source`); :func:`cheems_lib.publishing.publish.table` and
+:func:`cheems_lib.publishing.publish.figure` use it unless given ``source=``, and refuse to publish
+with neither, so no download ships without provenance. Each of them also writes a sidecar
+``<label>.meta.json`` beside the file (one per download, written atomically, so chapters
+executing in parallel never lose each other's entries); :func:`write_index` merges the
+sidecars into ``tables/index.csv`` and ``figures/index.csv`` when the book is built.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Mapping, Sequence
+
+__all__ = ["KINDS", "sha256", "check_source", "set_source", "get_source", "resolve_source", "paper_source",
+           "with_paper_columns", "world_source", "file_source", "footer_text", "sidecar_json", "write_index"]
+
+KINDS = ("paper", "simulated", "data")
+"""The first word of every source: the paper's numbers, a simulated world, or data files."""
+_KIND = re.compile(r"^(paper|simulated|data)\b")
+_default: str | None = None  # the kernel-wide source of set_source
+
+
+def sha256(path: str | Path, chunk: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file, read in chunks (data files can be large)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def check_source(text) -> str:
+    """``text`` if it is a valid source (one line starting with paper, simulated or data); else ValueError."""
+    if not isinstance(text, str) or not _KIND.match(text) or "\n" in text or "\r" in text:
+        raise ValueError(f"source {text!r} does not start with paper, simulated or data (fix: build it with "
+                         "publish.paper_source, publish.world_source or publish.file_source)")
+    return text
+
+
+def set_source(text: str | None) -> str | None:
+    """Make ``text`` the source of every later table and figure of this process (None: forget it).
+
+    >>> set_source("simulated world (size smoke, seed 0, simulator 1.0)")
+    'simulated world (size smoke, seed 0, simulator 1.0)'
+    >>> set_source(None)
+    """
+    global _default
+    _default = None if text is None else check_source(text)
+    return _default
+
+
+def get_source() -> str | None:
+    """The source set by :func:`set_source`, or None."""
+    return _default
+
+
+def resolve_source(label: str, source: str | None = None,
+                   paper_columns: Mapping[str, str | Sequence[str]] | None = None) -> str:
+    """The source of download ``label``: ``source``, else the default, plus the paper's columns.
+
+    Raises ValueError naming the label when there is neither, so nothing ships unsourced.
+    """
+    text = source if source is not None else _default
+    if text is None:
+        raise ValueError(f"{label}: no source for this download (fix: call publish.set_source(...) at the top of "
+                         "the chapter, or pass source=publish.paper_source(...) for the paper's own numbers)")
+    text = check_source(text)
+    return with_paper_columns(text, paper_columns) if paper_columns else text
+
+
+def paper_source(name: str) -> str:
+    """The source of one of the paper's tables in ``data/paper`` (:data:`cheems_lib.paper.TABLES`).
+
+    >>> paper_source("table8_reward_models")
+    'paper, Table 8 (data/paper/table8_reward_models.csv)'
+    """
+    from ..paper import TABLES
+
+    if name not in TABLES:
+        raise ValueError(f"paper table {name!r} is unknown (fix: use one of {', '.join(sorted(TABLES))})")
+    artefact = re.match(r"Table \d+", TABLES[name])
+    return f"paper, {artefact.group(0) if artefact else TABLES[name]} (data/paper/{name}.csv)"
+
+
+def with_paper_columns(source: str, paper_columns: Mapping[str, str | Sequence[str]]) -> str:
+    """``source`` followed by the columns that hold the paper's numbers, ``{paper table: column(s)}``.
+
+    >>> with_paper_columns("simulated world (size smoke, seed 0)", {"table5_conflict_ratio": "paper"})
+    'simulated world (size smoke, seed 0); column paper: paper, Table 5 (data/paper/table5_conflict_ratio.csv)'
+    """
+    parts = [check_source(source)]
+    for name, columns in paper_columns.items():
+        columns = [columns] if isinstance(columns, str) else list(columns)
+        word = "column" if len(columns) == 1 else "columns"
+        parts.append(f"{word} {', '.join(columns)}: {paper_source(name)}")
+    return "; ".join(parts)
+
+
+def _shown(path: Path) -> str:
+    """A path as the reader passed it, relative to the working directory when it lies inside it."""
+    if path.is_absolute() and path.is_relative_to(Path.cwd()):
+        return path.relative_to(Path.cwd()).as_posix()
+    return path.as_posix()
+
+
+def world_source(directory: str | Path, *, note: str | None = None) -> str:
+    """The source of numbers computed from a world folder (spec §6 layout).
+
+    A simulated world (its ``summary.json`` names the simulator) gives ``simulated world
+    (size S, seed N, simulator V)``; any other folder gives ``data: <folder> (<file> sha256
+    <first 12 hex>, ...)`` over the record files :func:`cheems_lib.world_files.detect_layout` finds
+    (simulated or release layout, with or without ``data/``). ``note`` (e.g. ``"training seeds
+    0-2"``) is added inside the parentheses.
+    """
+    from ..records import DataError
+    from ..world_files import RECORD_FILES, detect_layout
+
+    directory = Path(directory)
+    extra = f"; {note}" if note else ""
+    summary = directory / "summary.json"
+    if summary.is_file():
+        info = json.loads(summary.read_text(encoding="utf-8"))
+        if isinstance(info, dict) and "simulator_version" in info:
+            return (f"simulated world (size {info.get('size', '?')}, seed {info.get('seed', '?')}, "
+                    f"simulator {info['simulator_version']}{extra})")
+    try:
+        paths = detect_layout(directory).paths
+    except DataError:
+        paths = {}
+    present = [paths[n] for n in RECORD_FILES if n in paths]  # any layout of §6/§6b, data/ level included
+    files = (", ".join(f"{p.relative_to(directory).as_posix()} sha256 {sha256(p)[:12]}" for p in present)
+             or "no file of the spec layout found")
+    return check_source(f"data: {_shown(directory)} ({files}{extra})")
+
+
+def file_source(*paths: str | Path) -> str:
+    """The source of numbers computed from data files: ``data: <file> sha256 <first 12 hex>, ...``."""
+    if not paths:
+        raise ValueError("file_source needs at least one file (fix: pass the data files the numbers come from)")
+    return "data: " + ", ".join(f"{_shown(Path(p))} sha256 {sha256(p)[:12]}" for p in paths)
+
+
+def footer_text(source: str) -> str:
+    """The provenance line shown under a figure: the source and whose numbers they are."""
+    if source.startswith("paper"):
+        whose = "the paper's numbers"
+    elif re.search(r"; columns? [^;]*: paper, ", source):
+        whose = "only what is marked paper holds the paper's numbers"
+    else:
+        whose = "not the paper's numbers"
+    return f"Source: {source} · Cheems companion · {whose}"
+
+
+def _chapters_of(root: Path) -> dict[str, str]:
+    """``{chapter name: source text}`` of the chapters under ``root/notebooks`` (to say where a label is used)."""
+    folder = root / "notebooks"
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.md"))} if folder.is_dir() else {}
+
+
+def _read_sidecars(folder: Path, ext: str, chapters: Mapping[str, str]) -> list[dict]:
+    rows = []
+    for meta in sorted(folder.glob("*.meta.json")):
+        label = meta.name[: -len(".meta.json")]
+        if not (folder / f"{label}.{ext}").is_file():
+            continue  # its download is gone: nothing to index
+        try:
+            info = json.loads(meta.read_text(encoding="utf-8"))
+            source = check_source(info["source"])
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{meta}: not a provenance sidecar ({e}) (fix: delete it and rerun the chapter "
+                             "that publishes this label)") from None
+        chapter = next((name for name, text in chapters.items() if f'"{label}"' in text), "")
+        rows.append({"label": label, "caption": info.get("caption", ""), "source": source, "chapter": chapter})
+    return rows
+
+
+def write_index(root: str | Path = ".") -> dict[str, Path]:
+    """Merge the sidecars of ``book/_extra/{tables,figures}`` into their ``index.csv``; returns the paths.
+
+    Columns: label, caption (tables only), source, and the chapter whose source names the
+    label (empty when none does). Rows are sorted by label; a sidecar whose download is gone
+    is left out.
+    """
+    from ..outputs import atomic_open
+
+    root = Path(root)
+    chapters = _chapters_of(root)
+    written = {}
+    for kind, ext, columns in (("tables", "csv", ["label", "caption", "source", "chapter"]),
+                               ("figures", "svg", ["label", "source", "chapter"])):
+        folder = root / "book" / "_extra" / kind
+        if not folder.is_dir():
+            continue
+        rows = _read_sidecars(folder, ext, chapters)
+        with atomic_open(folder / "index.csv", "w", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+        written[kind] = folder / "index.csv"
+    return written
+
+
+def sidecar_json(label: str, source: str, caption: str | None = None) -> str:
+    """The text of a download's sidecar ``<label>.meta.json`` (sorted keys: same download, same bytes)."""
+    meta = {"label": label, "source": source, **({"caption": caption} if caption is not None else {})}
+    return json.dumps(meta, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+
