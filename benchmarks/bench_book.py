@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 def main():
     from conftest import copy_repo
 
-    from cheems_lib.publishing.book import build
+    from cheems_lib.publishing.build import build
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", default="smoke", choices=["smoke", "default"])

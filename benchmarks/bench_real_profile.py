@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 def _one(profile: str, tmp: Path, name: str, chapters: list[str] | None = None, zoo_of: Path | None = None) -> dict:
     from conftest import copy_repo
 
-    from cheems_lib.publishing.book import build
+    from cheems_lib.publishing.build import build
 
     logs: list[str] = []
     (tmp / name).mkdir()

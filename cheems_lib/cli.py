@@ -371,7 +371,8 @@ def cmd_book(args) -> None:
     render exit 1 after the other chapters ran and the book was rendered."""
     import errno
 
-    from .publishing.book import BookError, BookInputError, build
+    from .publishing.build import build
+    from .publishing.chapters import BookError, BookInputError
 
     try:
         build(profile=args.profile, chapters=args.chapter or None, overrides=dict(args.param or []),

@@ -5,7 +5,9 @@ to a temporary file in the same folder (same file system, so the rename is atomi
 renamed over the destination with :func:`os.replace`. A kill at any instant leaves the old
 complete file or the new complete one, never a truncated file; the temporary file is
 removed on an exception or interrupt and is named ``.NAME.tmp-PID-TOKEN`` when a SIGKILL
-leaves it behind.
+leaves it behind; :func:`remove_stale_temporaries` removes those of processes that are gone (the
+book build does, in every folder it writes). :func:`atomic_path` is the library's one atomic
+file write: every other writer goes through it.
 
 What an output path is decides how it is written (:func:`classify_output`, used by every
 writer: :func:`atomic_path`, :func:`atomic_open`, the score file of ``cheems score``, the
@@ -56,7 +58,7 @@ one, as Ctrl-C reaches the whole foreground group). The points, each reached aft
 - ``world.file`` / ``world.staged`` / ``world.swapped``: one file of a world is written / the staged world
   is complete / it replaced the output, the old one not yet deleted (:mod:`cheems_lib.world_files`);
 - ``book.cell`` / ``book.executed``: a chapter's kernel executed a cell / a chapter ran, before its
-  notebook replaces the last good one (:mod:`cheems_lib.publishing.book`).
+  notebook replaces the last good one (:mod:`cheems_lib.publishing.execute`).
 
 The variable is read once; unset, a point costs one function call.
 """
@@ -76,7 +78,7 @@ from pathlib import Path
 from typing import Iterator
 
 __all__ = ["interrupt_point", "parse_interrupts", "atomic_path", "atomic_open", "classify_output", "OutputPath", "folder_problem", "write_error",
-           "exchange", "pid_alive", "OutputLock", "LockedError", "exit_on_sigterm"]
+           "exchange", "pid_alive", "remove_stale_temporaries", "OutputLock", "LockedError", "exit_on_sigterm"]
 
 # the kinds of output path classify_output tells apart
 ABSENT, REGULAR, DIRECTORY, SPECIAL = "absent", "regular", "directory", "special"
@@ -84,6 +86,7 @@ LINK_FD, LINK_SPECIAL, LINK_REGULAR, LINK_DIRECTORY = "link-fd", "link-special",
 DANGLING, LOOP = "dangling", "loop"
 _THROUGH = (SPECIAL, LINK_SPECIAL, LINK_FD)
 _PROC_FD = re.compile(r"/proc/(?:self|(\d+))/fd/(\d+)")
+_TEMPORARY = re.compile(r"^\..+\.tmp-(?P<pid>\d+)-[0-9a-f]{8}$")  # atomic_path's temporary names (_temporary_name)
 
 
 _INTERRUPT_VAR = "CHEEMS_TEST_INTERRUPT"
@@ -208,6 +211,26 @@ def folder_problem(path: str | Path) -> str | None:
     return None
 
 
+def _temporary_name(dest: Path) -> Path:
+    """The hidden sibling ``.NAME.tmp-PID-TOKEN`` that :func:`atomic_path` writes ``dest`` through (the pid
+    tells :func:`remove_stale_temporaries` whether its writer is gone)."""
+    return dest.with_name(f".{dest.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def remove_stale_temporaries(*folders: str | Path) -> list[Path]:
+    """Remove the temporary files of :func:`atomic_path` in ``folders`` whose process is gone (a SIGKILL
+    between writing and renaming leaves one); returns them. A live writer's file is left alone, and so is
+    anything else (folders, other hidden files)."""
+    removed = []
+    for folder in map(Path, folders):
+        for p in folder.glob(".*.tmp-*"):
+            m = _TEMPORARY.match(p.name)
+            if m and p.is_file() and not p.is_symlink() and not pid_alive(int(m["pid"])):
+                p.unlink(missing_ok=True)
+                removed.append(p)
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` when the block succeeds.
@@ -227,7 +250,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         return
     dest = out.target
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    tmp = _temporary_name(dest)
     try:
         yield tmp
         with open(tmp, "rb") as fh:
@@ -340,15 +363,18 @@ class LockedError(RuntimeError):
 
 
 class OutputLock:
-    """An exclusive, non-blocking lock on ``PATH.lock`` (flock: released when the process dies).
+    """An exclusive lock on ``PATH.lock`` (flock: released when the process dies); the library's one lock.
 
-    ``with OutputLock(out):`` refuses at once, with the holder's pid, when another
-    process is writing the same output, instead of letting two writers interleave lines.
+    ``with OutputLock(out):`` refuses at once (:class:`LockedError`, with the holder's pid) when another
+    process is writing the same output, instead of letting two writers interleave lines. With
+    ``wait=True`` it waits for the holder to finish instead (the model zoo: the second chapter that needs
+    a model waits for the first to train it, then reuses it).
     """
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, wait: bool = False):
         self.path = Path(path)
         self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.wait = wait
         self._fh = None
 
     def __enter__(self) -> "OutputLock":
@@ -358,13 +384,16 @@ class OutputLock:
         while True:
             fh = open(self.lock_path, "a+")
             try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fh, fcntl.LOCK_EX | (0 if self.wait else fcntl.LOCK_NB))
             except BlockingIOError:
                 fh.seek(0)
                 holder = fh.read().strip() or "?"
                 fh.close()
                 raise LockedError(f"{self.path}: another process (pid {holder}) is writing this output "
                                   "(fix: wait for it to finish, or choose another output path)") from None
+            except BaseException:  # an interrupt while waiting
+                fh.close()
+                raise
             try:  # the holder before us may have unlinked the file after we opened it: lock the current one
                 same = os.fstat(fh.fileno()).st_ino == os.stat(self.lock_path).st_ino
             except FileNotFoundError:

@@ -46,7 +46,7 @@ def _book(tmp_path_factory, profile: str, name: str, zoo_of: Path | None = None)
     """A build of the whole book with ``profile`` in a fresh copy: (root, html folder, build log).
     ``zoo_of``: another build's root whose model zoo this one shares, as two profiles built in one
     checkout do (the zoo is keyed by records, settings and code, so sharing only saves training)."""
-    from cheems_lib.publishing.book import build
+    from cheems_lib.publishing.build import build
 
     root = copy_repo(tmp_path_factory.mktemp(name))
     if zoo_of is not None:

@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 
 import pytest
 from pathlib import Path
 
-from cheems_lib.publishing.book import BookInputError, ChapterFailed, ChaptersFailed, build, execute_chapter
+from cheems_lib.publishing.build import ChaptersFailed, build
 from cheems_lib.publishing.chapters import CHAPTERS, chapter
 from conftest import ROOT, copy_repo, release_folder, shell_words
 
@@ -52,7 +51,7 @@ def test_every_chapter_page_shows_its_rerun_commands_and_notebook(smoke_book):
     """Each chapter page shows, above its collapsed parameters box, the ``cheems book`` and papermill commands with its
     own name and the parameters it ran with, and links its executed notebook, which the HTML build holds as is."""
     from cheems_lib.publishing import publish
-    from cheems_lib.publishing.book import parameters_of
+    from cheems_lib.publishing.chapters import parameters_of
 
     root, html, _ = smoke_book
     for ch in CHAPTERS:
@@ -91,18 +90,6 @@ def test_build_stats_page_lists_every_chapter(smoke_book):
     _check_build_stats(html / "book" / "build_stats.html")
     page = _text((html / "book" / "build_stats.html").read_text(encoding="utf-8"))
     assert "How this book was built" in page and "Packages" in page and "Data files" in page
-
-
-def test_category_table_is_the_librarys():
-    """The ``{cheems-categories}`` table of the "Use your own data" page has one row per library category, in
-    order, with its English name, and marks exactly the library's deterministic ones."""
-    from cheems_lib.publishing.book import category_table
-    from cheems_lib.world.corpus import CATEGORIES, DETERMINISTIC
-
-    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in category_table().splitlines()[2:]]
-    assert [(name, english) for name, english, _ in rows] == list(CATEGORIES.items())
-    assert sorted(name for name, _, det in rows if det == "yes") == sorted(DETERMINISTIC)
-    assert {det for *_, det in rows} == {"yes", "no"}
 
 
 def test_own_data_page_renders_the_library_categories(smoke_book):
@@ -169,56 +156,6 @@ def test_every_download_names_its_source(smoke_book):
         assert "<dc:description>Source: " in text and '<g id="cheems-source">' in text, svg.name
     assert {r["label"] for r in csv.DictReader((figures / "index.csv").open(encoding="utf-8"))} == {p.stem for p in svgs}
     assert (html / "tables/index.csv").exists() and (html / "figures/index.csv").exists()
-
-
-def test_failing_chapter_names_chapter_and_cell(tmp_path):
-    """A chapter that raises names its cell and error; its failed run is kept aside and a placeholder page
-    stands in for it (it never succeeded), so the book still renders."""
-    root = copy_repo(tmp_path)
-    (root / "notebooks/broken.md").write_text(
-        (ROOT / "notebooks/conflicts.md").read_text(encoding="utf-8").split("---\n")[1].join(["---\n", "---\n"])
-        + "# Broken\n\n"
-        "```{code-cell} ipython3\n:tags: [parameters]\nseed: int = 0  # seed\n```\n\n"
-        "```{code-cell} ipython3\nraise ValueError('boom')\n```\n", encoding="utf-8")
-    with pytest.raises(ChapterFailed, match=r"chapter 'broken' failed in cell .*raise ValueError.*ValueError: boom "
-                                            r"\(failed notebook: book/broken.failed.ipynb; the page is a placeholder\)"):
-        execute_chapter("broken", {"seed": 1}, root, profile="smoke", log=lambda s: None)
-    failed = json.loads((root / "book/broken.failed.ipynb").read_text(encoding="utf-8"))
-    assert any("boom" in json.dumps(c.get("outputs", [])) for c in failed["cells"])
-    page = json.loads((root / "book/broken.ipynb").read_text(encoding="utf-8"))
-    assert page["metadata"]["cheems"]["placeholder"] and "boom" in "".join(page["cells"][0]["source"])
-    assert sorted(p.name for p in (root / "book").iterdir() if p.name.startswith(".")) == []
-
-
-def test_chapter_kernel_runs_in_its_root_whatever_the_process_cwd(tmp_path, monkeypatch):
-    """A chapter's kernel starts in the chapter's root even when the process's working folder is changed under it
-    (two chapters of different roots, e.g. a book and its world replicate, starting at once in two threads: papermill
-    chdirs the whole process), so it saves into its own book, never another's."""
-    import contextlib
-
-    import papermill.execute
-
-    (tmp_path / "book").mkdir()
-    root = copy_repo(tmp_path / "book")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    (root / "notebooks/where.md").write_text(
-        (ROOT / "notebooks/conflicts.md").read_text(encoding="utf-8").split("---\n")[1].join(["---\n", "---\n"])
-        + "# Where\n\n```{code-cell} ipython3\n:tags: [parameters]\nseed: int = 0  # seed\n```\n\n"
-        "```{code-cell} ipython3\nimport os\nopen('saved-here.txt', 'w').write(os.getcwd())\n```\n", encoding="utf-8")
-
-    @contextlib.contextmanager
-    def another_thread_moved_us(path):  # what a chdir by a chapter starting at once in another thread does
-        before = os.getcwd()
-        os.chdir(elsewhere)
-        try:
-            yield
-        finally:
-            os.chdir(before)
-
-    monkeypatch.setattr(papermill.execute, "chdir", another_thread_moved_us)
-    execute_chapter("where", {"seed": 1}, root, profile="smoke", log=lambda s: None)
-    assert (root / "saved-here.txt").is_file() and not (elsewhere / "saved-here.txt").exists()
 
 
 @pytest.fixture(scope="module")
@@ -314,171 +251,6 @@ def _check_build_stats(page: Path, failed=()) -> None:
         link = re.search(rf'href="(\.\./_downloads/\w+/{name}\.failed\.ipynb)"', rows[name])
         assert link and (page.parent / link[1]).is_file(), rows[name]
         assert f'href="{name}.html"' in rows[name].split("</td>", 1)[1]  # "its page", in the status cell
-
-
-BAD_ARGUMENTS = {  # id: (arguments, what the one line says)
-    "jobs": (["--jobs", "-1"], "--jobs -1: not a number"),
-    "chapter": (["--chapter", "no_such_chapter"], "--chapter no_such_chapter: no such chapter"),
-    "parameter": (["-p", "no_such_parameter", "1"], "no selected chapter has such a parameter"),
-    "value": (["--chapter", "biases", "-p", "n_bins", "many"], "-p n_bins many: not a int"),
-    "seeds-0": (["--chapter", "downstream", "-p", "train_seeds", "0"], "-p train_seeds 0: must be in [1, 10] (fix: "),
-    "seeds-11": (["--chapter", "scaling", "-p", "train_seeds", "11"], "-p train_seeds 11: must be in [1, 10]"),
-    "n_boot": (["-p", "n_boot", "-5"], "-p n_boot -5: must be in [100, 100000]"),
-    "nan": (["--chapter", "preference", "-p", "margin", "nan"], "-p margin nan: must be in [0, 100]"),
-    "choice": (["--chapter", "data", "-p", "size", "huge"], "-p size huge: must be one of smoke|default|paper"),
-    "list-type": (["--chapter", "scaling", "-p", "sizes", '["tiny", 3]'], "not a list[str]"),
-    "list-element": (["--chapter", "sensitivity", "-p", "shared_noise", "[0.5, -1]"],
-                     "-p shared_noise [0.5, -1]: element 1 (-1) must be in [0, 10]"),
-    "file-is-root": (["--chapter", "conflicts", "-p", "data_path", "/"], "-p data_path /: is a folder, not a file"),
-    "file-missing": (["--chapter", "conflicts", "-p", "data_path", "no/such.jsonl"], "no/such.jsonl: no such file"),
-    "folder-is-file": (["--chapter", "data", "-p", "world_dir", "data/examples/annotations.jsonl"],
-                       "is a file, not a folder"),
-    "folder-is-root": (["--chapter", "data", "-p", "world_dir", "/"], "-p world_dir /: is not a world folder"),
-    "folder-missing": (["--chapter", "data", "-p", "world_dir", "no/such"], "-p world_dir no/such: no such folder"),
-}
-
-
-@pytest.mark.parametrize("argv,says", BAD_ARGUMENTS.values(), ids=BAD_ARGUMENTS.keys())
-def test_bad_arguments_exit_2_before_running(argv, says, tmp_path, monkeypatch, capsys):
-    """A negative --jobs, an unknown chapter or -p name, a -p value of the wrong type, out of its declared range or
-    choices (a list's elements too), a path that is missing or of the wrong kind (`/`, checked without walking it):
-    one line naming the value and the fix, exit 2, no kernel started, nothing written."""
-    import os
-    import pathlib
-
-    from cheems_lib.publishing import book
-    from cheems_lib.cli import main
-
-    root = copy_repo(tmp_path)
-    monkeypatch.chdir(root)
-
-    def forbidden(*args, **kwargs):
-        raise AssertionError("nothing may run or walk a folder")
-
-    monkeypatch.setattr(book, "execute_chapter", forbidden)
-    monkeypatch.setattr(pathlib.Path, "rglob", forbidden)
-    monkeypatch.setattr(os, "walk", forbidden)
-    with pytest.raises(SystemExit) as e:
-        main(["book", "--profile", "smoke", "--no-html", *argv])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert e.value.code == 2 and len(err) == 1 and err[0].startswith("cheems: ") and "(fix: " in err[0], err
-    assert says in err[0], err
-    assert not list((root / "book").glob("*.ipynb"))
-
-
-@pytest.mark.parametrize("profile", ["full", "full-smoke"])
-def test_book_seed_that_is_a_replicate_seed_is_refused(profile, tmp_path, monkeypatch):
-    """A full profile refuses ``-p seed`` equal to one of its world replicates' seeds (the book's world would be
-    one of its own replicates) before anything runs; any other seed gives the replicates their own seeds."""
-    from cheems_lib.publishing import book
-    from cheems_lib.publishing.chapters import REPLICATE_SEEDS
-
-    root = copy_repo(tmp_path)
-    monkeypatch.setattr(book, "execute_chapter", lambda *a, **k: pytest.fail("nothing may run"))
-    with pytest.raises(BookInputError, match=rf"-p seed {REPLICATE_SEEDS[0]}: the {profile} profile's world "
-                                             r"replicates use seeds .*\(fix: pick another seed"):
-        build(profile, ["data"], {"seed": str(REPLICATE_SEEDS[0])}, root=root, html=False, log=lambda s: None)
-    plans = book._plans(profile, ["data"], {"seed": "7"}, root, 0)
-    assert [(n, p["seed"], s) for n, p, s in book._replicas(plans, profile)] == [("data", s, s) for s in REPLICATE_SEEDS]
-    assert book._replicas(book._plans("default", ["data"], {}, root, 0), "default") == []
-
-
-def test_cache_key_hashes_only_the_files_a_chapter_reads(tmp_path, monkeypatch):
-    """A world folder's key covers its spec §6 files, not other files in it; a file parameter its file; `/` as a
-    world folder or file is a few lookups, never a walk."""
-    import os
-    import pathlib
-
-    from cheems_lib.publishing.book import cache_key
-
-    root = copy_repo(tmp_path)
-    source = root / "notebooks/conflicts.md"
-    world = root / "world"
-    (world / "cheems_bench").mkdir(parents=True)
-    (world / "cheems_bench/open.jsonl").write_text("{}\n", encoding="utf-8")
-    (world / "notes").mkdir()
-    params = {"world_dir": "world", "data_path": "data/examples/annotations.jsonl"}
-    key = cache_key(source, params, root)
-    (world / "notes/todo.txt").write_text("unrelated", encoding="utf-8")
-    (world / "readme.md").write_text("unrelated", encoding="utf-8")
-    assert cache_key(source, params, root) == key
-    (world / "cheems_bench/open.jsonl").write_text("{}\n{}\n", encoding="utf-8")
-    assert cache_key(source, params, root) != key
-    key = cache_key(source, params, root)
-    (root / "data/examples/annotations.jsonl").write_text("\n", encoding="utf-8")
-    assert cache_key(source, params, root) != key
-
-    def not_at_root(owner, name):  # the library's own folder may be listed (its fingerprint), `/` never
-        original = getattr(owner, name)
-
-        def guarded(*args, **kwargs):
-            assert not args or str(args[0]) != "/", f"cache_key listed / ({name})"
-            return original(*args, **kwargs)
-
-        monkeypatch.setattr(owner, name, guarded)
-
-    for owner, name in ((pathlib.Path, "rglob"), (pathlib.Path, "glob"), (pathlib.Path, "iterdir"), (os, "walk"),
-                        (os, "scandir"), (os, "listdir")):
-        not_at_root(owner, name)
-    assert cache_key(source, {"world_dir": "/", "data_path": "/"}, root)
-
-
-def test_second_build_is_refused_with_the_running_pid(tmp_path, monkeypatch, capsys):
-    """While another process holds the checkout's build lock, `cheems book` exits 2 at once with one line naming
-    its pid, and runs nothing."""
-    import os
-
-    from cheems_lib.publishing import book
-    from cheems_lib.cli import main
-    from cheems_lib.outputs import OutputLock
-
-    root = copy_repo(tmp_path)
-    monkeypatch.chdir(root)
-
-    def forbidden(*args, **kwargs):
-        raise AssertionError("a second build ran a chapter")
-
-    monkeypatch.setattr(book, "execute_chapter", forbidden)
-    with OutputLock(root / "_build" / "cheems-book"):  # what a running `cheems book` holds (book.build_lock)
-        with pytest.raises(SystemExit) as e:
-            main(["book", "--profile", "smoke", "--chapter", "conflicts", "--no-html"])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert e.value.code == 2 and len(err) == 1, err
-    assert f"another cheems book is running (pid {os.getpid()})" in err[0] and "(fix: wait" in err[0], err
-    assert not list((root / "book").glob("*.ipynb"))
-
-
-def test_render_failure_shows_the_cause(tmp_path, monkeypatch):
-    """When jupyter-book fails, the message shows its first error lines (the cause, however long the traceback after
-    it; without colour codes) and its last lines, not only the tail."""
-    import subprocess
-
-    from cheems_lib.publishing import book
-
-    root = copy_repo(tmp_path)
-    warning = "/book/data.ipynb:3: WARNING: undefined label: 'paper-table1'"
-    output = "\n".join(["Running Jupyter-Book v1.0.4", f"\x1b[91m{warning}\x1b[39;49;00m", "Traceback (most recent call last):",
-                        *[f'  File "/venv/lib/sphinx/module{i}.py", line {i}, in step{i}' for i in range(40)],
-                        "FileNotFoundError: [Errno 2] No such file or directory: '_build/.doctrees/book/data.doctree'",
-                        "", "The above exception was the direct cause of the following exception:", "",
-                        *[f'  File "/venv/lib/jupyter_book/cli{i}.py", line {i}, in main{i}' for i in range(20)],
-                        "RuntimeError: There was an error in building your book. Look above for the cause."])
-    monkeypatch.setattr(book.subprocess, "run",
-                        lambda cmd, **kw: subprocess.CompletedProcess(cmd, 1, stdout=output, stderr=""))
-    with pytest.raises(book.BookError) as e:
-        book._render(root, ["notebooks/data.md: chapter 'data' failed"], lambda s: None)
-    lines = str(e.value).splitlines()
-    assert lines[0] == "notebooks/data.md: chapter 'data' failed" and lines[1].startswith("jupyter-book build failed")
-    assert lines[2] == "  " + warning  # without Sphinx's colour codes
-    assert any("FileNotFoundError: [Errno 2] No such file or directory: '_build/.doctrees" in line for line in lines)
-    assert "Look above for the cause" in lines[-1] and len(lines) <= 15
-
-
-def test_unknown_parameter_is_refused(tmp_path):
-    """-p with a name no selected chapter declares is refused before anything runs."""
-    root = copy_repo(tmp_path)
-    with pytest.raises(BookInputError, match="no selected chapter has such a parameter"):
-        build("smoke", overrides={"no_such_parameter": "1"}, root=root, html=False)
 
 
 KILLS = [("book.cell=1", "SIGKILL", 1), ("book.cell=6", "SIGKILL", 1), ("book.executed=1", "SIGKILL", 1),
@@ -709,7 +481,7 @@ def test_real_profile_builds_every_chapter_on_data_real(real_book):
     assert not list((root / "book").glob("*.failed.ipynb"))
     for ch in CHAPTERS:
         assert (html / "book" / f"{ch.name}.html").is_file(), ch.name
-        if not ch.takes_world:
+        if "world_dir" not in ch.declared(ROOT):
             continue
         md, shown, unresolved = _page(root, ch.name)
         assert unresolved == [], (ch.name, unresolved)

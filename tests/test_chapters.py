@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from cheems_lib.publishing.book import BookInputError, check_parameters, check_value, coerce, parameters_of
-from cheems_lib.publishing.chapters import CHAPTERS, PROFILES, base_profile, toc_yaml
+from cheems_lib.publishing.chapters import (CHAPTERS, PROFILES, BookInputError, Chapter, base_profile, check_parameters,
+                                            check_value, coerce, parameters_of, toc_yaml)
 from conftest import ROOT
 
 
@@ -120,12 +120,15 @@ def test_coerce():
 
 
 def test_api_page_documents_every_module():
-    """book/api.md has an automodule for each cheems_lib module, so the API page is complete."""
+    """book/api.md has an automodule for each cheems_lib module, those of the sub-packages too, so the API page is
+    complete."""
     import re
 
-    listed = set(re.findall(r"automodule:: cheems_lib\.(\w+)", (ROOT / "book/api.md").read_text(encoding="utf-8")))
-    modules = {p.stem for p in (ROOT / "cheems_lib").glob("*.py") if p.stem != "__init__"}
-    assert listed == modules
+    listed = set(re.findall(r"automodule:: cheems_lib\.([\w.]+)", (ROOT / "book/api.md").read_text(encoding="utf-8")))
+    package = ROOT / "cheems_lib"
+    modules = {".".join(p.relative_to(package).with_suffix("").parts) for p in package.rglob("*.py")
+               if p.stem != "__init__"}
+    assert listed == modules, (sorted(modules - listed), sorted(listed - modules))
 
 
 def test_readme_says_where_every_module_lives():
@@ -238,18 +241,39 @@ def test_real_profiles_point_every_world_chapter_at_data_real():
     for ch in CHAPTERS:
         declared = parameters_of(ROOT / "notebooks" / f"{ch.name}.md")
         takes = "world_dir" in declared
-        assert ch.takes_world == takes, ch.name
-        assert ch.trains == ("train_seeds" in declared), ch.name
+        trains = "train_seeds" in declared
+        assert ch.declared(ROOT) == declared and ch.parameters("real", declared) == ch.parameters("real")
         for profile, base in (("real", "default"), ("real-smoke", "smoke")):
             params = ch.parameters(profile)
             assert params.get("world_dir") == (REAL_DIR if takes else None), (ch.name, profile)
             assert "size" not in params
             expected = {k: v for k, v in ch.parameters(base).items() if k != "size"}
-            expected |= (REAL_SMOKE if profile == "real-smoke" and ch.trains else {}) | ch.params.get(profile, {})
+            expected |= (REAL_SMOKE if profile == "real-smoke" and trains else {}) | ch.params.get(profile, {})
             assert {k: v for k, v in params.items() if k != "world_dir"} == expected
-            if profile == "real-smoke" and ch.trains:
+            if profile == "real-smoke" and trains:
                 assert params["train_seeds"] == 1, ch.name
     assert (ROOT / REAL_DIR / "manifest.json").is_file()
+
+
+def test_real_profiles_read_what_a_chapter_declares(tmp_path):
+    """Whether a chapter trains (gets REAL_SMOKE's one training seed) and takes a world (gets data/real) is read from
+    its parameters cell, never typed in the registry a second time: a new chapter declaring ``train_seeds`` and
+    ``world_dir`` gets both with no flag set, one declaring neither gets neither."""
+    from cheems_lib.publishing.chapters import REAL_DIR
+
+    (tmp_path / "_toc.yml").write_text("format: jb-book\n", encoding="utf-8")
+    (tmp_path / "notebooks").mkdir()
+    head = (ROOT / "notebooks/conflicts.md").read_text(encoding="utf-8").split("---\n")[1].join(["---\n", "---\n"])
+    cell = "```{{code-cell}} ipython3\n:tags: [parameters]\n{}\n```\n"
+    (tmp_path / "notebooks/trainer.md").write_text(head + "# T\n\n" + cell.format(
+        'train_seeds: int = 3  # in [1, 10]: seeds\nworld_dir: str = ""  # world folder or missing: files'), encoding="utf-8")
+    (tmp_path / "notebooks/reader.md").write_text(head + "# R\n\n" + cell.format("n_boot: int = 1000  # in [100, 100000]: draws"),
+                                                  encoding="utf-8")
+    smoke = {"smoke": {"size": "smoke", "n_boot": 100}}
+    trainer, reader = Chapter("trainer", "T", (), params=smoke), Chapter("reader", "R", (), params=smoke)
+    assert trainer.parameters("real-smoke", trainer.declared(tmp_path)) == {"n_boot": 100, "train_seeds": 1,
+                                                                             "world_dir": REAL_DIR}
+    assert reader.parameters("real-smoke", reader.declared(tmp_path)) == {"n_boot": 100}
 
 
 def test_full_profiles_are_default_and_smoke_plus_replicates():
@@ -263,7 +287,7 @@ def test_full_profiles_are_default_and_smoke_plus_replicates():
             assert ch.parameters(profile) == ch.parameters(base) | extra, (ch.name, profile)
         if ch.replicated:
             declared = parameters_of(ROOT / "notebooks" / f"{ch.name}.md")
-            assert {"seed", "size"} <= set(declared) and ch.takes_world, ch.name
+            assert {"seed", "size"} <= set(declared) and "world_dir" in declared, ch.name
     assert [p for p in PROFILES if replicate_seeds(p)] == ["full", "full-smoke"]
     assert len(REPLICATE_SEEDS) >= 2 and 0 not in REPLICATE_SEEDS  # at least two worlds beside the book's own
 
@@ -289,7 +313,7 @@ def _table1_csv(root):
 def _build_data(tmp_path, world):
     import shutil
 
-    from cheems_lib.publishing.book import build
+    from cheems_lib.publishing.build import build
     from conftest import copy_repo
 
     (tmp_path / "book").mkdir()
@@ -342,7 +366,7 @@ def test_scaling_runs_on_the_one_benchmark_subset_present(smoke_dir, tmp_path):
     that the Human Instruction subset is missing and which file it needs."""
     import json
 
-    from cheems_lib.publishing.book import build
+    from cheems_lib.publishing.build import build
     from conftest import copy_repo, release_folder
 
     world = release_folder(smoke_dir, tmp_path / "release", files=("open", "preference"), subset=False)
@@ -364,7 +388,7 @@ def test_biases_names_the_model_that_labelled_the_shipped_benchmark(tmp_path):
     import json
     import shutil
 
-    from cheems_lib.publishing.book import build
+    from cheems_lib.publishing.build import build
     from conftest import copy_repo
 
     world = tmp_path / "real"

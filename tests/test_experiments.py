@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -52,19 +51,6 @@ def test_busy_entry_is_skipped_not_waited_for(tmp_path, monkeypatch):
     monkeypatch.setattr(zoo, "train_or_load", fake)
     assert experiments.train(fam.specs(), progress=False) == [tmp_path / "a", tmp_path / "b"]
     assert order == [("b", False), ("a", True)]
-
-
-def test_zoo_lock_can_be_tried(tmp_path):
-    """zoo's lock raises Busy instead of waiting when asked not to wait."""
-    entry = tmp_path / "rm-x"
-    with zoo._locked(entry):
-        with pytest.raises(zoo.Busy):
-            with zoo._locked(entry, wait=False):
-                pass
-    done = threading.Event()
-    with zoo._locked(entry, wait=False):
-        done.set()
-    assert done.is_set()
 
 
 class TestWorldTruth:

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from cheems_lib.outputs import OutputLock, atomic_open
+from conftest import ROOT
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
@@ -242,3 +243,50 @@ def test_atomic_path_interrupted_before_and_after_its_rename(tmp_path):
         assert len(list(tmp_path.glob(".o.txt.tmp-*"))) == (point == "atomic.written")
         for p in tmp_path.glob(".o.txt.tmp-*"):
             p.unlink()
+
+
+def test_a_waiting_lock_takes_over_when_the_holder_releases(tmp_path):
+    """``OutputLock(wait=True)`` (the model zoo's) waits for the holder instead of refusing, and gets the lock once it
+    is released: the waiter finds what the holder wrote just before releasing."""
+    import threading
+
+    from cheems_lib.outputs import OutputLock
+
+    out, marker = tmp_path / "entry", tmp_path / "written-by-the-holder"
+    trying, seen = threading.Event(), []
+
+    def waiter():
+        trying.set()
+        with OutputLock(out, wait=True):
+            seen.append(marker.exists())
+
+    with OutputLock(out):
+        thread = threading.Thread(target=waiter)
+        thread.start()
+        trying.wait()
+        marker.write_text("done")
+    thread.join()
+    assert seen == [True] and not (tmp_path / "entry.lock").exists()
+
+
+def test_stale_temporaries_of_killed_writers_are_removed(tmp_path):
+    """``remove_stale_temporaries`` removes the file :func:`atomic_path` leaves when its process is killed (a real
+    SIGKILL after the write, before the rename), and leaves a live writer's temporary file, the output and other
+    hidden files alone."""
+    import os
+
+    from cheems_lib.outputs import atomic_path, remove_stale_temporaries
+
+    out = tmp_path / "table.csv"
+    out.write_text("old")
+    code = f"from cheems_lib.outputs import atomic_path\nwith atomic_path({str(out)!r}) as tmp:\n    tmp.write_text('new')\n"
+    env = {**os.environ, "CHEEMS_TEST_INTERRUPT": "atomic.written=1:SIGKILL", "PYTHONPATH": str(ROOT)}
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True).returncode == -9
+    (stale,) = [p for p in tmp_path.iterdir() if p.name.startswith(".table.csv.tmp-")]
+    (tmp_path / ".hidden.tmp-notes").write_text("not ours")
+    with atomic_path(tmp_path / "other.csv") as live:  # this process is writing it now
+        live.write_text("being written")
+        assert remove_stale_temporaries(tmp_path) == [stale]
+        assert live.exists()
+    assert out.read_text() == "old" and (tmp_path / "other.csv").read_text() == "being written"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".hidden.tmp-notes", "other.csv", "table.csv"]

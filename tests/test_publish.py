@@ -85,13 +85,13 @@ _RERUN_TYPES = {"size": "str", "data_path": "str", "number_text": "str", "bool_t
 
 def test_rerun_commands_give_back_exactly_the_values(monkeypatch):
     """Both rerun commands, read by their own programs, give every parameter its exact value and type: the
-    ``cheems book`` one through the CLI's parser and :func:`cheems_lib.publishing.book.coerce`, the papermill one through
+    ``cheems book`` one through the CLI's parser and :func:`cheems_lib.publishing.chapters.coerce`, the papermill one through
     papermill's command line (a string that papermill would read as a number, boolean or None, a list, a quote),
     with the commands broken into continued lines as the page shows them and split into words by bash."""
     from click.testing import CliRunner
     import papermill.cli
 
-    from cheems_lib.publishing.book import coerce
+    from cheems_lib.publishing.chapters import coerce
     from cheems_lib.cli import _parser
 
     cheems, pm = map(shell_words, publish.rerun_commands("conflicts", "smoke", _RERUN_VALUES, width=40))

@@ -129,7 +129,7 @@ def test_full_smoke_build_replicates_a_chapter_and_the_claims_page_shows_it(tmp_
     finding of it on each world, with no missing value; a second build executes nothing again."""
     import pandas as pd
 
-    from cheems_lib.publishing.book import build
+    from cheems_lib.publishing.build import build
     from cheems_lib.publishing.chapters import REPLICATE_SEEDS
     from conftest import copy_repo
 

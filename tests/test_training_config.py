@@ -55,3 +55,28 @@ def test_judge_warmup_is_the_named_fraction():
 
     f = JudgeTrainConfig().warmup_fraction
     assert all(max(1, math.floor(f * n)) == max(1, n // 10) for n in range(1, 100_000))
+
+
+def test_one_device_choice_for_training_the_chapters_and_the_book(monkeypatch):
+    """``default_device`` is the one choice between the CPU and a GPU: with a GPU visible the chapters' worlds load
+    models on it in bfloat16, the paper preset fits a GPU's budget and the book runs one chapter at a time; without
+    one (or without torch) all three take the CPU's path."""
+    import sys
+
+    import torch
+
+    from cheems_lib.analyses import experiments
+    from cheems_lib.models.training_config import default_device, paper_machine_settings
+    from cheems_lib.publishing.build import default_jobs
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: True)
+    assert default_device() == "cuda"
+    assert experiments._device() == ("cuda", torch.bfloat16)
+    assert paper_machine_settings()["mixed_precision"] == "bf16"
+    assert default_jobs("smoke") == 1
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert default_device() == "cpu" and experiments._device() == (None, None)
+    assert paper_machine_settings()["mixed_precision"] == "no"
+    monkeypatch.setitem(sys.modules, "torch", None)  # torch not installed
+    assert default_device() == "cpu"

@@ -1,6 +1,8 @@
 """The model zoo reuses finished checkpoints and keys them by data, config and seed."""
 from __future__ import annotations
 
+import pytest
+
 from cheems_lib.world.simulation import WorldConfig, build_world
 from cheems_lib.models.training_config import TrainConfig
 from cheems_lib.models.zoo import train_or_load, zoo_key
@@ -82,3 +84,28 @@ def test_score_cache_is_keyed_on_the_weights(tmp_path):
     direct, _ = score_records(m, t, bench)
     again = zoo.score_or_load(path, bench)
     assert again != first and all(abs(again[k] - direct[k]) < 1e-5 for k in direct)
+
+
+def test_busy_entry_refuses_or_waits(tmp_path, monkeypatch):
+    """While another holder has an entry's lock (:class:`cheems_lib.outputs.OutputLock`, the library's one lock),
+    ``train_or_load(wait=False)`` raises ``Busy`` at once and trains nothing; once it is released the entry trains,
+    and the lock file is gone."""
+    from cheems_lib.models import zoo
+    from cheems_lib.outputs import OutputLock
+
+    calls = []
+
+    def fake_train(records, config, out, **kw):
+        calls.append(out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "cheems_train.json").write_text("{}")
+
+    monkeypatch.setattr(zoo, "train", fake_train)
+    recs = build_world(WorldConfig(size="smoke")).files["cheems_preference/gpt.jsonl"][:5]
+    entry = tmp_path / f"rm-{zoo_key(recs, TrainConfig())}"
+    with OutputLock(entry):
+        with pytest.raises(zoo.Busy, match="another process"):
+            zoo.train_or_load(recs, TrainConfig(), cache_dir=tmp_path, wait=False)
+    assert calls == []
+    assert zoo.train_or_load(recs, TrainConfig(), cache_dir=tmp_path, wait=False) == entry and calls == [entry]
+    assert not entry.with_name(entry.name + ".lock").exists()

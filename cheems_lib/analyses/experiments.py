@@ -28,6 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..models.training_config import default_device
 from ..records import Record
 from .leaderboard import board, evaluate_scores  # noqa: F401  (the leaderboard, re-exported for the chapters)
 
@@ -255,9 +256,13 @@ def open_world(world_dir: str = "", size: str = "default", seed: int = 0, human_
 
 
 def _device():
+    """(device, dtype) of the chapters' models: ``cuda`` and bfloat16 on a GPU
+    (:func:`cheems_lib.models.training_config.default_device`), else (None, None), the CPU in float32."""
+    if default_device() == "cpu":
+        return None, None
     import torch
 
-    return ("cuda", torch.bfloat16) if torch.cuda.is_available() else (None, None)
+    return "cuda", torch.bfloat16
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from ..records import DataError, Record, show
+from .training_config import default_device
 
 __all__ = ["score_records", "ScoreOutput", "score_to_file", "make_scorer", "model_fingerprint", "record_fingerprint"]
 
@@ -353,10 +354,9 @@ def score_to_file(records: Sequence[Record], path: str | Path, settings: dict, m
     ``{"processes", "lines", **scorer report, "skipped", "rescored_stale", "dropped_stale"}``
     (the others return ``None``).
     """
-    import torch
     from accelerate import PartialState
 
-    state = PartialState(cpu=not torch.cuda.is_available())
+    state = PartialState(cpu=default_device() == "cpu")
     out = ScoreOutput(path, settings, inputs=inputs, rank=state.process_index, processes=state.num_processes)
     with out.lock() if state.is_main_process else contextlib.nullcontext():
         if state.is_main_process:

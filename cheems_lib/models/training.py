@@ -34,7 +34,7 @@ from ..records import Record
 from .batching import Batch, forward_groups, pack, pad_right, padding_fraction
 from .run_folder import (Plan, agreed_plan, append_json_line, discarded_on_write_failure, publish, save_checkpoint,
                          start_fresh, trim_log)
-from .training_config import JudgeTrainConfig, TrainConfig, TrainError, effective_settings, start_line
+from .training_config import JudgeTrainConfig, TrainConfig, TrainError, default_device, effective_settings, start_line
 from .training_pairs import EncodedData, collate, encode_records
 
 __all__ = ["bt_loss", "train", "forward_rewards", "grouped_rewards", "StepMetrics", "train_judge"]
@@ -162,7 +162,6 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
     the summary (``cheems train --skip-invalid`` records ``skipped_invalid`` there). Returns the summary.
     """
     cfg.validate()
-    import torch
     from accelerate import Accelerator
 
     if not data_fingerprint:
@@ -175,7 +174,7 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
                          "is fine)")
     out = Path(output_dir).resolve()  # a link to a folder: the model is swapped in where it points
     # cpu=True without CUDA: under torchrun / `accelerate launch --multi_gpu` accelerate then runs gloo multi-CPU
-    acc = Accelerator(mixed_precision=cfg.mixed_precision, cpu=not torch.cuda.is_available())
+    acc = Accelerator(mixed_precision=cfg.mixed_precision, cpu=default_device() == "cpu")
     say = say if (say is not None and acc.is_main_process) else (lambda line: None)
     plan = agreed_plan(acc, out, str(output_dir), cfg, data_fingerprint, resume=resume, overwrite=overwrite)
     for note in plan.notes:

@@ -4,7 +4,8 @@
 :meth:`TrainConfig.paper` is Table 9, :func:`paper_machine_settings` fits its token budget to
 this machine, :func:`choose_preset` picks between the tiny and the paper preset by model kind,
 and :func:`check_learning_rate` guards a pretrained checkpoint against a tiny model's learning
-rate. :class:`JudgeTrainConfig` is the tiny judge's counterpart.
+rate. :class:`JudgeTrainConfig` is the tiny judge's counterpart. :func:`default_device` is the library's
+one choice between the CPU and a GPU (training, scoring, the chapters' worlds, the book's parallel jobs).
 
 Kept apart from :mod:`cheems_lib.models.training` (as TRL keeps ``reward_config.py`` apart from its
 trainer) so that the command line can build its flags and validate them without importing
@@ -17,7 +18,7 @@ from dataclasses import dataclass, replace
 
 __all__ = ["TrainConfig", "TrainError", "choose_preset", "paper_machine_settings", "check_learning_rate",
            "JudgeTrainConfig", "effective_settings", "start_line", "BOOKKEEPING_FIELDS", "PRETRAINED_MAX_LR",
-           "PRESETS"]
+           "PRESETS", "default_device"]
 
 PRESETS = ("tiny", "paper")
 BOOKKEEPING_FIELDS = ("max_steps", "save_every", "log_every")
@@ -155,6 +156,16 @@ def choose_preset(model: str, preset: str | None = None) -> tuple[str, str]:
     return "paper", "a pretrained checkpoint (from_pretrained): Table 9"
 
 
+def default_device() -> str:
+    """``"cuda"`` when torch sees a GPU, else ``"cpu"`` (also where torch is not installed). Imports torch
+    only when called, so the command line's start-up and ``cheems resolve`` stay free of it."""
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def paper_machine_settings(device: str | None = None) -> dict:
     """Token budget, accumulation and precision of the paper preset on this machine.
 
@@ -165,7 +176,7 @@ def paper_machine_settings(device: str | None = None) -> dict:
     """
     import torch
 
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = device or default_device()
     if device == "cpu":
         return {"max_tokens_per_batch": 4096, "grad_accum": 16, "mixed_precision": "no"}
     bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()

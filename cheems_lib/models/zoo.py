@@ -5,22 +5,21 @@ config (model, hyperparameters, seed) and the training code, and returns its fol
 ``cache_dir``; a finished run (``cheems_train.json`` present) is reused, an interrupted one
 is resumed. ``score_or_load(model_dir, records)`` caches a model's scores on a record set
 next to the checkpoint, keyed on the records' content and the model's weights, so chapters
-that evaluate the same model on the same benchmark score it once. A lock file per entry lets chapters run in parallel processes: the second
+that evaluate the same model on the same benchmark score it once. A lock per entry
+(:class:`cheems_lib.outputs.OutputLock` with ``wait=True``) lets chapters run in parallel processes: the second
 process to need a model waits for the first to finish training it.
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
-import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
 import orjson
 
+from ..outputs import LockedError, OutputLock, atomic_path
 from ..records import Record, data_fingerprint
 from .training import train
 from .training_config import TrainConfig
@@ -37,24 +36,9 @@ def _code_fingerprint() -> str:
     return h.hexdigest()
 
 
-class Busy(RuntimeError):
-    """Another process holds the entry's lock (raised only when not waiting)."""
-
-
-@contextlib.contextmanager
-def _locked(path: Path, *, wait: bool = True):
-    """Exclusive lock on ``path``.lock for the duration: other processes wait, or with ``wait=False``
-    :class:`Busy` is raised at once."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "w") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            raise Busy(str(path)) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+Busy = LockedError
+"""Another process holds the entry's lock: what :func:`train_or_load` raises with ``wait=False`` (the
+:class:`cheems_lib.outputs.OutputLock` refusal; nothing else in the locked block takes a lock that refuses)."""
 
 
 def zoo_key(records: Sequence[Record], config: TrainConfig) -> str:
@@ -73,7 +57,7 @@ def train_or_load(records: Sequence[Record], config: TrainConfig, *, cache_dir: 
     out = Path(cache_dir) / f"{name}-{zoo_key(records, config)}"
     if (out / "cheems_train.json").exists():
         return out
-    with _locked(out, wait=wait):
+    with OutputLock(out, wait=wait):
         if not (out / "cheems_train.json").exists():
             train(records, config, out, resume=(out / "checkpoints" / "latest").exists(), progress=progress,
                   data_fingerprint=data_fingerprint(records))
@@ -91,7 +75,7 @@ def judge_or_load(records: Sequence[Record], *, cache_dir: str | Path = "build/z
     out = Path(cache_dir) / f"judge-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
     if (out / "config.json").exists():
         return out
-    with _locked(out):
+    with OutputLock(out, wait=True):
         if not (out / "config.json").exists():
             tmp = out.with_name(out.name + ".tmp")
             train_tiny_judge(records, tmp, progress=progress, **kw)
@@ -129,8 +113,6 @@ def score_or_load(model_dir: str | Path, records: Sequence[Record], *, batch_siz
         if device:
             model = model.to(device)
         scores, _ = score_records(model, tok, records, batch_size=batch_size, progress=progress)
-        path.parent.mkdir(exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(orjson.dumps([[p, r, s] for (p, r), s in scores.items()]))
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(orjson.dumps([[p, r, s] for (p, r), s in scores.items()]))
     return {(p, r): s for p, r, s in orjson.loads(path.read_bytes())}

@@ -1,7 +1,7 @@
 """The book's "How this book was built" page, generated from the executed notebooks' metadata.
 
 ``cheems book`` writes ``book/build_stats.md`` (not tracked by git) just before rendering, from what
-:mod:`cheems_lib.publishing.book` keeps in each ``book/<chapter>.ipynb`` (metadata ``cheems``: profile, parameters,
+:mod:`cheems_lib.publishing.execute` keeps in each ``book/<chapter>.ipynb`` (metadata ``cheems``: profile, parameters,
 wall time, start time, git commit, package versions, SHA-256 of the data files) and beside it (a failed
 run's ``book/<chapter>.failed.ipynb``, whose metadata holds the failure), plus what this build did with
 each chapter (executed, up to date, failed, or not selected). One row per chapter of the registry; a
@@ -15,6 +15,8 @@ import json
 import time
 from pathlib import Path
 from typing import Any, Mapping
+
+from ..outputs import atomic_path
 
 __all__ = ["PAGE", "chapter_rows", "page", "write_page"]
 
@@ -150,7 +152,7 @@ def page(root: str | Path, outcomes: Mapping[str, str] | None = None, build_s: f
 
 def write_page(root: str | Path, outcomes: Mapping[str, str] | None = None, build_s: float | None = None) -> Path:
     """Write :func:`page` to ``book/build_stats.md`` under ``root`` (atomically); returns its path."""
-    from .publish import replace_atomically
-
     text = page(root, outcomes, build_s)
-    return replace_atomically(Path(root) / PAGE, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    with atomic_path(Path(root) / PAGE) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(root) / PAGE

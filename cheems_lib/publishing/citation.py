@@ -131,7 +131,7 @@ def _directives():
 
 
 def setup_directives(app) -> None:
-    """Register the two directives with Sphinx (called by :func:`cheems_lib.publishing.book.setup`)."""
+    """Register the two directives with Sphinx (called by :func:`cheems_lib.publishing.sphinx_hook.setup`)."""
     citation, cite_example = _directives()
     app.add_directive("cheems-citation", citation)
     app.add_directive("cheems-cite-example", cite_example)

@@ -7,7 +7,7 @@ go to ``book/_extra/{figures,tables}/<label>.<ext>``; the book copies that folde
 root of the HTML build (``html_extra_path``), so a figure's address is stable:
 ``figures/<label>.svg`` next to ``index.html``.
 
-:func:`header` and :func:`footer` write the Markdown that :mod:`cheems_lib.publishing.book` puts at
+:func:`header` and :func:`footer` write the Markdown that :mod:`cheems_lib.publishing.execute` puts at
 the top (the ``cheems book`` and papermill commands that rerun the chapter exactly,
 :func:`rerun_commands`, and the parameters it ran with) and the bottom (package versions, git
 commit, SHA-256 of the data files, wall time: :func:`run_facts`) of every executed chapter. Every value, path and
@@ -26,7 +26,7 @@ caption) that ``write_index`` merges into ``tables/index.csv`` and ``figures/ind
 those of :mod:`cheems_lib.publishing.provenance`, importable from here.
 
 Every file written here goes to a temporary name in the same folder first and is renamed
-into place (:func:`replace_atomically`): an interrupted run leaves the old file or the new
+into place (:func:`cheems_lib.outputs.atomic_path`): an interrupted run leaves the old file or the new
 one, never a truncated one.
 """
 from __future__ import annotations
@@ -37,14 +37,16 @@ import re
 import shlex
 import subprocess
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..outputs import atomic_path
 
 # re-exported so a chapter needs only `publish`; documented in cheems_lib.publishing.provenance
 from .provenance import (check_source, file_source, footer_text, paper_source, resolve_source, set_source, sha256,  # noqa: F401
                          sidecar_json, world_source, write_index)
 
 __all__ = ["EXTRA", "LABEL", "figure", "downloads", "table", "header", "footer", "PACKAGES",
-           "rerun_commands", "run_facts", "replace_atomically", "md_code", "md_text"]
+           "rerun_commands", "run_facts", "md_code", "md_text"]
 
 EXTRA = Path("book") / "_extra"
 """Folder (relative to the book root) copied to the root of the HTML build."""
@@ -54,21 +56,6 @@ PACKAGES = ("cheems-lib", "torch", "transformers", "accelerate", "tokenizers", "
             "matplotlib", "seaborn", "papermill", "jupytext", "jupyter-book")
 """Packages whose versions the reproducibility footer lists."""
 _FORMATS = ("png", "svg", "pdf")
-
-
-def replace_atomically(path: str | Path, write: Callable[[Path], Any]) -> Path:
-    """Call ``write(tmp)`` on a temporary name beside ``path``, then rename it to ``path``.
-
-    The rename is atomic (same folder, same file system), so ``path`` holds either its old
-    content or the complete new one. The temporary file is removed if ``write`` fails or is
-    interrupted; a hard kill can leave a hidden ``.<name>.tmp-*`` file, never a bad ``path``.
-    It is :func:`cheems_lib.outputs.atomic_path`, so a symbolic link stays a link here too.
-    """
-    from ..outputs import atomic_path
-
-    with atomic_path(path) as tmp:
-        write(tmp)
-    return Path(path)
 
 
 def _check(label: str) -> None:
@@ -136,10 +123,10 @@ def figure(fig, label: str, *, root: str | Path = ".", source: str | None = None
         for ext in _FORMATS:
             paths[ext] = out / f"{label}.{ext}"
             meta = _metadata(ext, label, source)
-            replace_atomically(paths[ext], lambda tmp: fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight",
-                                                                   metadata=meta))
-    replace_atomically(out / f"{label}.meta.json",
-                       lambda tmp: tmp.write_text(sidecar_json(label, source), encoding="utf-8"))
+            with atomic_path(paths[ext]) as tmp:
+                fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight", metadata=meta)
+    with atomic_path(out / f"{label}.meta.json") as tmp:
+        tmp.write_text(sidecar_json(label, source), encoding="utf-8")
     glue(label, fig, display=False)
     plt.close(fig)
     return paths
@@ -203,9 +190,10 @@ def table(styler_or_frame, label: str, *, root: str | Path = ".", index: bool | 
     column = ("source",) + ("",) * (saved.columns.nlevels - 1) if saved.columns.nlevels > 1 else "source"
     saved[column] = list(row_sources) if row_sources is not None else source
     stem = csv_name or label
-    replace_atomically(out / f"{stem}.csv", lambda tmp: saved.to_csv(tmp, index=index))
-    replace_atomically(out / f"{stem}.meta.json",
-                       lambda tmp: tmp.write_text(sidecar_json(label, source, styler.caption or ""), encoding="utf-8"))
+    with atomic_path(out / f"{stem}.csv") as tmp:
+        saved.to_csv(tmp, index=index)
+    with atomic_path(out / f"{stem}.meta.json") as tmp:
+        tmp.write_text(sidecar_json(label, source, styler.caption or ""), encoding="utf-8")
     caption = html.escape(styler.caption or "")
     link = f'<a class="cheems-csv" href="../tables/{stem}.csv" download>CSV</a>'
     return styler.set_caption(f"{caption} ({link}, <code>{label}</code>)" if caption else f"{link} <code>{label}</code>")
@@ -244,7 +232,7 @@ def _md_value(v: Any) -> str:
 
 
 def _cli_value(v: Any) -> str:
-    """A value as ``cheems book -p NAME VALUE`` reads it (:func:`cheems_lib.publishing.book.coerce`): strings as they are,
+    """A value as ``cheems book -p NAME VALUE`` reads it (:func:`cheems_lib.publishing.chapters.coerce`): strings as they are,
     anything else as JSON."""
     return v if isinstance(v, str) else json.dumps(v)
 

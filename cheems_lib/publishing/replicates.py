@@ -10,7 +10,7 @@ the world, the data construction, the held-out samples and the bootstrap are dra
 Each replicate is a book of its own under ``_build/replicates/seed<s>/`` (:func:`prepare`): its ``book/`` holds
 the executed chapters and their claim files, and it links to the checkout's ``notebooks``, ``data`` and ``build``
 (the world and model caches, which it shares with the book). So
-:func:`cheems_lib.publishing.book.execute_chapter` runs a replicate unchanged, with its cache and its nothing-is-lost rules,
+:func:`cheems_lib.publishing.execute.execute_chapter` runs a replicate unchanged, with its cache and its nothing-is-lost rules,
 and no file of the book itself is touched.
 
 The Claims page reads them (:func:`load`): from each world (the book's and each replicate's), the claims of the
@@ -51,7 +51,7 @@ draw in a way that tests anything; robustness sweeps re-simulate worlds themselv
 LINKED = ("notebooks", "data", "build")
 """What a replicate's folder links to in the checkout: the chapters' sources, the data files, the caches."""
 _DECIDED = {"supported", "contradicted"}
-_SEED = re.compile(r"^seed\s*:\s*int\s*=\s*(\d+)", re.M)  # a chapter's parameters cell line (cheems_lib.publishing.book)
+_SEED = re.compile(r"^seed\s*:\s*int\s*=\s*(\d+)", re.M)  # a chapter's parameters cell line (cheems_lib.publishing.chapters)
 
 
 def replicated_chapters() -> list[str]:

@@ -1,0 +1,119 @@
+"""Executing one chapter (cheems_lib.publishing.execute): its cache key, its failure page, its kernel's folder."""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+
+import pytest
+
+from cheems_lib.publishing import execute
+from cheems_lib.publishing.execute import ChapterFailed, cache_key, execute_chapter
+from conftest import ROOT, copy_repo
+
+
+def test_cache_key_hashes_only_the_files_a_chapter_reads(tmp_path, monkeypatch):
+    """A world folder's key covers its spec §6 files, not other files in it; a file parameter its file; `/` as a
+    world folder or file is a few lookups, never a walk."""
+
+    root = copy_repo(tmp_path)
+    source = root / "notebooks/conflicts.md"
+    world = root / "world"
+    (world / "cheems_bench").mkdir(parents=True)
+    (world / "cheems_bench/open.jsonl").write_text("{}\n", encoding="utf-8")
+    (world / "notes").mkdir()
+    params = {"world_dir": "world", "data_path": "data/examples/annotations.jsonl"}
+    key = cache_key(source, params, root)
+    (world / "notes/todo.txt").write_text("unrelated", encoding="utf-8")
+    (world / "readme.md").write_text("unrelated", encoding="utf-8")
+    assert cache_key(source, params, root) == key
+    (world / "cheems_bench/open.jsonl").write_text("{}\n{}\n", encoding="utf-8")
+    assert cache_key(source, params, root) != key
+    key = cache_key(source, params, root)
+    (root / "data/examples/annotations.jsonl").write_text("\n", encoding="utf-8")
+    assert cache_key(source, params, root) != key
+
+    def not_at_root(owner, name):  # the library's own folder may be listed (its fingerprint), `/` never
+        original = getattr(owner, name)
+
+        def guarded(*args, **kwargs):
+            assert not args or str(args[0]) != "/", f"cache_key listed / ({name})"
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, guarded)
+
+    for owner, name in ((pathlib.Path, "rglob"), (pathlib.Path, "glob"), (pathlib.Path, "iterdir"), (os, "walk"),
+                        (os, "scandir"), (os, "listdir")):
+        not_at_root(owner, name)
+    assert cache_key(source, {"world_dir": "/", "data_path": "/"}, root)
+
+
+def test_a_change_in_a_wing_executes_the_chapter_again(tmp_path, monkeypatch):
+    """The cache key hashes every source file of the library, the sub-packages' (the wings) too: one byte changed in
+    ``world/simulation.py``, ``models/zoo.py`` or ``analyses/claims.py`` of a copy of the package changes a chapter's
+    key, while a file that is no Python source does not."""
+    package = tmp_path / "cheems_lib"
+    shutil.copytree(ROOT / "cheems_lib", package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(execute, "_PACKAGE", package)
+    source, params = ROOT / "notebooks/conflicts.md", {"seed": 0}
+    key = cache_key(source, params, ROOT)
+    (package / "world" / "notes.txt").write_text("not a source file", encoding="utf-8")
+    assert cache_key(source, params, ROOT) == key
+    for wing in ("world/simulation.py", "models/zoo.py", "analyses/claims.py"):
+        path = package / wing
+        path.write_bytes(path.read_bytes() + b"\n")
+        assert cache_key(source, params, ROOT) != key, wing
+        key = cache_key(source, params, ROOT)
+
+
+@pytest.mark.book
+def test_failing_chapter_names_chapter_and_cell(tmp_path):
+    """A chapter that raises names its cell and error; its failed run is kept aside and a placeholder page
+    stands in for it (it never succeeded), so the book still renders."""
+    root = copy_repo(tmp_path)
+    (root / "notebooks/broken.md").write_text(
+        (ROOT / "notebooks/conflicts.md").read_text(encoding="utf-8").split("---\n")[1].join(["---\n", "---\n"])
+        + "# Broken\n\n"
+        "```{code-cell} ipython3\n:tags: [parameters]\nseed: int = 0  # seed\n```\n\n"
+        "```{code-cell} ipython3\nraise ValueError('boom')\n```\n", encoding="utf-8")
+    with pytest.raises(ChapterFailed, match=r"chapter 'broken' failed in cell .*raise ValueError.*ValueError: boom "
+                                            r"\(failed notebook: book/broken.failed.ipynb; the page is a placeholder\)"):
+        execute_chapter("broken", {"seed": 1}, root, profile="smoke", log=lambda s: None)
+    failed = json.loads((root / "book/broken.failed.ipynb").read_text(encoding="utf-8"))
+    assert any("boom" in json.dumps(c.get("outputs", [])) for c in failed["cells"])
+    page = json.loads((root / "book/broken.ipynb").read_text(encoding="utf-8"))
+    assert page["metadata"]["cheems"]["placeholder"] and "boom" in "".join(page["cells"][0]["source"])
+    assert sorted(p.name for p in (root / "book").iterdir() if p.name.startswith(".")) == []
+
+
+@pytest.mark.book
+def test_chapter_kernel_runs_in_its_root_whatever_the_process_cwd(tmp_path, monkeypatch):
+    """A chapter's kernel starts in the chapter's root even when the process's working folder is changed under it
+    (two chapters of different roots, e.g. a book and its world replicate, starting at once in two threads: papermill
+    chdirs the whole process), so it saves into its own book, never another's."""
+    import contextlib
+
+    import papermill.execute
+
+    (tmp_path / "book").mkdir()
+    root = copy_repo(tmp_path / "book")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "notebooks/where.md").write_text(
+        (ROOT / "notebooks/conflicts.md").read_text(encoding="utf-8").split("---\n")[1].join(["---\n", "---\n"])
+        + "# Where\n\n```{code-cell} ipython3\n:tags: [parameters]\nseed: int = 0  # seed\n```\n\n"
+        "```{code-cell} ipython3\nimport os\nopen('saved-here.txt', 'w').write(os.getcwd())\n```\n", encoding="utf-8")
+
+    @contextlib.contextmanager
+    def another_thread_moved_us(path):  # what a chdir by a chapter starting at once in another thread does
+        before = os.getcwd()
+        os.chdir(elsewhere)
+        try:
+            yield
+        finally:
+            os.chdir(before)
+
+    monkeypatch.setattr(papermill.execute, "chdir", another_thread_moved_us)
+    execute_chapter("where", {"seed": 1}, root, profile="smoke", log=lambda s: None)
+    assert (root / "saved-here.txt").is_file() and not (elsewhere / "saved-here.txt").exists()
