@@ -45,10 +45,18 @@ def table(name: str):
 def rows(name: str) -> dict[str, dict[str, str]]:
     """One of :data:`TABLES` as ``{first column's value: row}``, cells as the CSV's strings.
 
-    Read with the csv module, not pandas, for modules the CLI imports at startup."""
+    Read with the csv module, not pandas, for modules the CLI imports at startup. A table whose first
+    column repeats a value (Table 5: a subset per annotator) is a ValueError, never a row silently lost:
+    read it with :func:`table`."""
     if name not in TABLES:
         raise KeyError(f"unknown paper table {name!r}; known: {sorted(TABLES)}")
-    with open(data_dir() / f"{name}.csv", newline="", encoding="utf-8") as f:
+    path = data_dir() / f"{name}.csv"
+    with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
-        key = reader.fieldnames[0]
-        return {row[key]: row for row in reader}
+        key, out = reader.fieldnames[0], {}
+        for row in reader:
+            if row[key] in out:
+                raise ValueError(f"{path}: line {reader.line_num} repeats {key} {row[key]!r}, so rows() would "
+                                 f"lose a row (fix: read {name} with paper.table())")
+            out[row[key]] = row
+        return out

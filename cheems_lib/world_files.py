@@ -31,7 +31,7 @@ from pathlib import Path
 from .outputs import exchange as _exchange, folder_problem, interrupt_point, pid_alive
 from .records import DataError, Record, read_records, write_records
 
-__all__ = ["LAYOUT", "GPT_LAYOUT", "LOGICAL", "Layout", "WORLD_PATHS", "write_files", "check_output", "write_world",
+__all__ = ["LAYOUT", "GPT_LAYOUT", "PaperFile", "PAPER_FILES", "LOGICAL", "Layout", "WORLD_PATHS", "write_files", "check_output", "write_world",
            "load_world", "load_layout", "detect_layout", "split_preference", "read_ids", "missing_sentence",
            "layout_files", "model_labels"]
 
@@ -39,6 +39,32 @@ LAYOUT = {"bench_open": "cheems_bench/open.jsonl", "bench_human": "cheems_bench/
           "pref_human": "cheems_preference/human.jsonl", "pref_gpt": "cheems_preference/gpt.jsonl"}
 GPT_LAYOUT = {"bench_open": "cheems_bench_gpt/open.jsonl", "bench_human": "cheems_bench_gpt/human.jsonl"}
 # every records file a world folder may hold: the simulated layout (spec §6) and the official release (§6b)
+
+
+@dataclass(frozen=True)
+class PaperFile:
+    """How the paper's tables name one file of :data:`LAYOUT` (a row of :data:`PAPER_FILES`)."""
+
+    column: str
+    """Its column in Table 1 (``data/paper/table1_statistics.csv``)."""
+    short: str
+    """Its short name, in claim ids (``tab1-comparisons-<short>``)."""
+    name: str
+    """Its name in prose."""
+    subset: str | None = None
+    """Its subset in Table 5 (``data/paper/table5_conflict_ratio.csv``); None: not in Table 5."""
+
+
+PAPER_FILES = {
+    "bench_open": PaperFile("cheemsbench_open_prompt", "open-prompt", "CheemsBench Open Prompt", "open_prompt"),
+    "bench_human": PaperFile("cheemsbench_human_instruction", "human-instruction", "CheemsBench Human Instruction",
+                             "human_instruction"),
+    "pref_gpt": PaperFile("cheemspreference_gpt", "preference-gpt", "CheemsPreference GPT"),
+    "pref_human": PaperFile("cheemspreference_human", "preference-human", "CheemsPreference human"),
+}
+"""The one table between the paper's Tables 1 and 5 and the files: :data:`LAYOUT` key (also the
+simulator's subset name) -> :class:`PaperFile`, in Table 1's column order. A Table 5 subset's
+human-annotated file is ``LAYOUT[key]``, its GPT-4o-annotated one ``GPT_LAYOUT[key]``."""
 
 
 def write_files(world, out: Path) -> None:

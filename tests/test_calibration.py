@@ -1,6 +1,8 @@
 """cheems_lib.analyses.calibration: per-prompt Table 1 counts, one threshold per quantity, the calibrated claims."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cheems_lib.analyses import calibration, claims
@@ -42,16 +44,44 @@ class TestTable1PerPrompt:
 
 class TestThresholds:
     def test_shared_quantities_use_the_claims_thresholds(self, files, monkeypatch):
-        """Position shares and conflict ratios are checked with claims.py's constants, not a copy of them."""
-        assert calibration.POSITION_EQUIVALENCE is claims.POSITION_EQUIVALENCE
-        assert calibration.GPT_POSITION_TARGET is claims.GPT_POSITION_TARGET
-        assert calibration.CONFLICT_TOLERANCE is claims.CONFLICT_TOLERANCE
+        """Position shares, conflict ratios and Table 1's comparisons and length ratio are checked with claims.py's
+        constants, not a copy of them."""
+        t = calibration.THRESHOLDS
+        assert t.human_position is claims.POSITION_EQUIVALENCE
+        assert t.gpt_position is claims.GPT_POSITION_TARGET
+        assert t.conflict_ratio is claims.CONFLICT_TOLERANCE
+        assert t.table1 is claims.TABLE1_TOLERANCE
         gpt = {"cheems_bench_gpt/open.jsonl": files["cheems_preference/gpt.jsonl"]}
         row = next(c for c in checks(gpt) if c["check"].startswith("GPT: share"))
         assert row["target"] == f"≥ {claims.GPT_POSITION_TARGET:g}"
         assert not row["ok"]  # a share of 0.25
-        monkeypatch.setattr(calibration, "GPT_POSITION_TARGET", row["value"] - 0.01)
+        monkeypatch.setattr(calibration, "THRESHOLDS", replace(t, gpt_position=row["value"] - 0.01))
         assert next(c for c in checks(gpt) if c["check"].startswith("GPT: share"))["ok"]
+
+    def test_every_check_takes_its_tolerance_from_the_table(self, monkeypatch):
+        """Every row of checks() follows THRESHOLDS: all pass with loose tolerances and all fail with strict ones,
+        so no row keeps a bare tolerance of its own (each kind of row is present: the smoke world has them all)."""
+        from cheems_lib.world.simulation import SIZES, WorldConfig, build_world
+
+        w = build_world(WorldConfig(size="smoke", seed=3))
+        truth = {(r["prompt_id"], r["response_id"]): r["utility"] for r in w.truth}
+        kw = dict(length_scale=SIZES["smoke"]["length_scale"], truth=truth, sizes=calibration.table1_sizes("smoke"))
+        loose = calibration.Thresholds(conflict_ratio=1, human_position=1, gpt_position=0, responses_per_prompt=1e9,
+                                       chars=1e9, table1=1e9, prompt_share=1e9, length_baseline=1.01,
+                                       learnable_margin=-1)
+        strict = calibration.Thresholds(conflict_ratio=-1, human_position=-1, gpt_position=1.01,
+                                        responses_per_prompt=-1, chars=-1, table1=-1, prompt_share=-1,
+                                        length_baseline=0, learnable_margin=1.01)
+        kinds = set()
+        for table, ok in ((loose, True), (strict, False)):
+            monkeypatch.setattr(calibration, "THRESHOLDS", table)
+            rows = checks(w.files, **kw)
+            assert [r["check"] for r in rows if r["ok"] is not ok] == []
+            kinds |= {r["check"].split(",")[0].split(":")[0] for r in rows}
+        assert kinds == {"conflict ratio", "human", "GPT", "Table 1 responses_per_prompt", "Table 1 avg_chars_prompt",
+                         "Table 1 avg_chars_chosen", "Table 1 avg_chars_rejected", "Table 1 comparisons per prompt",
+                         "Table 1 chosen / rejected length", "prompt counts in Table 1's proportion",
+                         "longest-response baseline accuracy", "learnable"}  # every kind of row was exercised
 
 
 def test_calibrated_claims_have_stable_ids_and_reasons():

@@ -40,6 +40,32 @@ def test_papermill_reads_every_parameter(ch):
     assert all(seen[n].help == declared[n]["help"] for n in declared)
 
 
+def _shared_defaults() -> dict[tuple[str, str], object]:
+    """(chapter, parameter) -> the library constant its default must equal; chapter "*": any chapter."""
+    from cheems_lib.analyses.experiments import GPT_PROMPTS
+    from cheems_lib.analyses.transfer import TABLE3_PROMPTS
+
+    return {("*", "gpt_prompts"): GPT_PROMPTS, ("*", "transfer_prompts"): TABLE3_PROMPTS,
+            ("transfer", "prompts"): TABLE3_PROMPTS}
+
+
+def test_shared_defaults_equal_their_library_home():
+    """A parameters cell keeps its literal default (papermill shows it), but the GPT-subset size (gpt_prompts)
+    and the Table 3 prompt count (transfer_prompts, the transfer chapter's prompts) must equal their one home,
+    experiments.GPT_PROMPTS and transfer.TABLE3_PROMPTS: the zoo shares models only while the copies agree."""
+    import ast
+
+    homes, seen = _shared_defaults(), set()
+    for ch in CHAPTERS:
+        for name, spec in parameters_of(ROOT / "notebooks" / f"{ch.name}.md").items():
+            key = next((k for k in ((ch.name, name), ("*", name)) if k in homes), None)
+            if key is not None:
+                seen.add(key)
+                assert ast.literal_eval(spec["default"]) == homes[key], (
+                    f"notebooks/{ch.name}.md: {name} defaults to {spec['default']}, its library home says {homes[key]}")
+    assert seen == set(homes)  # a renamed parameter would escape the check
+
+
 @pytest.mark.parametrize("ch", CHAPTERS, ids=lambda c: c.name)
 def test_chapter_carries_its_stable_labels(ch):
     """Each paper artefact id appears as a MyST label or a figure name in the chapter source."""

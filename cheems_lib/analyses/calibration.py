@@ -12,6 +12,8 @@ make true with no number fitted (a design input, kind ``structural``) and which 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..baselines import length_scores
@@ -20,29 +22,59 @@ from ..paper import table
 from ..records import strict_pairs
 from ..world.annotators import position_share
 from ..world.simulation import length_stats
+from ..world_files import GPT_LAYOUT, LAYOUT, PAPER_FILES
 from .claims import CONFLICT_TOLERANCE, GPT_POSITION_TARGET, POSITION_EQUIVALENCE, TABLE1_TOLERANCE
 
 __all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "CALIBRATED_CLAIMS", "STRUCTURAL_CLAIMS", "claim_kind", "table1", "table1_per_prompt",
            "paper_table1", "paper_gpt_human_ratio", "table1_sizes", "table5", "table5_per_prompt", "checks",
-           "PARAMETERS", "parameters", "fitted_to", "LENGTH_BASELINE_CEILING"]
+           "PARAMETERS", "parameters", "fitted_to", "Thresholds", "THRESHOLDS"]
 
-# paper column -> layout path
-TABLE1_COLUMNS = {
-    "cheemsbench_open_prompt": "cheems_bench/open.jsonl",
-    "cheemsbench_human_instruction": "cheems_bench/human.jsonl",
-    "cheemspreference_gpt": "cheems_preference/gpt.jsonl",
-    "cheemspreference_human": "cheems_preference/human.jsonl",
-}
-# (paper subset, annotator) -> layout path
-TABLE5_FILES = {
-    ("open_prompt", "human"): "cheems_bench/open.jsonl",
-    ("human_instruction", "human"): "cheems_bench/human.jsonl",
-    ("open_prompt", "gpt"): "cheems_bench_gpt/open.jsonl",
-    ("human_instruction", "gpt"): "cheems_bench_gpt/human.jsonl",
-}
+TABLE1_COLUMNS = {f.column: LAYOUT[key] for key, f in PAPER_FILES.items()}
+"""Table 1's column -> layout path (from :data:`cheems_lib.world_files.PAPER_FILES`)."""
+TABLE5_FILES = {(f.subset, who): (LAYOUT if who == "human" else GPT_LAYOUT)[key]
+                for who in ("human", "gpt") for key, f in PAPER_FILES.items() if f.subset}
+"""(Table 5's subset, annotator) -> layout path (from :data:`cheems_lib.world_files.PAPER_FILES`)."""
+_BENCH = [LAYOUT[key] for key, f in PAPER_FILES.items() if f.subset]  # CheemsBench's human-annotated files
+_GPT_BENCH = [GPT_LAYOUT[key] for key, f in PAPER_FILES.items() if f.subset]
 
-# length must say little about quality: the longest-response baseline stays below this accuracy
-LENGTH_BASELINE_CEILING = 0.60
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Every tolerance of :func:`checks`, in one table (:data:`THRESHOLDS`). A quantity that is also a claim
+    takes the claim's threshold from :mod:`cheems_lib.analyses.claims`, so it has one threshold."""
+
+    conflict_ratio: float = CONFLICT_TOLERANCE
+    """± around each Table 5 conflict ratio (absolute), to which the annotators' noise is fitted: the claims'
+    (``claims.CONFLICT_TOLERANCE``)."""
+    human_position: float = POSITION_EQUIVALENCE
+    """± around 0.5 for the human annotator's share of the second-shown response: the equivalence margin of
+    the claim "no position preference" (``claims.POSITION_EQUIVALENCE``)."""
+    gpt_position: float = GPT_POSITION_TARGET
+    """The least share of the second-shown response for the simulated GPT-4o: the target of the claim that
+    GPT-4o prefers it (``claims.GPT_POSITION_TARGET``)."""
+    responses_per_prompt: float = 0.1
+    """± responses per prompt (absolute): each prompt's count is drawn around Table 1's mean, so a file's mean
+    misses it by sampling alone; a tenth of a response allows that and still catches a wrong distribution."""
+    chars: float = 0.15
+    """± of Table 1's mean prompt, chosen and rejected lengths (relative): a text is filler drawn around Table 1's
+    mean plus its task's sentences, and which response is chosen is up to the annotators, so the means land near
+    the target only; the chosen / rejected ratio, which the claims test, has the tighter ``table1`` tolerance."""
+    table1: float = TABLE1_TOLERANCE
+    """± of Table 1's comparisons per prompt and chosen/rejected length ratio (relative): the claims' on the
+    same two numbers (``claims.TABLE1_TOLERANCE``)."""
+    prompt_share: float = 0.02
+    """± of one file's prompt count over Table 1's, divided by the other file's of its data set: rounding a
+    count of n prompts moves it by up to 0.5/n, 1.7% for the smoke world's 30 human preference prompts."""
+    length_baseline: float = 0.60
+    """Ceiling of the longest-response baseline's accuracy on the benchmark: length must say little about
+    quality, so no model scores well by length alone (ten points above a coin's 0.5 at most)."""
+    learnable_margin: float = 0.10
+    """Accuracy points by which an n-gram probe fitted on the clean (hidden-utility) labels must beat the
+    length baseline: the text carries quality a reward model can learn, beyond length."""
+
+
+THRESHOLDS = Thresholds()
+"""The tolerances :func:`checks` uses (see :class:`Thresholds` for why each)."""
 
 # claim id -> what the simulator was fitted to (the reason its claim is ``calibrated``)
 _NOISE = ("the GPT annotator's noise (GPTAnnotator.noise), its Human Instruction multiplier (SubsetSpec.gpt_difficulty), "
@@ -166,9 +198,7 @@ def table1_sizes(size: str) -> dict[str, int]:
     """The simulator's prompt count of each Table 1 column at ``size`` (for :func:`checks`' ``sizes``)."""
     from ..world.simulation import SIZES
 
-    keys = {"cheemsbench_open_prompt": "bench_open", "cheemsbench_human_instruction": "bench_human",
-            "cheemspreference_gpt": "pref_gpt", "cheemspreference_human": "pref_human"}
-    return {col: SIZES[size][keys[col]] for col in TABLE1_COLUMNS}
+    return {f.column: SIZES[size][key] for key, f in PAPER_FILES.items()}
 
 
 def table5(files: dict):
@@ -215,63 +245,65 @@ def checks(files: dict, *, length_scale: float = 1.0, truth: dict | None = None,
     """Every calibration target: ``{"check", "target", "value", "ok"}`` per row.
 
     ``sizes`` (the simulator's prompt counts) enables the count-proportion check; ``truth``
-    (``{(prompt_id, response_id): utility}``) enables the learnability check.
+    (``{(prompt_id, response_id): utility}``) enables the learnability check. Every tolerance is
+    :data:`THRESHOLDS`'s.
     """
-    out = []
+    out, th = [], THRESHOLDS
 
     def add(name, target, value, ok):
         out.append({"check": name, "target": target, "value": float(value), "ok": bool(ok)})
 
     for _, r in table5(files).iterrows():
-        add(f"conflict ratio, {r['subset']} / {r['annotator']}", f"{r['paper']:.4f} ± {CONFLICT_TOLERANCE:g}",
-            r["ours"], abs(r["ours"] - r["paper"]) <= CONFLICT_TOLERANCE)
-    human = [rec for p in ("cheems_bench/open.jsonl", "cheems_bench/human.jsonl") if p in files for rec in files[p]]
-    gpt = [rec for p in ("cheems_bench_gpt/open.jsonl", "cheems_bench_gpt/human.jsonl") if p in files for rec in files[p]]
+        add(f"conflict ratio, {r['subset']} / {r['annotator']}", f"{r['paper']:.4f} ± {th.conflict_ratio:g}",
+            r["ours"], abs(r["ours"] - r["paper"]) <= th.conflict_ratio)
+    human = [rec for p in _BENCH if p in files for rec in files[p]]
+    gpt = [rec for p in _GPT_BENCH if p in files for rec in files[p]]
     if human:
         v = position_share(human)
-        add("human: share of decisions for the second-shown response", f"0.50 ± {POSITION_EQUIVALENCE:g}", v,
-            abs(v - 0.5) <= POSITION_EQUIVALENCE)
+        add("human: share of decisions for the second-shown response", f"0.50 ± {th.human_position:g}", v,
+            abs(v - 0.5) <= th.human_position)
     if gpt:
         v = position_share(gpt)
-        add("GPT: share of decisions for the second-shown response", f"≥ {GPT_POSITION_TARGET:g}", v,
-            v >= GPT_POSITION_TARGET)
+        add("GPT: share of decisions for the second-shown response", f"≥ {th.gpt_position:g}", v,
+            v >= th.gpt_position)
     ours = table1(files, length_scale=length_scale)
     paper = paper_table1()
     for col in ours.columns:
         for stat in ("responses_per_prompt", "avg_chars_prompt", "avg_chars_chosen", "avg_chars_rejected"):
             p, v = paper.loc[stat, col], ours.loc[stat, col]
-            tol = 0.1 if stat == "responses_per_prompt" else 0.15 * p
+            tol = th.responses_per_prompt if stat == "responses_per_prompt" else th.chars * p
             add(f"Table 1 {stat}, {col}", f"{p:g} ± {tol:.3g}", v, abs(v - p) <= tol)
         p, v = paper.loc["comparisons_per_prompt", col], ours.loc["comparisons_per_prompt", col]
-        add(f"Table 1 comparisons per prompt, {col}", f"{p:.2f} ± {TABLE1_TOLERANCE:.0%}", v,
-            abs(v / p - 1) <= TABLE1_TOLERANCE)
+        add(f"Table 1 comparisons per prompt, {col}", f"{p:.2f} ± {th.table1:.0%}", v,
+            abs(v / p - 1) <= th.table1)
     gpt_pref = "cheemspreference_gpt"
     if gpt_pref in ours.columns:
         p, v = (t.loc["avg_chars_chosen", gpt_pref] / t.loc["avg_chars_rejected", gpt_pref] for t in (paper, ours))
-        add(f"Table 1 chosen / rejected length, {gpt_pref}", f"{p:.3f} ± {TABLE1_TOLERANCE:.0%}", v,
-            abs(v / p - 1) <= TABLE1_TOLERANCE)
+        add(f"Table 1 chosen / rejected length, {gpt_pref}", f"{p:.3f} ± {th.table1:.0%}", v,
+            abs(v / p - 1) <= th.table1)
     if sizes:
         ratios = {col: sizes[col] / paper.loc["prompts", col] for col in ours.columns if col in sizes}
         groups = [("cheemsbench_open_prompt", "cheemsbench_human_instruction"), ("cheemspreference_gpt", "cheemspreference_human")]
         for a, b in groups:
             if a in ratios and b in ratios:
                 rel = ratios[a] / ratios[b]
-                add(f"prompt counts in Table 1's proportion, {a} : {b}", "1.00 ± 0.02", rel, abs(rel - 1) <= 0.02)
-    for path in ("cheems_bench/open.jsonl", "cheems_bench/human.jsonl"):
+                add(f"prompt counts in Table 1's proportion, {a} : {b}", f"1.00 ± {th.prompt_share:.2f}", rel,
+                    abs(rel - 1) <= th.prompt_share)
+    for path in _BENCH:
         if path in files:
             acc = evaluate_subset(files[path], length_scores(files[path]), n_boot=0).accuracy
-            add(f"longest-response baseline accuracy, {path}", f"< {LENGTH_BASELINE_CEILING:.2f}", acc,
-                acc < LENGTH_BASELINE_CEILING)
-    if truth is not None and "cheems_preference/human.jsonl" in files:
+            add(f"longest-response baseline accuracy, {path}", f"< {th.length_baseline:.2f}", acc,
+                acc < th.length_baseline)
+    if truth is not None and LAYOUT["pref_human"] in files:
         from ..baselines import NgramProbe
 
-        probe = NgramProbe().fit(files["cheems_preference/human.jsonl"], truth)
-        for path in ("cheems_bench/open.jsonl", "cheems_bench/human.jsonl"):
+        probe = NgramProbe().fit(files[LAYOUT["pref_human"]], truth)
+        for path in _BENCH:
             if path in files:
                 acc = evaluate_subset(files[path], probe.score(files[path]), n_boot=0).accuracy
                 base = evaluate_subset(files[path], length_scores(files[path]), n_boot=0).accuracy
-                add(f"learnable: n-gram probe on clean labels beats length by ≥ 0.10, {path}",
-                    f"≥ {base + 0.10:.3f}", acc, acc >= base + 0.10)
+                add(f"learnable: n-gram probe on clean labels beats length by ≥ {th.learnable_margin:.2f}, {path}",
+                    f"≥ {base + th.learnable_margin:.3f}", acc, acc >= base + th.learnable_margin)
     return out
 
 
@@ -325,7 +357,7 @@ PARAMETERS = [
     ("SubsetSpec.prompt_chars, response_chars", lambda: "per file (simulation.SUBSETS)", "fitted: Table 1 lengths", ""),
     ("simulation.MODELS", lambda: _models_text(), "assumed",
      "policies from weak to strong; verbosity is independent of strength so that length says little about "
-     f"quality (checked: the longest-response baseline stays below {LENGTH_BASELINE_CEILING:.2f} accuracy)"),
+     f"quality (checked: the longest-response baseline stays below {THRESHOLDS.length_baseline:.2f} accuracy)"),
     ("quality.TRAIT_LOGITS, DETAIL_P, UTILITY", lambda: _traits_text(), "assumed",
      "how strength sets each visible trait and how traits set the 0-5 utility; shaped after Tables 6-7, no "
      "numeric target"),
@@ -380,10 +412,7 @@ def _traits_text() -> str:
 
 
 def _ratio_text() -> str:
-    import inspect
-
-    from .experiments import table4_sets
+    from .experiments import GPT_PROMPTS
     from ..world.simulation import SIZES
 
-    gpt = inspect.signature(table4_sets).parameters["gpt_prompts"].default
-    return f"{gpt} : {SIZES['default']['pref_human']} (default world)"
+    return f"{GPT_PROMPTS} : {SIZES['default']['pref_human']} (default world)"

@@ -24,22 +24,19 @@ Files are ``{layout path: records}`` (spec §6), so the same code describes the 
 """
 from __future__ import annotations
 
-from ..world_files import GPT_LAYOUT
+from ..world_files import GPT_LAYOUT, PAPER_FILES, RELEASE_FILES
 from .calibration import TABLE1_COLUMNS, claim_kind, table1_per_prompt
 from .claims import TABLE1_TOLERANCE, Claim, all_of, p_value, ratio_estimate
 
 __all__ = ["FILE_NAMES", "WHOLE_PREFERENCE", "TABLE1_FILES", "table1", "paper_table1", "beside_paper", "comparison_bound", "bound_texts", "add_comparison_claims",
            "add_length_claims", "LENGTH_DIRECTION_FILES", "add_length_direction_claims", "response_counts_figure", "category_counts", "categories_figure", "lengths_figure"]
 
-# paper column -> (claim id suffix, name in prose)
-FILE_NAMES = {"cheemsbench_open_prompt": ("open-prompt", "CheemsBench Open Prompt"),
-              "cheemsbench_human_instruction": ("human-instruction", "CheemsBench Human Instruction"),
-              "cheemspreference_gpt": ("preference-gpt", "CheemsPreference GPT"),
-              "cheemspreference_human": ("preference-human", "CheemsPreference human")}
+FILE_NAMES = {f.column: (f.short, f.name) for f in PAPER_FILES.values()}
+"""Table 1's column -> (claim id suffix, name in prose) (from :data:`cheems_lib.world_files.PAPER_FILES`)."""
 WHOLE_PREFERENCE = "cheemspreference"
 """Table 1's column of a release's unsplit ``cheems_preference.jsonl`` (no human/GPT split): its own
 statistics, beside the paper's two preference subsets pooled; it has no claim of its own."""
-TABLE1_FILES = {**TABLE1_COLUMNS, WHOLE_PREFERENCE: "cheems_preference.jsonl"}
+TABLE1_FILES = {**TABLE1_COLUMNS, WHOLE_PREFERENCE: RELEASE_FILES["preference"]}
 """Table 1 column -> layout path, the unsplit preference file included."""
 # the benchmark's GPT-annotated variants repeat the human files' prompts and responses
 _GPT_BENCH = tuple(GPT_LAYOUT.values())

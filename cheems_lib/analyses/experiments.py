@@ -30,13 +30,19 @@ from typing import Any, Mapping, Sequence
 
 from ..models.training_config import default_device
 from ..records import Record
+from ..world_files import GPT_LAYOUT, LAYOUT, RELEASE_FILES, SIMULATED_FILES
 from .leaderboard import board, evaluate_scores  # noqa: F401  (the leaderboard, re-exported for the chapters)
+from .transfer import TABLE3_PROMPTS
 
 __all__ = ["World", "open_world", "ModelSpec", "Family", "table4_sets", "table3_sets", "data_ladder",
            "ladder_family", "model_sizes", "leaderboard_family", "population", "train", "score_family",
-           "evaluate", "evaluate_scores", "estimate", "board", "seeds_text", "SUBSET_NAMES"]
+           "evaluate", "evaluate_scores", "estimate", "board", "seeds_text", "SUBSET_NAMES", "GPT_PROMPTS"]
 
 SUBSET_NAMES = {"open": "Open Prompt", "human": "Human Instruction"}
+GPT_PROMPTS = 800
+"""The GPT-annotated prompts (the subset's first) that Table 4's sets, the leaderboard's GPT-subset model and
+the population train on: a share of the subset, to keep the CPU budget. Every chapter's ``gpt_prompts``
+defaults to it (tests/test_chapters.py checks the parameters cells), so the zoo trains their shared models once."""
 
 
 @dataclass
@@ -103,8 +109,8 @@ class World:
         absent = [k for k in keys if k not in self.files]
         if not absent:
             return None
-        split = {"cheems_preference/human.jsonl", "cheems_preference/gpt.jsonl"}
-        if "cheems_preference.jsonl" not in self.files or not split & {*absent}:
+        split = {LAYOUT["pref_human"], LAYOUT["pref_gpt"]}
+        if RELEASE_FILES["preference"] not in self.files or not split & {*absent}:
             return missing_sentence(what, *absent)
         needs = [f"`{k}`" for k in absent if k not in split]
         needs.append('the human and GPT subsets of `cheems_preference.jsonl` (give its records a `"subset"` field, '
@@ -120,7 +126,7 @@ class World:
             return None
         absent = next(k for k in SUBSET_NAMES if k not in self.bench)
         return missing_sentence(f"{what} on the {SUBSET_NAMES[absent]} subset (only the "
-                                f"{SUBSET_NAMES[next(iter(self.bench))]} subset is used)", f"cheems_bench/{absent}.jsonl")
+                                f"{SUBSET_NAMES[next(iter(self.bench))]} subset is used)", SIMULATED_FILES[absent])
 
     def comparable(self, key: str) -> bool:
         """Whether the paper's numbers may be compared with the records under ``key`` (a §6 path): always for a
@@ -163,7 +169,7 @@ class World:
 
         if self.simulated:
             return "human annotators", False
-        keys = [f"cheems_bench/{k}.jsonl" for k in self.bench] or ["cheems_bench/open.jsonl"]
+        keys = [SIMULATED_FILES[k] for k in self.bench] or [LAYOUT["bench_open"]]
         names = list(dict.fromkeys(self.file_labels(k) for k in keys))
         names = [n for n in names if n != UNKNOWN_LABELS] or [UNKNOWN_LABELS]
         return " and ".join(names), any(model_labels(n) for n in names)
@@ -175,11 +181,11 @@ class World:
         subsets), ``bench`` (either), ``bench-both``, ``gpt-bench`` (both GPT-annotated copies),
         ``pref-human``, ``pref-gpt``, ``pref-split`` (both), ``preference`` (any preference file)."""
         has = self.has
-        pref_h, pref_g = has("cheems_preference/human.jsonl"), has("cheems_preference/gpt.jsonl")
+        pref_h, pref_g = has(LAYOUT["pref_human"]), has(LAYOUT["pref_gpt"])
         return {"simulated": self.simulated, "truth": self.truth is not None,
-                "open": has("cheems_bench/open.jsonl"), "human": has("cheems_bench/human.jsonl"),
+                "open": has(LAYOUT["bench_open"]), "human": has(LAYOUT["bench_human"]),
                 "bench": bool(self.bench), "bench-both": len(self.bench) == 2,
-                "gpt-bench": has("cheems_bench_gpt/open.jsonl", "cheems_bench_gpt/human.jsonl"),
+                "gpt-bench": has(*GPT_LAYOUT.values()),
                 "pref-human": pref_h, "pref-gpt": pref_g, "pref-split": pref_h and pref_g,
                 "preference": self.preference is not None}
 
@@ -198,8 +204,7 @@ class World:
     @property
     def bench(self) -> dict[str, list[Record]]:
         """The human-annotated CheemsBench subsets present (``open``, ``human``, or fewer)."""
-        return {name: self.files[path] for name, path in (("open", "cheems_bench/open.jsonl"),
-                                                          ("human", "cheems_bench/human.jsonl")) if path in self.files}
+        return {name: self.files[SIMULATED_FILES[name]] for name in SUBSET_NAMES if SIMULATED_FILES[name] in self.files}
 
     @property
     def bench_records(self) -> list[Record]:
@@ -208,14 +213,14 @@ class World:
     @property
     def human(self) -> list[Record] | None:
         """The golden human-annotated preference subset; None when absent (or not split from the one file)."""
-        return self.files.get("cheems_preference/human.jsonl")
+        return self.files.get(LAYOUT["pref_human"])
 
     @property
     def preference(self) -> list[Record] | None:
         """Every preference record the folder holds (human then GPT subset, or the one unsplit file); None if none."""
-        if "cheems_preference.jsonl" in self.files:
-            return self.files["cheems_preference.jsonl"]
-        parts = [self.files[k] for k in ("cheems_preference/human.jsonl", "cheems_preference/gpt.jsonl") if k in self.files]
+        if RELEASE_FILES["preference"] in self.files:
+            return self.files[RELEASE_FILES["preference"]]
+        parts = [self.files[k] for k in (LAYOUT["pref_human"], LAYOUT["pref_gpt"]) if k in self.files]
         return [r for p in parts for r in p] if parts else None
 
     @cached_property
@@ -230,7 +235,7 @@ class World:
 
     def gpt(self, prompts: int = 0) -> list[Record] | None:
         """The first ``prompts`` of the GPT-annotated preference subset (0: all); None when absent."""
-        gpt = self.files.get("cheems_preference/gpt.jsonl")
+        gpt = self.files.get(LAYOUT["pref_gpt"])
         if gpt is None:
             return None
         return gpt[:prompts] if prompts else list(gpt)
@@ -307,7 +312,7 @@ def seeds_text(seeds: Sequence[int]) -> str:
     return ", ".join(map(str, seeds))
 
 
-def table4_sets(world: World, *, gpt_prompts: int = 800, margin: float = 0.0, seed: int = 0,
+def table4_sets(world: World, *, gpt_prompts: int = GPT_PROMPTS, margin: float = 0.0, seed: int = 0,
                 epochs: int = 2) -> tuple[dict[str, list[Record]], dict, dict]:
     """Table 4's training sets (keys ``distant_supervision.ABLATION``), the step reports and the
     golden-subset model's scores on the GPT subset.
@@ -327,7 +332,7 @@ def table4_sets(world: World, *, gpt_prompts: int = 800, margin: float = 0.0, se
     return sets, reports, scores
 
 
-def table3_sets(world: World, *, prompts: int = 800, seed: int = 0) -> dict[str, dict]:
+def table3_sets(world: World, *, prompts: int = TABLE3_PROMPTS, seed: int = 0) -> dict[str, dict]:
     """The analogues of Table 3's open datasets (:func:`cheems_lib.analyses.transfer.analogues`): ``{name: {"records",
     "annotation", "format", "domain", "labels", "isolates", "stands_for"}}``."""
     from .transfer import analogues
@@ -359,7 +364,7 @@ def model_sizes(records: Sequence[Record], sizes: Sequence[str], *, seeds: Seque
                   models={f"{s} · human subset": s for s in sizes}, group="model size")
 
 
-def leaderboard_family(world: World, *, seeds: Sequence[int], epochs: int, gpt_prompts: int = 800) -> Family:
+def leaderboard_family(world: World, *, seeds: Sequence[int], epochs: int, gpt_prompts: int = GPT_PROMPTS) -> Family:
     """The evaluation chapter's zoo, from the preference files the world holds: tiny and tiny-xs on the
     human subset, tiny on the first ``gpt_prompts`` GPT prompts (each equals a model of Table 4 or
     Fig. 7, so the zoo trains it once); with neither subset but one unsplit preference file, tiny and
@@ -378,8 +383,8 @@ def leaderboard_family(world: World, *, seeds: Sequence[int], epochs: int, gpt_p
     return Family(sets, seeds=tuple(seeds), epochs=epochs, models=models, group="leaderboard")
 
 
-def population(world: World, *, seeds: Sequence[int], epochs: int = 2, gpt_prompts: int = 800,
-               transfer_prompts: int = 800, ladder_points: int = 5, sizes: Sequence[str] = (),
+def population(world: World, *, seeds: Sequence[int], epochs: int = 2, gpt_prompts: int = GPT_PROMPTS,
+               transfer_prompts: int = TABLE3_PROMPTS, ladder_points: int = 5, sizes: Sequence[str] = (),
                margin: float = 0.0, seed: int = 0) -> list[ModelSpec]:
     """Every model the other chapters train (Table 4, Table 3, data ladder, model sizes), each once.
 

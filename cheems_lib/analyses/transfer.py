@@ -32,12 +32,18 @@ import numpy as np
 
 from ..conflicts import resolve_records
 from ..records import FIRST, SECOND, Record, strict_pairs
+from ..world_files import LAYOUT
 
-__all__ = ["pairwise_only", "domain_only", "noisy_labels", "analogues", "PROPERTIES", "TABLE3_DATASETS",
+__all__ = ["TABLE3_PROMPTS", "pairwise_only", "domain_only", "noisy_labels", "analogues", "PROPERTIES", "TABLE3_DATASETS",
            "nearest", "annotation_pairs", "HUMAN_CLAIM", "table3_groups", "paper_accuracy", "MULTI_HUMAN", "MULTI_MACHINE", "PAIR_HUMAN", "PAIR_MACHINE",
            "EFFECTS", "table3", "published_table3", "paper_groups_text", "add_claims", "add_untestable_claims", "best_dataset",
            "add_best_dataset_claims", "effects", "add_real_claims"]
 
+TABLE3_PROMPTS = 800
+"""The Table 3 prompt count: the GPT-annotated prompts (the subset's first) of each multi-response
+machine-annotated analogue (:func:`analogues`); equal to :data:`cheems_lib.analyses.experiments.GPT_PROMPTS`,
+so the ``multi-response, machine`` set is Table 4's GPT subset row and the zoo trains it once. The chapters'
+``prompts`` / ``transfer_prompts`` default to it (tests/test_chapters.py checks the parameters cells)."""
 PROPERTIES = ("annotation", "format", "domain")
 """The properties an analogue shares with the Table 3 rows it stands for."""
 
@@ -148,7 +154,7 @@ def _analogue(records, annotation, format, domain, isolates, stands_for=(), labe
             "isolates": isolates, "stands_for": tuple(stands_for)}
 
 
-def analogues(files: dict, *, prompts: int = 800, seed: int = 0) -> dict[str, dict]:
+def analogues(files: dict, *, prompts: int = TABLE3_PROMPTS, seed: int = 0) -> dict[str, dict]:
     """The chapter's training sets, ``{name: {"records", "annotation", "format", "domain", "labels",
     "isolates", "stands_for"}}``, built from the world's preference set.
 
@@ -156,7 +162,7 @@ def analogues(files: dict, *, prompts: int = 800, seed: int = 0) -> dict[str, di
     (0: all). The two pairwise sets are the comparison of annotation source: one pair per prompt
     of the human subset, and as many pairs (one per prompt) from the GPT-annotated subset.
     """
-    human, gpt_all = files["cheems_preference/human.jsonl"], files["cheems_preference/gpt.jsonl"]
+    human, gpt_all = files[LAYOUT["pref_human"]], files[LAYOUT["pref_gpt"]]
     gpt = gpt_all[:prompts] if prompts else list(gpt_all)
     pair_human, pair_machine = annotation_pairs(human, gpt_all, seed=seed)
     return {

@@ -147,10 +147,13 @@ class PairVerdict:
         return (first, second) in ((0, 1), (1, 0), (2, 2))
 
 
+def _judge_messages(text: str) -> list[dict]:
+    return [{"role": "user", "content": text}]
+
+
 def _encode_judge(tokenizer, text: str, max_length: int | None) -> list[int]:
-    messages = [{"role": "user", "content": text}]
     if tokenizer.chat_template:
-        out = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+        out = tokenizer.apply_chat_template(_judge_messages(text), tokenize=True, add_generation_prompt=True)
         ids = list(out["input_ids"] if hasattr(out, "keys") else out)
     else:
         ids = tokenizer(text)["input_ids"]
@@ -160,40 +163,17 @@ def _encode_judge(tokenizer, text: str, max_length: int | None) -> list[int]:
 
 
 def _encode_judges(tokenizer, texts: Sequence[str], max_length: int | None, chunk: int = 1024) -> list[list[int]]:
-    """:func:`_encode_judge` of each text, with one rendering and one tokenizer call per ``chunk`` texts.
+    """:func:`_encode_judge` of each text, with one rendering and one tokenizer call per ``chunk`` texts
+    (:func:`~cheems_lib.models.reward_model.encode_chats`).
 
     With ``max_length`` each text is first cut to its last :func:`~cheems_lib.models.reward_model.text_budget`
-    characters, so the tokenizer never sees more than that; the last ``max_length`` ids are unchanged
-    (a cut text left with fewer than ``2 * max_length`` ids is encoded again with twice the budget).
+    characters, so the tokenizer never sees more than that; the last ``max_length`` ids are unchanged.
     """
-    from .reward_model import cut_text, text_budget
+    from .reward_model import encode_chats
 
-    budget = text_budget(tokenizer, max_length)
-    out = []
-    for start in range(0, len(texts), chunk):
-        part = texts[start:start + chunk]
-        ids = _judge_ids(tokenizer, [cut_text(t, budget, keep="end") for t in part])
-        while budget is not None:  # rare: a normaliser dropped characters of a cut text
-            again = [k for k, t in enumerate(part) if len(t) > budget and len(ids[k]) < 2 * max_length]
-            if not again:
-                break
-            budget *= 2
-            for k, x in zip(again, _judge_ids(tokenizer, [cut_text(part[k], budget, keep="end") for k in again])):
-                ids[k] = x
-        out.extend(x[-max_length:] if max_length and len(x) > max_length else x for x in ids)
-    return out
-
-
-def _judge_ids(tokenizer, texts: Sequence[str]) -> list[list[int]]:
-    from .reward_model import _IDS_ONLY
-
-    if tokenizer.chat_template:  # what apply_chat_template(tokenize=True) does: render, then no special tokens added
-        rendered = tokenizer.apply_chat_template([[{"role": "user", "content": t}] for t in texts], tokenize=False,
-                                                 add_generation_prompt=True)
-        ids = tokenizer(rendered, add_special_tokens=False, **_IDS_ONLY)["input_ids"]
-    else:
-        ids = tokenizer(list(texts), **_IDS_ONLY)["input_ids"]
-    return [list(x) for x in ids]
+    ids = encode_chats(tokenizer, [(t,) for t in texts], messages=_judge_messages, plain=str, generation_prompt=True,
+                       keep="end", chunk=chunk, max_length=max_length)
+    return [x[-max_length:] if max_length and len(x) > max_length else x for x in ids]
 
 
 def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: int = 8, max_length: int | None = None,

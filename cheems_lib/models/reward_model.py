@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Iterable
 
 __all__ = ["TINY_SIZES", "TinySize", "is_tiny", "train_tokenizer", "tiny_config", "build_tiny", "load", "encode_pair", "encode_pairs",
-           "text_budget", "cut_text",
+           "encode_chats", "text_budget", "cut_text",
            "ModelError", "count_parameters", "realign", "check_source", "loading", "head_looks_untrained",
            "convert_gguf", "smollm2_gguf"]
 
@@ -292,7 +292,7 @@ def text_budget(tokenizer, max_length: int | None) -> int | None:
     the text was longer than that, while a 50 MB response costs kilobytes, not gigabytes.
     A text within the budget is not cut at all, so its ids do not change. A normaliser that
     drops characters (whitespace, control characters) can leave fewer tokens: callers
-    encode those texts again with a doubled budget (:func:`encode_pairs`).
+    encode those texts again with a doubled budget (:func:`encode_chats`).
     """
     if not max_length:
         return None
@@ -318,50 +318,73 @@ def encode_pairs(tokenizer, items: Iterable[tuple[str, str, str | None]], *, chu
                  max_length: int | None = None) -> list[list[int]]:
     """Token ids of many ``(prompt, response, sys_prompt)`` conversations, the same as :func:`encode_pair` for each.
 
-    One template rendering call and one tokenizer call per ``chunk`` conversations instead
-    of one of each per conversation: less Python overhead per pair, and a fast tokenizer
-    spreads a batch over the cores. The ids are equal because this is what
-    ``apply_chat_template(tokenize=True)`` does: render, then tokenize the text with
-    ``add_special_tokens=False``; without a chat template the plain text is tokenized with
-    the tokenizer's default special tokens, as in :func:`encode_pair`.
+    :func:`encode_chats` with the reward model's conversation: one template rendering call and
+    one tokenizer call per ``chunk`` conversations, and with ``max_length`` (the caller keeps
+    the first ``max_length`` ids) each text cut to :func:`text_budget` characters first, so
+    scoring a 50 MB response no longer tokenizes all of it.
+    """
+    return encode_chats(tokenizer, items, messages=_messages, plain=_plain_text, chunk=chunk, max_length=max_length)
+
+
+def encode_chats(tokenizer, items: Iterable[tuple[str | None, ...]], *, messages, plain, generation_prompt: bool = False,
+                 keep: str = "start", chunk: int = 4096, max_length: int | None = None) -> list[list[int]]:
+    """Token ids of many chats, each an item of texts: ``messages(*item)`` is its chat, ``plain(*item)``
+    the text a tokenizer without a chat template gets (with its default special tokens).
+
+    The one chunked encoder of the library (reward models and judges): one template rendering call
+    and one tokenizer call per ``chunk`` chats instead of one of each per chat: less Python overhead,
+    and a fast tokenizer spreads a batch over the cores. The ids equal
+    ``apply_chat_template(messages(*item), tokenize=True, add_generation_prompt=generation_prompt)``
+    because that is what it does: render, then tokenize with ``add_special_tokens=False``.
     ``chunk`` bounds the tokenizer's intermediate objects for large data sets.
 
-    With ``max_length`` (the caller keeps the first ``max_length`` ids), each text is first
-    cut to :func:`text_budget` characters: the first ``max_length`` ids, and whether there
-    are more, are those of the whole conversation, but the tokenizer never sees more than
-    the budget of one text (scoring a 50 MB response no longer tokenizes all of it).
+    With ``max_length`` each text is first cut to :func:`text_budget` characters, keeping its
+    ``"start"`` or its ``"end"`` (``keep``): the first (or last) ``max_length`` ids, and whether there
+    are more, are those of the whole chat, but the tokenizer never sees more than the budget of one
+    text. The ids are not cut here: the caller keeps the first or last ``max_length``.
     """
     items = list(items)
     budget = text_budget(tokenizer, max_length)
+    form = _ChatForm(messages, plain, generation_prompt, keep)
     out: list[list[int]] = []
     for start in range(0, len(items), chunk):
-        out.extend(_encode_cut(tokenizer, items[start:start + chunk], budget, max_length))
+        out.extend(_encode_cut(tokenizer, form, items[start:start + chunk], budget, max_length))
     return out
 
 
-def _encode_cut(tokenizer, part: list, budget: int | None, max_length: int | None) -> list[list[int]]:
-    """:func:`_encode_chunk` of ``part`` with every text cut to ``budget``; a cut conversation left
-    with fewer than ``2 * max_length`` ids (a normaliser dropped characters) is encoded again with
-    twice the budget, until it has them or is no longer cut."""
+@dataclass(frozen=True)
+class _ChatForm:
+    """How :func:`encode_chats` turns an item into a chat (see there)."""
+
+    messages: object
+    plain: object
+    generation_prompt: bool
+    keep: str
+
+
+def _encode_cut(tokenizer, form: _ChatForm, part: list, budget: int | None, max_length: int | None) -> list[list[int]]:
+    """:func:`_encode_chunk` of ``part`` with every text cut to ``budget``; a cut chat left with fewer
+    than ``2 * max_length`` ids (a normaliser dropped characters) is encoded again with twice the
+    budget, until it has them or is no longer cut."""
     if budget is None:
-        return _encode_chunk(tokenizer, part)
-    cut = lambda item: tuple(cut_text(t, budget) for t in item)
-    ids = _encode_chunk(tokenizer, [cut(item) for item in part])
+        return _encode_chunk(tokenizer, form, part)
+    ids = _encode_chunk(tokenizer, form, [tuple(cut_text(t, budget, keep=form.keep) for t in item) for item in part])
     again = [k for k, item in enumerate(part) if len(ids[k]) < 2 * max_length
              and any(t is not None and len(t) > budget for t in item)]
     if again:
-        for k, x in zip(again, _encode_cut(tokenizer, [part[k] for k in again], 2 * budget, max_length)):
+        for k, x in zip(again, _encode_cut(tokenizer, form, [part[k] for k in again], 2 * budget, max_length)):
             ids[k] = x
     return ids
 
 
-def _encode_chunk(tokenizer, part: list) -> list[list[int]]:
-    """One template rendering and one tokenizer call for ``part``'s conversations."""
+def _encode_chunk(tokenizer, form: _ChatForm, part: list) -> list[list[int]]:
+    """One template rendering and one tokenizer call for ``part``'s chats."""
     if tokenizer.chat_template:
-        texts = tokenizer.apply_chat_template([_messages(p, r, s) for p, r, s in part], tokenize=False)
+        texts = tokenizer.apply_chat_template([form.messages(*item) for item in part], tokenize=False,
+                                              add_generation_prompt=form.generation_prompt)
         ids = tokenizer(texts, add_special_tokens=False, **_IDS_ONLY)["input_ids"]
     else:
-        ids = tokenizer([_plain_text(*item) for item in part], **_IDS_ONLY)["input_ids"]
+        ids = tokenizer([form.plain(*item) for item in part], **_IDS_ONLY)["input_ids"]
     return [list(x) for x in ids]
 
 

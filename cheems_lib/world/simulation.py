@@ -39,7 +39,7 @@ import numpy as np
 from .. import paper
 from ..conflicts import resolve_records
 from ..records import Record, Response, strict_pairs
-from ..world_files import GPT_LAYOUT, LAYOUT, write_files
+from ..world_files import GPT_LAYOUT, LAYOUT, PAPER_FILES, write_files
 from .annotators import (GPTAnnotator, HumanAnnotator, annotate_all_pairs, annotate_complete, annotate_rounds,
                          position_share)
 from .corpus import CATEGORIES, Task, make_task
@@ -131,15 +131,12 @@ HUMAN_MIX = {"理解": .17, "知识": .12, "创意写作": .19, "推理": .08, "
 """Category shares of Human Instruction prompts (assumed): also the prompts of the best-of-N win-rate task."""
 _PREF_MIX = {"理解": .15, "知识": .15, "创意写作": .15, "推理": .10, "数学": .10, "代码": .10, "安全": .08, "复杂指令": .17}
 
-# Table 1 column of each file of the world.
-_TABLE1_COLUMNS = {"bench_open": "cheemsbench_open_prompt", "bench_human": "cheemsbench_human_instruction",
-                   "pref_human": "cheemspreference_human", "pref_gpt": "cheemspreference_gpt"}
 _TABLE1 = paper.rows("table1_statistics")
 
 
 def _table1(statistic: str, key: str) -> str:
     """One cell of Table 1 (data/paper/table1_statistics.csv) for the file ``key``, as the CSV's string."""
-    return _TABLE1[statistic][_TABLE1_COLUMNS[key]]
+    return _TABLE1[statistic][PAPER_FILES[key].column]
 
 
 def _response_chars(key: str) -> float:
@@ -162,7 +159,7 @@ SUBSETS = {
     "pref_gpt": _spec("pref_gpt", _PREF_MIX, responses_sd=3.05),
 }
 
-_PAPER_COUNTS = {key: int(_table1("prompts", key)) for key in _TABLE1_COLUMNS}
+_PAPER_COUNTS = {key: int(_table1("prompts", key)) for key in LAYOUT}  # SIZES["paper"] in the layout's order
 # prompts per subset and the length factor, per size: paper = Table 1's counts; default = the benchmark at
 # Table 1's counts and a quarter of each preference file; smoke = a few dozen prompts per file.
 SIZES: dict[str, dict] = {
