@@ -59,3 +59,29 @@ def test_records_does_not_import_the_algorithm():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
                          env={"PYTHONPATH": str(ROOT)})
     assert out.stdout.strip() == "False"
+
+
+def _wings_imported(path) -> set[str]:
+    """The sub-packages of cheems_lib (``analyses``, ``models``, ...) that ``path``, a top-level module, imports
+    anywhere (module level or inside a function)."""
+    wings = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level == 1 or base.startswith("cheems_lib"):
+                base = base.removeprefix("cheems_lib").lstrip(".")
+                first = base.split(".")[0]
+                found |= {first} & wings if first else {a.name for a in node.names} & wings
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("cheems_lib.")} & wings
+    return found
+
+
+def test_top_level_methods_import_no_wing():
+    """The top level holds methods that work on any file: conflicts, correlation, distant_supervision and the rest
+    import nothing from analyses/, models/, world/ or publishing/ (issue 27: the interval statistics moved down to
+    estimates, the chapters' worked example, figures and claims up into analyses/). cli, the entry point, is the
+    one exception."""
+    offenders = {p.stem: sorted(_wings_imported(p)) for p in sorted(PACKAGE.glob("*.py")) if p.stem != "cli"}
+    assert {k: v for k, v in offenders.items() if v} == {}

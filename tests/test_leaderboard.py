@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from cheems_lib.analyses import leaderboard as lb
-from cheems_lib.analyses.claims import Claim, Ledger, best_of, category_estimate, subset_estimate
+from cheems_lib.estimates import best_of, category_estimate, subset_estimate
+from cheems_lib.analyses.claims import Claim, Ledger
 from cheems_lib.analyses.leaderboard import baseline_scores, category_accuracy, leaderboard
 from cheems_lib.world.simulation import WorldConfig, build_world
 

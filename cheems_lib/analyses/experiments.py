@@ -455,7 +455,7 @@ def evaluate(family: Family | Sequence[ModelSpec], world: World, *, n_boot: int 
 
 
 def estimate(results: Mapping[str, list[dict]], name: str, metric: str = "overall", subsets: Sequence[str] | None = None):
-    """:func:`cheems_lib.analyses.claims.subset_estimate` of one model of an :func:`evaluate` result."""
-    from .claims import subset_estimate
+    """:func:`cheems_lib.estimates.subset_estimate` of one model of an :func:`evaluate` result."""
+    from ..estimates import subset_estimate
 
     return subset_estimate(results[name], metric, subsets)

@@ -58,7 +58,7 @@ def board(results: Mapping[str, list[dict]], *, seed: int = 0):
     and the number of seeds; sorted by Overall."""
     import pandas as pd
 
-    from .claims import subset_estimate
+    from ..estimates import subset_estimate
 
     rows = []
     for name, per_seed in results.items():
@@ -169,12 +169,12 @@ def _difference_text(diff, seed: int) -> str:
 
 def baseline_sentence(trained: Mapping[str, list[dict]], baselines: Mapping[str, list[dict]], *, seed: int = 0) -> str:
     """Does the trained model with the highest mean Overall beat every baseline? The sentence for
-    :func:`cheems_lib.analyses.claims.best_of`'s verdict, by paired intervals.
+    :func:`cheems_lib.estimates.best_of`'s verdict, by paired intervals.
 
     ``trained`` and ``baselines`` are :func:`evaluate_scores` results on the same subsets. A
     baseline needs no training: its one run is paired with each training seed.
     """
-    from .claims import INSUFFICIENT, best_of, insufficient_text, subset_estimate
+    from ..estimates import INSUFFICIENT, best_of, insufficient_text, subset_estimate
 
     overall = {name: subset_estimate(per_seed) for name, per_seed in trained.items()}
     lead = max(overall, key=lambda n: overall[n].value)
@@ -199,7 +199,7 @@ def judge_sentence(judged: Mapping[str, list[dict]], random_scores: Mapping, sub
     """The first judge of ``judged`` (:func:`evaluate_scores` results on ``subsets``) against the random
     baseline's ``random_scores`` on the same prompts: one sentence for the verdict of the paired
     accuracy difference (mean of the subsets) being above zero."""
-    from .claims import INSUFFICIENT, decide, insufficient_text, subset_estimate
+    from ..estimates import INSUFFICIENT, decide, insufficient_text, subset_estimate
 
     name = next(iter(judged))
     rand = evaluate_scores({"random": random_scores}, subsets, n_boot=n_boot, seed=seed)["random"]
@@ -224,7 +224,7 @@ def deterministic_label() -> str:
 
 def _mean_over(results: Mapping[str, list[dict]], stat):
     """``stat(name)`` averaged over the models of ``results``, paired seed by seed."""
-    from .claims import mean_of
+    from ..estimates import mean_of
 
     return mean_of([stat(name) for name in results])
 
@@ -293,7 +293,8 @@ def _rewardbench_says(where: str) -> dict[str, str]:
 def _rewardbench_claim(results, on_rewardbench, pairs: int, table8, seed: int):
     """§6.1 (1): lower on CheemsBench than on the whole RewardBench-like comparator. Kind *structural*: its
     strong-vs-weak sections make it easy by construction (:func:`rewardbench_design`)."""
-    from .claims import Claim, subset_estimate
+    from ..estimates import subset_estimate
+    from .claims import Claim
 
     diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy")
                       - subset_estimate(on_rewardbench[n], "accuracy"))
@@ -309,7 +310,8 @@ def _rewardbench_claim(results, on_rewardbench, pairs: int, table8, seed: int):
 def _mid_pairs_claim(results, on_mid, pairs: int, table8, seed: int):
     """§6.1 (1) on the comparator's mid-vs-mid sections only (no label built in, :data:`BUILT_IN_BUILDS`): a
     finding, since neither side's difficulty is set by the comparator's construction."""
-    from .claims import Claim, subset_estimate
+    from ..estimates import subset_estimate
+    from .claims import Claim
 
     mid = " and ".join(rewardbench_design()["mid"])
     diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy")
@@ -326,7 +328,8 @@ def _mid_pairs_claim(results, on_mid, pairs: int, table8, seed: int):
 
 def _subset_claim(results, table8, seed: int):
     """§6.1 (2): more accurate on Open Prompt than on Human Instruction."""
-    from .claims import Claim, subset_estimate
+    from ..estimates import subset_estimate
+    from .claims import Claim
 
     table8 = table8_models(table8)
     diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy", ["open"])
@@ -347,7 +350,8 @@ def _subset_claim(results, table8, seed: int):
 
 def _deterministic_claim(results, seed: int):
     """§6.1 (3): more accurate on the categories with deterministic answers."""
-    from .claims import Claim, category_estimate
+    from ..estimates import category_estimate
+    from .claims import Claim
     from ..world.corpus import CATEGORIES, DETERMINISTIC
 
     others = [c for c in CATEGORIES if c not in DETERMINISTIC]
@@ -440,7 +444,8 @@ def add_category_claims(ledger, results: Mapping[str, list[dict]], *, seed: int 
     """Add :data:`FIG4_CLAIMS` to ``ledger``: per claim, the category's accuracy minus the mean accuracy of
     the subset's other categories (macro, mean over the trained models of ``results``, paired); untestable
     when the models, the subset or the category are missing."""
-    from .claims import Claim, category_estimate
+    from ..estimates import category_estimate
+    from .claims import Claim
     from ..world.corpus import CATEGORIES
 
     first = next(iter(results.values()), [{}])[0] if results else {}
@@ -474,7 +479,7 @@ def category_estimates(results: Mapping[str, list[dict]], subset: str) -> dict[s
     """Fig. 4's rows for one subset, each averaged over the models of ``results`` (paired seed by seed):
     the subset's accuracy, the deterministic categories and the others, then each category
     (deterministic ones marked ``*``)."""
-    from .claims import category_estimate, subset_estimate
+    from ..estimates import category_estimate, subset_estimate
     from ..world.corpus import CATEGORIES, DETERMINISTIC
 
     present = [c for c in CATEGORIES if c in next(iter(results.values()))[0][subset].by_category]
