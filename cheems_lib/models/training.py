@@ -14,8 +14,7 @@ same as on one process. The same seed on a CPU gives identical weights.
 Beside it: the hyperparameters, checked before anything is written, in
 :mod:`cheems_lib.models.training_config`; the records' pairs in :mod:`cheems_lib.models.training_pairs`; the
 output folder (checkpoints, resume, the atomic publish) in :mod:`cheems_lib.models.run_folder`. The
-tiny judge's trainer (:func:`train_judge`) lives here, beside the reward model's;
-:func:`cheems_lib.models.judging.train_tiny_judge` builds its examples and calls it.
+tiny judge's trainer is :func:`cheems_lib.models.judging.train_judge`, with the judge it trains.
 """
 from __future__ import annotations
 
@@ -34,10 +33,10 @@ from ..records import Record
 from .batching import Batch, forward_groups, pack, pad_right, padding_fraction
 from .run_folder import (Plan, agreed_plan, append_json_line, discarded_on_write_failure, publish, save_checkpoint,
                          start_fresh, trim_log)
-from .training_config import JudgeTrainConfig, TrainConfig, TrainError, effective_settings, start_line
+from .training_config import TrainConfig, TrainError, effective_settings, start_line
 from .training_pairs import EncodedData, collate, encode_records
 
-__all__ = ["bt_loss", "train", "forward_rewards", "grouped_rewards", "StepMetrics", "train_judge"]
+__all__ = ["bt_loss", "train", "forward_rewards", "grouped_rewards", "StepMetrics"]
 
 
 def bt_loss(rewards, pairs: Sequence[tuple[int, int]], reg_coef: float, *, n_pairs: int | None = None,
@@ -364,49 +363,3 @@ def _all_reduce_grads(acc, model) -> None:
         n = p.numel()
         p.grad.copy_(flat[offset:offset + n].view_as(p.grad))
         offset += n
-
-
-def train_judge(examples: Sequence[tuple[list[int], int]], tokenizer, cfg: JudgeTrainConfig, output_dir, *,
-                progress: bool = False):
-    """Train a tiny Qwen2 causal LM on ``(prompt ids, answer token)`` examples and save it in ``output_dir``.
-
-    The loss is cross-entropy of the next token after the prompt (the judge's letter),
-    summed over a batch and divided by its examples. Batches are whole examples packed
-    under the token budget, reshuffled each epoch; the schedule is linear warm-up over
-    ``warmup_fraction`` of the batches, then linear decay. Returns ``output_dir``.
-    """
-    import torch
-    import torch.nn.functional as F
-    from transformers import Qwen2ForCausalLM
-
-    from .batching import last_token_logits
-    from .reward_model import tiny_config
-
-    torch.manual_seed(cfg.seed)
-    model = Qwen2ForCausalLM(tiny_config(cfg.size, tokenizer, max_length=cfg.max_length))
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate)
-    model.train()
-    lengths = [[len(ids)] for ids, _ in examples]
-    batches = [b for e in range(cfg.epochs) for b in pack(lengths, cfg.max_tokens_per_batch, seed=[cfg.seed, e])]
-    n, warmup = len(batches), max(1, math.floor(cfg.warmup_fraction * len(batches)))
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, 1 - step / n))
-    if progress:
-        from tqdm.auto import tqdm
-        batches = tqdm(batches, desc="training judge", unit="batch")
-    for batch in batches:
-        items = [examples[i] for i in batch.prompts]
-        loss = 0.0
-        for group in forward_groups([len(ids) for ids, _ in items], cfg.max_tokens_per_batch):
-            ids, mask = pad_right([items[j][0] for j in group], tokenizer.pad_token_id, "cpu")
-            last = last_token_logits(model(input_ids=ids, attention_mask=mask).logits, mask)
-            target = torch.tensor([items[j][1] for j in group])
-            loss = loss + F.cross_entropy(last, target, reduction="sum")
-        (loss / len(items)).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-        opt.step()
-        sched.step()
-        opt.zero_grad()
-    model.eval()
-    model.save_pretrained(output_dir)
-    tokenizer.save_pretrained(output_dir)
-    return output_dir
