@@ -10,7 +10,7 @@ from cheems_lib.estimates import Estimate
 from cheems_lib.analyses.claims import Ledger
 from cheems_lib.distant_supervision import ABLATION, filter_by_reward
 from cheems_lib.distant_supervision import ablation as ds_ablation
-from cheems_lib.analyses.leaderboard import board
+from cheems_lib.analyses.leaderboard import leaderboard_frame
 from cheems_lib.metrics import SubsetResult
 from cheems_lib.world.simulation import WorldConfig, build_world
 
@@ -29,16 +29,16 @@ def t4():
     return paper.table("table4_ablation").set_index("training_data")
 
 
-def test_side_by_side(t4):
+def test_beside_paper(t4):
     """One row per training set in the results' order; the paper's columns are Table 4's, ours the board's "mean [interval]"."""
     noise = np.random.default_rng(1).normal(0, 0.01, 100)
     results = {name: [{sub: SubsetResult(0.5 + k / 20, 0.3, {}, 10, 0, 0.5 + k / 20 + noise, 0.3 + noise)
                        for sub in ("open", "human")} for _ in range(2)] for k, name in enumerate(ABLATION)}
-    side = ablation.side_by_side(results, t4, seed=0)
+    side = ablation.beside_paper(results, t4, seed=0)
     assert side["training data"].tolist() == list(ABLATION) and (side["seeds"] == 2).all()
     assert set(ablation.PAPER_COLUMNS) <= set(side.columns)
     assert side["paper overall"].tolist() == t4.loc[list(ABLATION), "overall"].tolist()
-    ours = board(results).set_index("model").loc[ABLATION[2]]
+    ours = leaderboard_frame(results).set_index("model").loc[ABLATION[2]]
     assert side.loc[2, "ours overall"] == f"{ours['overall']:.3f} [{ours['overall_lo']:.3f}, {ours['overall_hi']:.3f}]"
 
 

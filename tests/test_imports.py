@@ -9,9 +9,8 @@ from graphlib import CycleError, TopologicalSorter
 from conftest import ROOT
 
 PACKAGE = ROOT / "cheems_lib"
-# training.train imports zoo.data_fingerprint lazily and zoo imports training. The function now lives in
-# records (zoo re-exports it); switching training's import to records (issue 15 item 1's refactor of
-# train) removes the edge: then delete it here, as test_pending_edges_still_exist will demand.
+# Import edges tolerated while a refactor is pending (none now: data_fingerprint lives in records and every
+# module imports it from there); test_pending_edges_still_exist demands each entry's removal once it is fixed.
 PENDING: set[tuple[str, str]] = set()
 
 
@@ -85,3 +84,20 @@ def test_top_level_methods_import_no_wing():
     one exception."""
     offenders = {p.stem: sorted(_wings_imported(p)) for p in sorted(PACKAGE.glob("*.py")) if p.stem != "cli"}
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_no_module_re_exports_another_modules_name():
+    """Each public name has one home: no module's ``__all__`` lists a name it imports from another cheems_lib module
+    (issue 27: zoo re-exported records.data_fingerprint, experiments leaderboard's board and evaluate_scores)."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        public, imported = [], set()
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+                public = ast.literal_eval(node.value)
+            elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("cheems_lib")):
+                imported |= {a.asname or a.name for a in node.names}
+        if set(public) & imported:
+            found[str(path.relative_to(ROOT))] = sorted(set(public) & imported)
+    assert found == {}, f"re-exported names {found} (fix: import each from the module that defines it)"

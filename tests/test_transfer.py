@@ -133,17 +133,17 @@ def evaluated(files, sets):
     plus the baselines, on the smoke world's benchmark; the board indexed by model and Overall estimates."""
     from cheems_lib.baselines import random_scores
     from cheems_lib.estimates import subset_estimate
-    from cheems_lib.analyses.leaderboard import baseline_scores, board, evaluate_scores
+    from cheems_lib.analyses.leaderboard import baseline_scores, evaluate_scores, leaderboard_frame
 
     bench = {"open": files["cheems_bench/open.jsonl"], "human": files["cheems_bench/human.jsonl"]}
     records = [r for s in bench.values() for r in s]
     scores = {name: [random_scores(records, seed=10 * i + s) for s in range(2)] for i, name in enumerate(sets)}
     results = evaluate_scores({**scores, **baseline_scores(records)}, bench, n_boot=40)
-    return board(results).set_index("model"), {n: subset_estimate(r) for n, r in results.items()}
+    return leaderboard_frame(results).set_index("model"), {n: subset_estimate(r) for n, r in results.items()}
 
 
 def test_table3_has_a_row_per_set_then_the_baselines(sets, evaluated):
-    """Our Table 3: the analogues in order, then the other models, with board()'s intervals and 'one property
+    """Our Table 3: the analogues in order, then the other models, with leaderboard_frame()'s intervals and 'one property
     away' only for analogues that stand for no row."""
     board, _ = evaluated
     t = transfer.table3(sets, board)

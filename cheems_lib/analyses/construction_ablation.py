@@ -6,7 +6,7 @@ processing step and both, and CheemsPreference) and reads off, row against row, 
 steps buy. Here each row is trained with several training seeds
 (:func:`cheems_lib.analyses.experiments.table4_sets`, :func:`cheems_lib.analyses.experiments.evaluate`), and:
 
-- :func:`side_by_side` sets our accuracies and Overall beside the paper's;
+- :func:`beside_paper` sets our accuracies and Overall beside the paper's;
 - :func:`cheems_lib.publishing.figures.overall_dots` draws each row's Overall per seed, its mean and interval;
 - :func:`add_claims` tests the paper's claims on a :class:`cheems_lib.analyses.claims.Ledger`: one
   paired comparison per direction Table 4 shows (:data:`DIRECTIONS`), "CheemsPreference is
@@ -27,11 +27,11 @@ from ..distant_supervision import ABLATION
 from ..estimates import VERDICTS, best_of, p_value
 from .claims import Claim, comparison_says
 
-__all__ = ["PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "paper_pair", "ratio_text", "side_by_side", "add_claims",
+__all__ = ["PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "paper_pair", "ratio_text", "beside_paper", "add_claims",
            "add_cycle_claim", "length_balance", "plot_length_balance"]
 
 PAPER_COLUMNS = ["paper open acc", "paper human acc", "paper overall"]
-"""The columns of :func:`side_by_side` that hold the paper's numbers (data/paper/table4_ablation.csv)."""
+"""The columns of :func:`beside_paper` that hold the paper's numbers (data/paper/table4_ablation.csv)."""
 
 _HUMAN, _GPT, _LENGTH, _DISTANT, _ALL, _COMBINED = ABLATION
 DIRECTIONS = (
@@ -48,14 +48,14 @@ DIRECTIONS = (
 """Table 4's direction claims ``(claim id, claim, a, b)``: row ``a`` scores a higher Overall than row ``b``."""
 
 
-def side_by_side(results: Mapping[str, list[dict]], paper, *, seed: int = 0):
+def beside_paper(results: Mapping[str, list[dict]], paper, *, seed: int = 0):
     """One row per training set of ``results`` (in its order): its seeds, and per metric the paper's
     value beside ours as "mean [95% interval]". ``paper`` is Table 4 indexed by ``training_data``."""
     import pandas as pd
 
-    from .leaderboard import board, interval_cell
+    from .leaderboard import interval_cell, leaderboard_frame
 
-    ours = board(results, seed=seed).set_index("model").loc[list(results)]
+    ours = leaderboard_frame(results, seed=seed).set_index("model").loc[list(results)]
 
     def cell(name, col):
         return interval_cell(ours.loc[name], col)

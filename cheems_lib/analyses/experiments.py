@@ -18,7 +18,8 @@ A :class:`Family` is a set of named training sets, each trained with every train
 :func:`evaluate` scores a family on the benchmark and returns, per model, one
 :class:`cheems_lib.metrics.SubsetResult` per subset and seed, all bootstrapped with the world
 seed, so every comparison between models is paired (see :mod:`cheems_lib.analyses.claims`).
-:func:`evaluate_scores` and :func:`board` are :mod:`cheems_lib.analyses.leaderboard`'s, re-exported here.
+The leaderboard of such results (:func:`cheems_lib.analyses.leaderboard.evaluate_scores`,
+:func:`cheems_lib.analyses.leaderboard.leaderboard_frame`) is :mod:`cheems_lib.analyses.leaderboard`'s.
 """
 from __future__ import annotations
 
@@ -29,11 +30,11 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..records import Record
-from .leaderboard import board, evaluate_scores  # noqa: F401  (the leaderboard, re-exported for the chapters)
+from .leaderboard import evaluate_scores
 
 __all__ = ["World", "open_world", "ModelSpec", "Family", "table4_sets", "table3_sets", "data_ladder",
            "ladder_family", "model_sizes", "leaderboard_family", "population", "train", "score_family",
-           "evaluate", "evaluate_scores", "estimate", "board", "seeds_text", "SUBSET_NAMES"]
+           "evaluate", "estimate", "seeds_text", "SUBSET_NAMES"]
 
 SUBSET_NAMES = {"open": "Open Prompt", "human": "Human Instruction"}
 

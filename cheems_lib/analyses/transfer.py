@@ -224,7 +224,7 @@ def table3(sets: dict[str, dict], board):
     the rows it stands for or, standing for none, those :func:`nearest` it) and per other model of
     ``board`` (the baselines), each metric as ``value [95% interval]``.
 
-    ``board`` is :func:`cheems_lib.analyses.leaderboard.board` indexed by model.
+    ``board`` is :func:`cheems_lib.analyses.leaderboard.leaderboard_frame` indexed by model.
     """
     import pandas as pd
 
