@@ -29,13 +29,14 @@ papermill run, or by a run whose notebook was not kept) is not used: the Claims 
 the chapter as stale and says how to rebuild it. ``cheems book`` keys the Claims page on the
 bytes of the claim files and the runs the pages record (:func:`inputs_digest`).
 
-Each verdict is one 95% interval, and the ledger holds many. The Claims page adds a multiplicity rule over
-the findings (:func:`multiplicity`: Holm's step-down on each claim's bootstrap p-value,
-:func:`cheems_lib.estimates.p_value`) and,
-for each inconclusive finding, the count of prompts or seeds that would decide it at the observed effect
-(:func:`cheems_lib.estimates.scale_to_decide`, rule :data:`cheems_lib.estimates.POWER_RULE`). Every verdict also rests on one simulated world: the ``full``
-profiles rebuild the findings on more worlds and the Claims page shows their spread and any verdict that flips
-(:mod:`cheems_lib.publishing.replicates`); other builds say there that they leave these out.
+Each verdict is one 95% interval, and the ledger holds many. The Claims page
+(:mod:`cheems_lib.analyses.claims_page`) adds a multiplicity rule over the findings (:func:`multiplicity`: Holm's
+step-down on each claim's bootstrap p-value, :func:`cheems_lib.estimates.p_value`) and, for each inconclusive
+finding, the count of prompts or seeds that would decide it at the observed effect
+(:func:`cheems_lib.estimates.scale_to_decide`, rule :data:`cheems_lib.estimates.POWER_RULE`). Every verdict also
+rests on one simulated world: the ``full`` profiles rebuild the findings on more worlds and the Claims page shows
+their spread and any verdict that flips (:mod:`cheems_lib.publishing.replicates`); other builds say there that
+they leave these out.
 
 For tests, ``CHEEMS_FORCE_VERDICT="claim-id=contradicted,..."`` forces verdicts (any of
 :data:`cheems_lib.estimates.VERDICTS`, ``claim-id=insufficient data`` too); a forced claim is marked ``forced``
@@ -95,10 +96,11 @@ CLAIM_COLUMNS = ["id", "paper_ref", "claim", "kind", "verdict", "estimate", "ci_
 """Columns of a saved claim in the ledger's frame (:func:`to_frame`); ``n`` is the count of units (prompts, or
 training sets) the interval resamples, empty where unknown; ``statistic`` is what the estimate measures,
 ``paper`` the paper's words or numbers, ``reason`` why a claim is not a finding; ``p`` its bootstrap p-value
-(:func:`p_value`)."""
+(:func:`~cheems_lib.estimates.p_value`)."""
 MULTIPLICITY_COLUMNS = ["p_holm", "holm", "decides_at_n"]
 """Columns :func:`multiplicity` adds over the whole ledger: the Holm-adjusted p, the verdict under Holm's rule,
-and for an inconclusive finding the count of units that would decide it (:func:`units_to_decide`)."""
+and for an inconclusive finding the count of units that would decide it
+(:func:`~cheems_lib.estimates.units_to_decide`)."""
 CSV_COLUMNS = CLAIM_COLUMNS + MULTIPLICITY_COLUMNS
 """Columns of ``tables/claims.csv`` (plus ``source``, which every download carries)."""
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -135,10 +137,11 @@ class Claim:
     """One paper claim, tested. ``says`` maps a verdict to the sentence the chapter shows (a
     format string with ``{estimate}``, ``{lo}``, ``{hi}``, ``{seeds}``, ``{n}``); :attr:`sentence` is the
     one for the computed verdict. ``n`` is the count of units the statistic rests on (``unit``,
-    see :class:`Estimate`); an *insufficient data* verdict without its own ``says`` entry gets the
-    generated :func:`insufficient_text`. ``p``, ``direction`` and ``margin`` are what the Claims page's
-    multiplicity rule and power line need (:func:`multiplicity`): :meth:`test` fills them; a claim decided
-    by a composite rule (:func:`best_of`, :func:`all_of`) passes ``p=p_value(deciding difference, ...)``."""
+    see :class:`~cheems_lib.estimates.Estimate`); an *insufficient data* verdict without its own ``says`` entry
+    gets the generated :func:`~cheems_lib.estimates.insufficient_text`. ``p``, ``direction`` and ``margin`` are
+    what the Claims page's multiplicity rule and power line need (:func:`multiplicity`): :meth:`test` fills them;
+    a claim decided by a composite rule (:func:`~cheems_lib.estimates.best_of`,
+    :func:`~cheems_lib.estimates.all_of`) passes ``p=p_value(deciding difference, ...)``."""
 
     id: str
     paper_ref: str
@@ -184,7 +187,7 @@ class Claim:
     @classmethod
     def test(cls, id: str, diff: Estimate, direction: str, *, margin: float = 0.0, seed: int = 0,
              **fields) -> "Claim":
-        """A claim decided by :func:`decide` on ``diff``; ``fields`` are the other attributes."""
+        """A claim decided by :func:`~cheems_lib.estimates.decide` on ``diff``; ``fields`` are the other attributes."""
         lo, hi = diff.interval(seed=seed)
         return cls(id=id, verdict=decide(diff, direction, margin=margin, seed=seed), estimate=diff.value,
                    ci_low=lo, ci_high=hi, seeds=diff.seeds, n=diff.n, unit=diff.unit,
@@ -361,11 +364,12 @@ _DECIDED = ("supported", "contradicted")
 def multiplicity(frame, *, alpha: float = HOLM_ALPHA, kinds: Sequence[str] = HOLM_KINDS):
     """The ledger ``frame`` (:func:`to_frame`, every chapter's claims) with :data:`MULTIPLICITY_COLUMNS`.
 
-    The family is every claim of ``kinds`` with a p-value (:func:`p_value`). ``p_holm``: its Holm-adjusted p
-    (:func:`holm_adjust`). ``holm``: its verdict under Holm's rule at ``alpha``: a supported or contradicted
-    verdict whose adjusted p exceeds ``alpha`` becomes *inconclusive*, every other verdict stays (the rule only
-    withholds decisions); empty outside the family. ``decides_at_n``: for an inconclusive claim of the family,
-    :func:`units_to_decide` (the count of its ``unit``), else empty."""
+    The family is every claim of ``kinds`` with a p-value (:func:`~cheems_lib.estimates.p_value`). ``p_holm``: its
+    Holm-adjusted p (:func:`~cheems_lib.estimates.holm_adjust`). ``holm``: its verdict under Holm's rule at
+    ``alpha``: a supported or contradicted verdict whose adjusted p exceeds ``alpha`` becomes *inconclusive*, every
+    other verdict stays (the rule only withholds decisions); empty outside the family. ``decides_at_n``: for an
+    inconclusive claim of the family, :func:`~cheems_lib.estimates.units_to_decide` (the count of its ``unit``),
+    else empty."""
     out = frame.copy()
     if out.empty:
         for col in MULTIPLICITY_COLUMNS:

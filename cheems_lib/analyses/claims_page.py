@@ -120,8 +120,9 @@ def power_table(ledger):
         return undecided, pd.DataFrame(columns=_POWER_COLUMNS)
     ours = [f"{e:.3f} [{lo:.3f}, {hi:.3f}]" for e, lo, hi in zip(undecided["estimate"], undecided["ci_low"],
                                                                  undecided["ci_high"])]
+    decided_by = [decides_at(r) for _, r in undecided.iterrows()]
     return undecided, pd.DataFrame({"id": undecided["id"], "claim": undecided["claim"], "ours [95%]": ours,
-                                    "decided at the observed effect by": [decides_at(r) for _, r in undecided.iterrows()]})
+                                    "decided at the observed effect by": decided_by})
 
 
 def interval_text(r) -> str:
