@@ -185,9 +185,9 @@ def cmd_evaluate(args) -> None:
     if len(per_model) == 1:
         _print_json(next(iter(per_model.values())))
         return
-    from .analyses.leaderboard import text_board
+    from .analyses.leaderboard import leaderboard_text
 
-    print(text_board(per_model, list(data)), file=sys.stderr)
+    print(leaderboard_text(per_model, list(data)), file=sys.stderr)
     _print_json(per_model)
 
 
@@ -252,7 +252,7 @@ def cmd_train(args) -> None:
 
     from .models.training import train
     from .models.training_config import TrainConfig, check_learning_rate, choose_preset
-    from .models.zoo import data_fingerprint
+    from .records import data_fingerprint
 
     name, reason = choose_preset(args.model, args.preset)
     overrides = {f.name: getattr(args, f.name) for f in fields(TrainConfig)

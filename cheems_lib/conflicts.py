@@ -20,9 +20,8 @@ Three implementations, one result (the tests check they agree on random graphs):
 - :func:`resolve_records` -- many prompts at once: reachability by batched boolean
   matrix products, grouped by prompt size, which is what makes ``cheems resolve`` fast.
 
-For the chapter: :func:`worked_example` and :func:`plot_worked_example` show the loop on one
-prompt, :func:`literal_agreement` compares the literal loop with :func:`resolve` on random
-graphs, :func:`prompt_table` and :func:`pair_view_counts` describe a resolved file.
+:func:`literal_agreement` compares the literal loop with :func:`resolve` on random graphs. The
+conflicts chapter's worked example and tables are in :mod:`cheems_lib.analyses.conflict_ratio`.
 """
 from __future__ import annotations
 
@@ -37,7 +36,7 @@ from .records import FIRST, SECOND, TIE, Record, strict_pairs
 __all__ = [
     "preference_graph", "resolve", "resolve_literal", "resolve_records", "reproduced",
     "conflict_stats", "prompt_conflicts", "near_tie_counts", "ordered_pairs", "reachability",
-    "SHIPPED_EXAMPLE", "choose_example", "worked_example", "plot_worked_example", "literal_agreement", "prompt_table", "pair_view_counts",
+    "literal_agreement",
 ]
 
 Annotation = tuple[str, str, str]
@@ -280,77 +279,6 @@ def ordered_pairs(record: Record, *, view: str = "layers") -> list[tuple[str, st
     raise ValueError(f"view must be 'layers' or 'implied', got {view!r}")
 
 
-SHIPPED_EXAMPLE = "data/examples/annotations.jsonl"
-"""The hand-written example file shipped with the book (the conflicts chapter's default ``data_path``)."""
-_SCANNED = 500
-
-
-def choose_example(sources: Sequence[tuple[str, Sequence[Record]]]) -> tuple[Record, str]:
-    """The worked example's record and the sentence that says where it comes from.
-
-    ``sources`` are ``(label, records)`` in order of preference (e.g. ``data_path``, the
-    ``world_dir`` benchmark files, then :data:`SHIPPED_EXAMPLE`): the first that holds an annotated
-    prompt is used, and of its first 500 annotated prompts the one whose annotations hold the largest
-    cycle (the first on a tie). The sentence names the prompt and its file, and the sources passed
-    over for holding no annotated prompt, so the page says plainly when it shows the shipped example.
-    """
-    import networkx as nx
-
-    skipped = []
-    for label, recs in sources:
-        annotated = [r for r in recs if r.annotations][:_SCANNED]
-        if not annotated:
-            skipped.append(label)
-            continue
-        sizes = [max(len(c) for c in nx.strongly_connected_components(preference_graph(r.response_ids, r.annotations)))
-                 for r in annotated]
-        best = max(range(len(annotated)), key=lambda i: (sizes[i], -i))
-        rec, size = annotated[best], sizes[best]
-        excerpt = rec.prompt if len(rec.prompt) <= 40 else rec.prompt[:40] + "…"
-        why = (f"the one whose annotations contradict each other most (a cycle through {size} responses)" if size > 1
-               else "none of them contradicts itself, so nothing is merged here")
-        text = (f"The example is prompt `{rec.id}` of {label} (“{excerpt}”): of its first {len(annotated):,} annotated "
-                f"prompts, {why}.")
-        if skipped:
-            text = f"{' and '.join(skipped)} hold{'s' if len(skipped) == 1 else ''} no annotated prompt. " + text
-        return rec, text[0].upper() + text[1:]
-    raise ValueError(f"no annotated prompt in {', '.join(skipped)} (fix: a data_path with raw annotations)")
-
-
-def worked_example(record: Record) -> dict:
-    """Algorithm 1 step by step on one record (:func:`resolve_literal`), for the chapter.
-
-    Returns ``rank``, the annotation graph ``before`` merging and the graph ``after`` the last
-    merge, ``merged`` (the first merged cycle's responses, comma-separated, or ``"none"``),
-    ``rounds`` (peeling rounds) and ``table`` (response, content and round, best round first).
-    """
-    import pandas as pd
-
-    ids = record.response_ids
-    steps: list = []
-    rank = resolve_literal(ids, record.annotations, steps=steps)
-    before = preference_graph(ids, record.annotations)
-    table = pd.DataFrame({"response": ids, "content": [r.content for r in record.responses],
-                          "round": [rank[i] for i in ids]}).sort_values("round")
-    return {"rank": rank, "before": before, "after": steps[-1][1] if steps else before,
-            "merged": ", ".join(sorted(steps[0][0])) if steps else "none", "rounds": max(rank.values()) + 1,
-            "table": table}
-
-
-def plot_worked_example(example: dict):
-    """Two panels of a :func:`worked_example`: the annotation graph (cycles in orange), and the merged
-    graph laid out in columns by peeling round, best on the left. Returns the matplotlib Figure."""
-    import matplotlib.pyplot as plt
-
-    from .publishing.figures import draw_preference_graph
-
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
-    draw_preference_graph(example["before"], ax=axes[0], title="annotations (orange: on a cycle)")
-    draw_preference_graph(example["after"], ax=axes[1], rank=example["rank"], title="after merging, columns = rounds")
-    fig.tight_layout()
-    return fig
-
-
 def literal_agreement(n_graphs: int, *, seed: int = 0, max_responses: int = 8) -> int:
     """On how many of ``n_graphs`` random annotation graphs :func:`resolve_literal` and :func:`resolve`
     give the same ranking (the proof in the chapter says: all).
@@ -366,23 +294,3 @@ def literal_agreement(n_graphs: int, *, seed: int = 0, max_responses: int = 8) -
         anns = [(a, b, rng.choice("0112")) for a, b in itertools.combinations(ids, 2) if rng.random() < 0.6]
         agree += resolve_literal(ids, anns) == resolve(ids, anns)
     return agree
-
-
-def prompt_table(records: Sequence[Record]):
-    """One row per resolved record: prompt, category, responses, annotations, annotations ``not
-    reproduced`` by its ranking, and peeling ``rounds`` (a DataFrame)."""
-    import pandas as pd
-
-    return pd.DataFrame([{
-        "prompt": r.id, "category": r.top_category, "responses": len(r.responses), "annotations": len(r.annotations),
-        "not reproduced": len(r.annotations) - sum(reproduced(r.annotations, r.rank)),
-        "rounds": max(r.rank.values()) + 1 if r.rank else 0,
-    } for r in records])
-
-
-def pair_view_counts(records: Sequence[Record]) -> dict[str, int | float]:
-    """Ordered pairs the resolved ``records`` assert in the ``layers`` and the ``implied`` view of
-    :func:`ordered_pairs`, and the implied view's ``share`` of the layer view's (NaN without pairs)."""
-    layers = sum(len(ordered_pairs(r, view="layers")) for r in records)
-    implied = sum(len(ordered_pairs(r, view="implied")) for r in records)
-    return {"layers": layers, "implied": implied, "share": implied / layers if layers else float("nan")}

@@ -2,7 +2,7 @@
 
 Fig. 5 correlates each benchmark's scores with each downstream task across reward models.
 :func:`correlation` returns that correlation (Spearman or Pearson) as a
-:class:`cheems_lib.analyses.claims.Estimate` whose replicates resample models, or clusters of models
+:class:`cheems_lib.estimates.Estimate` whose replicates resample models, or clusters of models
 (e.g. the training seeds of one training set, which share their data), with replacement. The
 resamples depend only on the seed, the number of models and the clusters, so two correlations
 over the same models are paired and their difference is a paired bootstrap difference.
@@ -79,7 +79,7 @@ def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray
 
 def correlation(x: Sequence[float], y: Sequence[float], *, method: str = "spearman", n_boot: int = 1000,
                 seed: int = 0, clusters: Sequence | None = None, y_boot: np.ndarray | None = None):
-    """Correlation of ``x`` and ``y`` across models, as a :class:`cheems_lib.analyses.claims.Estimate`.
+    """Correlation of ``x`` and ``y`` across models, as a :class:`cheems_lib.estimates.Estimate`.
 
     ``method``: ``spearman`` (Pearson r of the ranks, ties at their mean rank) or ``pearson``.
     The replicates resample models (or ``clusters`` of models, one label per model) with
@@ -93,7 +93,7 @@ def correlation(x: Sequence[float], y: Sequence[float], *, method: str = "spearm
     >>> round(correlation([1, 2, 3, 4], [1, 3, 2, 4], n_boot=0).value, 2)
     0.8
     """
-    from .analyses.claims import Estimate
+    from .estimates import Estimate
 
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.ndim != 1 or x.shape != y.shape:

@@ -15,10 +15,9 @@ which GPT comparisons to keep:
 Every step returns its records and a report in which counts in = kept + dropped.
 The official repository ships only the final file; this is the pipeline.
 
-For the chapter: :func:`add_cycle_claim` records §4.2's "consistent partial order" (no cycle, a
-conflict ratio of 0, after filtering) as a *structural* claim; :func:`length_balance` and :func:`plot_length_balance` show what debiasing
-does to the two groups, and :func:`gpt_length_sentence` says whether the GPT annotator
-prefers longer answers (Fig. 15c), the bias that debiasing removes.
+What the preference chapter shows of it lives above, with the analyses: §4.2's no-cycle claim and the
+length-balance figure in :mod:`cheems_lib.analyses.construction_ablation`, and whether the GPT annotator
+prefers longer answers (Fig. 15c) in :mod:`cheems_lib.analyses.annotation_bias`.
 """
 from __future__ import annotations
 
@@ -31,7 +30,7 @@ from .conflicts import resolve_records
 from .records import FIRST, SECOND, DataError, Record, show
 
 __all__ = ["strict_comparisons", "filter_by_reward", "chosen_length_counts", "length_debias", "build_preference",
-           "count_cycles", "add_cycle_claim", "ABLATION", "ablation", "length_balance", "plot_length_balance", "gpt_length_sentence"]
+           "count_cycles", "ABLATION", "ablation"]
 
 
 def strict_comparisons(record: Record) -> list[tuple[str, str]]:
@@ -83,35 +82,6 @@ def filter_by_reward(records: Sequence[Record], scores: Mapping[tuple[str, str],
               "prompts_without_comparisons_after": sum(1 for r in out if not r.annotations),
               "conflict_ratio_after": stats["conflict_ratio"]}
     return out, report
-
-
-def add_cycle_claim(ledger, report: Mapping | None, *, reason: str = "") -> None:
-    """§4.2: after distant supervision the GPT annotations have "a consistent partial order": no directed
-    cycle and a conflict ratio of 0 in :func:`filter_by_reward`'s ``report``. *structural*: comparisons that all
-    agree with one scoring cannot form a cycle, so the count checks the code, not the paper; *contradicted*
-    would be a bug. ``report`` None: untestable with ``reason``."""
-    from .analyses.claims import Claim
-
-    fields = dict(paper_ref="§4.2", link="tab-preference-distant-supervision",
-                  claim="after distant supervision the GPT annotations have no cycles (a consistent partial order)",
-                  paper='"we employ an RM trained on human-annotated data to filter these annotations and establish a '
-                        'consistent partial order"')
-    if report is None:
-        ledger.add(Claim.untestable("s42-no-cycles-after-ds", reason=reason, **fields))
-        return
-    ratio, cycles = float(report["conflict_ratio_after"]), int(report["cycles_after"])
-    before = f"{report['cycles_before']:,} cycles in {report['prompts_with_cycles_before']:,} prompts before filtering"
-    ledger.add(Claim(
-        "s42-no-cycles-after-ds", verdict="supported" if ratio == 0 and cycles == 0 else "contradicted", kind="structural",
-        estimate=ratio, n=int(report["prompts"]), **fields,
-        reason="kept comparisons all agree with one reward model's scores, and such comparisons cannot form a cycle "
-               "(a theorem); the count tests the code",
-        statistic="conflict ratio of the GPT subset after distant supervision (Table 5's statistic), and its cycles",
-        says={"supported": f"After distant supervision the GPT subset has no cycle and a conflict ratio of "
-                           f"{{estimate:.3f}} ({before}), as §4.2 says.",
-              "contradicted": f"After distant supervision the GPT subset still has {cycles:,} cycles, a conflict "
-                              f"ratio of {{estimate:.3f}} ({before}): a bug, since kept comparisons agree with one "
-                              "scoring."}))
 
 
 def chosen_length_counts(records: Sequence[Record]) -> tuple[np.ndarray, np.ndarray]:
@@ -194,53 +164,3 @@ def ablation(human: Sequence[Record], gpt: Sequence[Record], scores: Mapping[tup
     gpt_all, ld_report = length_debias(gpt_ds, seed=seed)
     sets = dict(zip(ABLATION, (list(human), list(gpt), gpt_ld, gpt_ds, gpt_all, list(human) + gpt_all)))
     return sets, {"distant_supervision": ds_report, "length_debias_only": ld_only, "length_debias": ld_report}
-
-
-def length_balance(reports: Mapping[str, dict]):
-    """Chosen-longer and chosen-shorter counts before and after debiasing, for the GPT subset alone
-    and after distant supervision: one row per data and moment, from :func:`ablation`'s reports."""
-    import pandas as pd
-
-    rows = []
-    for data, key in (("GPT subset", "length_debias_only"), ("after distant supervision", "length_debias")):
-        for when in ("before", "after"):
-            rows.append({"data": data, "when": when, "chosen longer": reports[key][f"chosen_longer_{when}"],
-                         "chosen shorter": reports[key][f"chosen_shorter_{when}"]})
-    return pd.DataFrame(rows)
-
-
-def plot_length_balance(balance):
-    """Bars of :func:`length_balance`: one panel per data, before and after, longer (blue) and shorter (orange)."""
-    import seaborn as sns
-
-    long = balance.melt(id_vars=["data", "when"], var_name="group", value_name="comparisons")
-    grid = sns.catplot(long, x="when", y="comparisons", hue="group", col="data", kind="bar", height=3.2, aspect=1.2,
-                       palette=["#4e79a7", "#f28e2b"])
-    return grid.figure
-
-
-def gpt_length_sentence(gpt: Sequence[Record], *, n_boot: int = 1000, seed: int = 0) -> str:
-    """Does the (simulated) GPT-4o of the GPT subset ``gpt`` prefer longer answers (Fig. 15c)? One
-    sentence for the verdict.
-
-    The statistic is the share of chosen-longer comparisons among those of unequal length,
-    bootstrapped over prompts (a prompt's comparisons stay together), stratified by category.
-    """
-    from .analyses.claims import INSUFFICIENT, decide, insufficient_text, ratio_estimate
-
-    longer, shorter = chosen_length_counts(gpt)
-    share = ratio_estimate(longer, longer + shorter, strata=[r.top_category for r in gpt], n_boot=n_boot,
-                           seed=seed)
-    lo, hi = share.interval(seed=seed)
-    counts = (f"the chosen response is the longer one in {int(longer.sum()):,} comparisons and the shorter one in "
-              f"{int(shorter.sum()):,}")
-    interval = f"{share.value:.3f} [{lo:.3f}, {hi:.3f}]"
-    return {
-        "supported": f"The simulated GPT-4o prefers longer answers, as GPT-4o does in Fig. 15c: in the GPT subset "
-                     f"{counts}, a share of {interval} for the longer one, above one half.",
-        "contradicted": f"The simulated GPT-4o does not prefer longer answers here, unlike GPT-4o in Fig. 15c: in the "
-                        f"GPT subset {counts}, a share of {interval} for the longer one, below one half.",
-        "inconclusive": f"In the GPT subset {counts}, a share of {interval} for the longer one: the interval includes "
-                        "one half, so this run cannot say whether the simulated GPT-4o prefers longer answers (Fig. 15c).",
-        INSUFFICIENT: insufficient_text(share.n, share.unit, "whether the simulated GPT-4o prefers longer answers (Fig. 15c)"),
-    }[decide(share - 0.5, "greater", seed=seed)]

@@ -122,7 +122,7 @@ def stratified_draws(strata: Sequence, n_boot: int, seed: int | np.random.Genera
     """Per stratum (sorted): its members' indices and ``(n_boot, members)`` resample indices into them.
 
     The one resampling scheme of every interval: :func:`evaluate_subset` and
-    :func:`cheems_lib.analyses.claims.ratio_estimate` call it, so the same ``seed`` and strata give the same
+    :func:`cheems_lib.estimates.ratio_estimate` call it, so the same ``seed`` and strata give the same
     resamples (paired comparisons). ``mask`` leaves entries out; ``n_boot=0`` gives no draws.
     """
     strata = np.asarray(strata, dtype=object)

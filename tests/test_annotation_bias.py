@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cheems_lib import estimates
 from cheems_lib.analyses import claims
-from cheems_lib.analyses.annotation_bias import BiasSample, add_claims, plot_fig15
+from cheems_lib.analyses.annotation_bias import BiasSample, add_claims, gpt_length_sentence, plot_fig15
 from cheems_lib.world.annotators import decisions_per_prompt
 from cheems_lib.records import Record, Response
 
@@ -111,9 +112,9 @@ def test_not_pronounced_is_every_share_within_the_margin():
         shares[(who, "pos")] = sample.share_second(who) - 0.5
         shares[(who, "mod")] = sample.share_first(who, 1, claims.MODERATE_LENGTH_DIFFERENCE) - 0.5
         shares[(who, "large")] = sample.share_first(who, claims.LARGE_LENGTH_DIFFERENCE) - 0.5
-    verdict, _, worst = claims.all_of(shares, "equal", margin=claims.PRONOUNCED_BIAS)
+    verdict, _, worst = estimates.all_of(shares, "equal", margin=claims.PRONOUNCED_BIAS)
     assert claim.kind == "finding" and claim.verdict == verdict and claim.estimate == pytest.approx(worst.value)
-    assert "6 Fig. 15 shares" in claim.sentence or claim.verdict == claims.INSUFFICIENT
+    assert "6 Fig. 15 shares" in claim.sentence or claim.verdict == estimates.INSUFFICIENT
 
 
 def test_add_claims_without_gpt_annotations():
@@ -152,7 +153,7 @@ def test_add_claims_on_few_prompts_have_insufficient_data():
     ledger = claims.Ledger("biases", "data in /x")
     add_claims(ledger, BiasSample.from_files(_files(), n_boot=50), simulated=False)
     for c in ledger.claims.values():
-        assert c.verdict == claims.INSUFFICIENT, c.id
+        assert c.verdict == estimates.INSUFFICIENT, c.id
         assert c.sentence.startswith("Insufficient data: ") and "needs at least 10" in c.sentence
         assert "paper" not in c.sentence
 
@@ -186,3 +187,21 @@ def test_model_labels_are_never_called_human():
         assert by_id[cid].kind == "untestable" and by_id[cid].reason == "the benchmark's labels are gpt-3.5-turbo's, not human"
     people = annotation_bias.BiasSample.from_files(_files(gpt=False), n_boot=100, labels=("unknown labels", False))
     assert people.not_human("Human") is None and people.who("Human") == "the annotators of cheems_bench/ (unknown labels)"
+
+
+@pytest.mark.parametrize("chosen, verdict_start", [
+    ("long", "The simulated GPT-4o prefers longer answers"),
+    ("short", "The simulated GPT-4o does not prefer longer answers"),
+    ("mixed", "In the GPT subset the chosen"),
+])
+def test_gpt_length_sentence(chosen, verdict_start):
+    """The sentence follows the verdict on the chosen-longer share: all longer, all shorter, half and half."""
+    recs = []
+    for i in range(40):
+        won = {"long": "a", "short": "b", "mixed": "ab"[i % 2]}[chosen]
+        recs.append(Record(prompt=f"p{i}", id=f"p{i}", responses=[Response("a", "xx"), Response("b", "x")],
+                           annotations=[(won, "ab".replace(won, ""), "1")], category=["理解"]))
+    text = gpt_length_sentence(recs, n_boot=200, seed=0)
+    assert text.startswith(verdict_start)
+    longer = {"long": 40, "short": 0, "mixed": 20}[chosen]
+    assert f"the longer one in {longer:,} comparisons and the shorter one in {40 - longer:,}" in text

@@ -119,10 +119,10 @@ def test_rmb_sets():
     assert np.mean(right) > 0.6
 
 
-def test_beside_excludes_the_world_and_equals_the_builders(smoke_bench):
-    """beside builds both comparators as rewardbench_like/rmb_like would, at the world's scale, none of its prompts."""
+def test_for_world_excludes_the_world_and_equals_the_builders(smoke_bench):
+    """for_world builds both comparators as rewardbench_like/rmb_like would, at the world's scale, none of its prompts."""
     world = SimpleNamespace(bench_records=smoke_bench, length_scale=0.5)
-    rb, rmb = cmp.beside(world, seed=1, rewardbench_pairs=6, rmb_prompts=5)
+    rb, rmb = cmp.for_world(world, seed=1, rewardbench_pairs=6, rmb_prompts=5)
     prompts = {r.prompt for r in smoke_bench}
     for comp, build, size in [(rb, cmp.rewardbench_like, 6), (rmb, cmp.rmb_like, 5)]:
         alone = build(1, size, length_scale=0.5, exclude=prompts)

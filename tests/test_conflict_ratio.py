@@ -6,10 +6,13 @@ from types import SimpleNamespace
 
 import pytest
 
+from cheems_lib import estimates
 from cheems_lib.analyses import calibration, claims
 from cheems_lib.analyses.conflict_ratio import (add_equivalence_claim, add_near_tie_claim, add_table5_claims,
-                                       conflict_estimate, paper_text, plot_table5, table5_estimates, table5_styler)
-from cheems_lib.conflicts import conflict_stats, resolve_records
+                                                conflict_estimate, pair_view_counts, paper_text, plot_table5,
+                                                plot_worked_example, prompt_table, table5_estimates, table5_styler,
+                                                worked_example)
+from cheems_lib.conflicts import conflict_stats, resolve, resolve_records
 from cheems_lib.paper import table as paper_table
 from conftest import make_record
 
@@ -142,6 +145,67 @@ def test_near_tie_claim_hand_count():
     add_near_tie_claim(real, _world())
     claim = measured.claims["alg1-conflicts-near-ties"]
     assert claim.estimate == pytest.approx(1 - 9 / 17)
-    # 3 prompts are below claims.MIN_UNITS: the hand count stands, the verdict says the data is too small
+    # 3 prompts are below estimates.MIN_UNITS: the hand count stands, the verdict says the data is too small
     assert claim.verdict == "insufficient data" and "3 prompts, needs at least 10" in claim.sentence
     assert real.claims["alg1-conflicts-near-ties"].kind == "untestable"
+
+
+class TestChapterHelpers:
+    """The conflicts chapter's worked example and file summaries."""
+
+    def _cycle(self):
+        return make_record("1", "abcd", [("a", "b", "1"), ("b", "c", "1"), ("c", "a", "1"), ("c", "d", "1")])
+
+    def test_worked_example_merges_the_cycle(self):
+        """The cycle a>b>c>a is merged first; two rounds; the table lists responses best round first."""
+        ex = worked_example(self._cycle())
+        assert ex["merged"] == "a, b, c" and ex["rounds"] == 2
+        assert ex["rank"] == resolve("abcd", self._cycle().annotations)
+        assert ex["table"]["round"].tolist() == [0, 0, 0, 1] and ex["table"]["response"].iloc[-1] == "d"
+        assert sorted(ex["after"].nodes) == ["a+b+c", "d"] and sorted(ex["before"].nodes) == list("abcd")
+
+    def test_worked_example_without_a_cycle(self):
+        """Nothing to merge: "none", and the graph after merging is the annotation graph."""
+        ex = worked_example(make_record("2", "ab", [("a", "b", "1")]))
+        assert ex["merged"] == "none" and ex["rounds"] == 2 and ex["after"] is ex["before"]
+
+    def test_plot_worked_example_draws_both_graphs(self):
+        """Two panels: the four annotated responses on the left, the merged node and d on the right."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        fig = plot_worked_example(worked_example(self._cycle()))
+        left, right = fig.axes
+        assert len(left.collections[0].get_offsets()) == 4 and len(right.collections[0].get_offsets()) == 2
+        assert right.get_title() == "after merging, columns = rounds"
+
+    def test_prompt_table_hand_count(self):
+        """The cycle's three annotations are not reproduced; a tie is; an unannotated prompt has one round."""
+        recs = [self._cycle(), make_record("2", "de", [("d", "e", "0")]), make_record("3", "ab")]
+        resolve_records(recs)
+        table = prompt_table(recs)
+        assert table["not reproduced"].tolist() == [3, 0, 0] and table["rounds"].tolist() == [2, 1, 1]
+        assert table["annotations"].tolist() == [4, 1, 0] and table["responses"].tolist() == [4, 2, 2]
+
+    def test_pair_view_counts(self):
+        """a>b and c>d: four layer pairs, two implied; no pairs at all gives a NaN share."""
+        rec = make_record("p", "abcd", [("a", "b", "1"), ("c", "d", "1")])
+        resolve_records([rec])
+        assert pair_view_counts([rec]) == {"layers": 4, "implied": 2, "share": 0.5}
+        assert math.isnan(pair_view_counts([])["share"])
+
+
+def test_choose_example_follows_the_users_file_or_says_it_is_the_shipped_one():
+    """The worked example comes from the first source with an annotated prompt (its largest cycle); the
+    sentence names the file, and names the sources passed over when it falls back to the shipped example."""
+    from cheems_lib import records
+    from cheems_lib.analyses.conflict_ratio import SHIPPED_EXAMPLE, choose_example
+
+    shipped = ("the shipped example", records.read_records(SHIPPED_EXAMPLE))
+    mine = [make_record("m1", "ab", [("a", "b", "1")]), make_record("m2", "abc", [("a", "b", "1"), ("b", "c", "1"),
+                                                                                ("c", "a", "1")])]
+    record, text = choose_example([("`mine.jsonl`", mine), shipped])
+    assert record.id == "m2" and text.startswith("The example is prompt `m2` of `mine.jsonl`") and "3 responses" in text
+    record, text = choose_example([("`empty.jsonl`", [make_record("e", "ab")]), shipped])
+    assert record.id == "ex-poem" and text.startswith("`empty.jsonl` holds no annotated prompt. The example is prompt "
+                                                      "`ex-poem` of the shipped example")

@@ -6,10 +6,13 @@ import pytest
 
 from cheems_lib.analyses import construction_ablation as ablation
 from cheems_lib import paper
-from cheems_lib.analyses.claims import Estimate, Ledger
-from cheems_lib.distant_supervision import ABLATION
-from cheems_lib.analyses.leaderboard import board
+from cheems_lib.estimates import Estimate
+from cheems_lib.analyses.claims import Ledger
+from cheems_lib.distant_supervision import ABLATION, filter_by_reward
+from cheems_lib.distant_supervision import ablation as ds_ablation
+from cheems_lib.analyses.leaderboard import leaderboard_frame
 from cheems_lib.metrics import SubsetResult
+from cheems_lib.world.simulation import WorldConfig, build_world
 
 SOURCE = "simulated world (size smoke, seed 0)"
 NOISE = np.random.default_rng(0).normal(0, 0.01, (2, 200))  # shared by every row: paired resamples
@@ -26,16 +29,16 @@ def t4():
     return paper.table("table4_ablation").set_index("training_data")
 
 
-def test_side_by_side(t4):
+def test_beside_paper(t4):
     """One row per training set in the results' order; the paper's columns are Table 4's, ours the board's "mean [interval]"."""
     noise = np.random.default_rng(1).normal(0, 0.01, 100)
     results = {name: [{sub: SubsetResult(0.5 + k / 20, 0.3, {}, 10, 0, 0.5 + k / 20 + noise, 0.3 + noise)
                        for sub in ("open", "human")} for _ in range(2)] for k, name in enumerate(ABLATION)}
-    side = ablation.side_by_side(results, t4, seed=0)
+    side = ablation.beside_paper(results, t4, seed=0)
     assert side["training data"].tolist() == list(ABLATION) and (side["seeds"] == 2).all()
     assert set(ablation.PAPER_COLUMNS) <= set(side.columns)
     assert side["paper overall"].tolist() == t4.loc[list(ABLATION), "overall"].tolist()
-    ours = board(results).set_index("model").loc[ABLATION[2]]
+    ours = leaderboard_frame(results).set_index("model").loc[ABLATION[2]]
     assert side.loc[2, "ours overall"] == f"{ours['overall']:.3f} [{ours['overall_lo']:.3f}, {ours['overall_hi']:.3f}]"
 
 
@@ -88,3 +91,57 @@ def test_first_comparison_states_its_training_ratio_beside_the_papers(t4):
     assert f"{256 / 30:.2f} : 1" in stat and f"the paper's {paper_gpt_human_ratio():.2f} : 1" in stat
     assert "8.55" in stat  # Table 1: 27,861 GPT-annotated / 3,260 human-annotated prompts
     assert ": 1" not in ledger.claims["tab4-length-debias-helps"].statistic
+
+
+@pytest.fixture(scope="module")
+def world():
+    return build_world(WorldConfig(size="smoke", seed=4))
+
+
+def _truth(world):
+    return {(t["prompt_id"], t["response_id"]): t["utility"] for t in world.truth}
+
+
+class TestLengthReport:
+    def test_balance_rows_are_the_debiasing_reports(self, world):
+        """Before/after counts of both debiasing runs, in reading order; after debiasing the two groups are equal."""
+        human, gpt = world.files["cheems_preference/human.jsonl"], world.files["cheems_preference/gpt.jsonl"]
+        _, reports = ds_ablation(human, gpt, _truth(world))
+        balance = ablation.length_balance(reports)
+        assert balance[["data", "when"]].values.tolist() == [["GPT subset", "before"], ["GPT subset", "after"],
+                                                            ["after distant supervision", "before"],
+                                                            ["after distant supervision", "after"]]
+        only = reports["length_debias_only"]
+        assert balance.loc[0, ["chosen longer", "chosen shorter"]].tolist() == [only["chosen_longer_before"],
+                                                                                only["chosen_shorter_before"]]
+        after = balance[balance["when"] == "after"]
+        assert (after["chosen longer"] == after["chosen shorter"]).all()
+
+    def test_plot_bars_are_the_counts(self, world):
+        """One panel per data; its bars' heights are that panel's four counts."""
+        human, gpt = world.files["cheems_preference/human.jsonl"], world.files["cheems_preference/gpt.jsonl"]
+        balance = ablation.length_balance(ds_ablation(human, gpt, _truth(world))[1])
+        fig = ablation.plot_length_balance(balance)
+        assert len(fig.axes) == 2
+        for ax, data in zip(fig.axes, ["GPT subset", "after distant supervision"]):
+            assert data in ax.get_title()
+            want = balance[balance["data"] == data][["chosen longer", "chosen shorter"]].to_numpy().ravel()
+            assert sorted(bar.get_height() for bars in ax.containers for bar in bars) == sorted(want)
+        fig.clf()
+
+
+def test_cycle_claim_reads_the_filter_report(world):
+    """§4.2's consistent partial order: structural, supported when the report after filtering has no cycle and conflict
+    ratio 0 (as filter_by_reward guarantees), contradicted on a report that still has some, untestable without one."""
+    _, rep = filter_by_reward(world.files["cheems_preference/gpt.jsonl"], _truth(world), margin=0.1)
+    assert rep["cycles_before"] > 0
+    ledger = Ledger("preference", "test")
+    ablation.add_cycle_claim(ledger, rep)
+    claim = ledger.claims["s42-no-cycles-after-ds"]
+    assert (claim.kind, claim.verdict, claim.estimate) == ("structural", "supported", 0.0) and claim.reason
+    bad = Ledger("preference", "test")
+    ablation.add_cycle_claim(bad, {**rep, "cycles_after": 2, "conflict_ratio_after": 0.01})
+    assert bad.claims["s42-no-cycles-after-ds"].verdict == "contradicted"
+    none = Ledger("preference", "test")
+    ablation.add_cycle_claim(none, None, reason="needs x")
+    assert none.claims["s42-no-cycles-after-ds"].kind == "untestable"

@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from cheems_lib import estimates
 from cheems_lib.analyses import claims, data_statistics
 from cheems_lib.analyses.calibration import CALIBRATED_CLAIMS, paper_table1, table1, table1_per_prompt  # noqa: E402
 from cheems_lib.conflicts import resolve_records  # noqa: E402
@@ -34,7 +35,7 @@ def files():
 
 def _times(files: dict, k: int) -> dict:
     """``files`` with each record repeated ``k`` times under new ids: the same statistics, on enough prompts
-    (:data:`cheems_lib.analyses.claims.MIN_UNITS`) for a verdict."""
+    (:data:`cheems_lib.estimates.MIN_UNITS`) for a verdict."""
     from dataclasses import replace
 
     return {path: [replace(r, id=f"{r.id}-{i}") for i in range(k) for r in recs] for path, recs in files.items()}
@@ -131,7 +132,7 @@ class TestClaims:
         data_statistics.add_comparison_claims(ledger, files, table1(files), paper, simulated=False, n_boot=50, seed=0)
         data_statistics.add_length_claims(ledger, files, paper, simulated=False, n_boot=50, seed=0)
         tested = [c for c in ledger.claims.values() if c.kind != "untestable"]
-        assert tested and all(c.verdict == claims.INSUFFICIENT for c in tested)
+        assert tested and all(c.verdict == estimates.INSUFFICIENT for c in tested)
         gap = ledger.claims["tab1-gpt-length-gap"]
         assert gap.n == 2 and gap.sentence.startswith("Insufficient data: 2 prompts, needs at least 10")
 

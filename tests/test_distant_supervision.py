@@ -9,10 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cheems_lib.conflicts import preference_graph
-from cheems_lib.distant_supervision import (ablation, build_preference, chosen_length_counts, filter_by_reward,
-                                            gpt_length_sentence, length_balance, length_debias, plot_length_balance,
-                                            strict_comparisons)
-from cheems_lib.records import DataError, Record, Response
+from cheems_lib.distant_supervision import (build_preference, chosen_length_counts, filter_by_reward,
+                                            length_debias, strict_comparisons)
+from cheems_lib.records import DataError
 from cheems_lib.world.simulation import WorldConfig, build_world
 from conftest import make_record
 
@@ -99,68 +98,3 @@ def test_build_preference_and_cli(world, tmp_path):
     assert out.returncode == 0, out.stderr
     printed = json.loads(out.stdout)
     assert printed["records"] == len(recs) and printed["length_debias"] == rep["length_debias"]
-
-
-class TestLengthReport:
-    def test_balance_rows_are_the_debiasing_reports(self, world):
-        """Before/after counts of both debiasing runs, in reading order; after debiasing the two groups are equal."""
-        human, gpt = world.files["cheems_preference/human.jsonl"], world.files["cheems_preference/gpt.jsonl"]
-        _, reports = ablation(human, gpt, _truth(world))
-        balance = length_balance(reports)
-        assert balance[["data", "when"]].values.tolist() == [["GPT subset", "before"], ["GPT subset", "after"],
-                                                            ["after distant supervision", "before"],
-                                                            ["after distant supervision", "after"]]
-        only = reports["length_debias_only"]
-        assert balance.loc[0, ["chosen longer", "chosen shorter"]].tolist() == [only["chosen_longer_before"],
-                                                                                only["chosen_shorter_before"]]
-        after = balance[balance["when"] == "after"]
-        assert (after["chosen longer"] == after["chosen shorter"]).all()
-
-    def test_plot_bars_are_the_counts(self, world):
-        """One panel per data; its bars' heights are that panel's four counts."""
-        human, gpt = world.files["cheems_preference/human.jsonl"], world.files["cheems_preference/gpt.jsonl"]
-        balance = length_balance(ablation(human, gpt, _truth(world))[1])
-        fig = plot_length_balance(balance)
-        assert len(fig.axes) == 2
-        for ax, data in zip(fig.axes, ["GPT subset", "after distant supervision"]):
-            assert data in ax.get_title()
-            want = balance[balance["data"] == data][["chosen longer", "chosen shorter"]].to_numpy().ravel()
-            assert sorted(bar.get_height() for bars in ax.containers for bar in bars) == sorted(want)
-        fig.clf()
-
-    @pytest.mark.parametrize("chosen, verdict_start", [
-        ("long", "The simulated GPT-4o prefers longer answers"),
-        ("short", "The simulated GPT-4o does not prefer longer answers"),
-        ("mixed", "In the GPT subset the chosen"),
-    ])
-    def test_gpt_length_sentence(self, chosen, verdict_start):
-        """The sentence follows the verdict on the chosen-longer share: all longer, all shorter, half and half."""
-        recs = []
-        for i in range(40):
-            won = {"long": "a", "short": "b", "mixed": "ab"[i % 2]}[chosen]
-            recs.append(Record(prompt=f"p{i}", id=f"p{i}", responses=[Response("a", "xx"), Response("b", "x")],
-                               annotations=[(won, "ab".replace(won, ""), "1")], category=["理解"]))
-        text = gpt_length_sentence(recs, n_boot=200, seed=0)
-        assert text.startswith(verdict_start)
-        longer = {"long": 40, "short": 0, "mixed": 20}[chosen]
-        assert f"the longer one in {longer:,} comparisons and the shorter one in {40 - longer:,}" in text
-
-
-def test_cycle_claim_reads_the_filter_report(world):
-    """§4.2's consistent partial order: structural, supported when the report after filtering has no cycle and conflict
-    ratio 0 (as filter_by_reward guarantees), contradicted on a report that still has some, untestable without one."""
-    from cheems_lib.analyses.claims import Ledger
-    from cheems_lib.distant_supervision import add_cycle_claim
-
-    _, rep = filter_by_reward(world.files["cheems_preference/gpt.jsonl"], _truth(world), margin=0.1)
-    assert rep["cycles_before"] > 0
-    ledger = Ledger("preference", "test")
-    add_cycle_claim(ledger, rep)
-    claim = ledger.claims["s42-no-cycles-after-ds"]
-    assert (claim.kind, claim.verdict, claim.estimate) == ("structural", "supported", 0.0) and claim.reason
-    bad = Ledger("preference", "test")
-    add_cycle_claim(bad, {**rep, "cycles_after": 2, "conflict_ratio_after": 0.01})
-    assert bad.claims["s42-no-cycles-after-ds"].verdict == "contradicted"
-    none = Ledger("preference", "test")
-    add_cycle_claim(none, None, reason="needs x")
-    assert none.claims["s42-no-cycles-after-ds"].kind == "untestable"

@@ -217,7 +217,8 @@ class TestStudy:
 
     def test_add_claims_on_few_training_sets_have_insufficient_data(self):
         """Six training sets are too few to resample: both claims say insufficient data, counting training sets."""
-        from cheems_lib.analyses.claims import INSUFFICIENT, Ledger
+        from cheems_lib.estimates import INSUFFICIENT
+        from cheems_lib.analyses.claims import Ledger
 
         ledger = Ledger("downstream", "test")
         downstream.add_claims(ledger, _scores(True, n_sets=6), n_boot=200, seed=0, seeds=2)
@@ -229,7 +230,8 @@ class TestStudy:
     def test_every_task_claim_is_all_of_the_per_task_comparisons(self):
         """§6.2 task by task: one paired Spearman difference per task and comparator, decided by all_of; the
         estimate is the deciding comparison's, and the language reading is untestable on a one-language world."""
-        from cheems_lib.analyses.claims import Ledger, all_of
+        from cheems_lib.estimates import all_of
+        from cheems_lib.analyses.claims import Ledger
 
         s = _scores(True, n_sets=10)
         ledger = Ledger("downstream", "test")

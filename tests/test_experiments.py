@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from cheems_lib.analyses import experiments
+from cheems_lib.analyses.leaderboard import evaluate_scores, leaderboard_frame
 from cheems_lib.models import zoo
 from cheems_lib.distant_supervision import ABLATION
 from cheems_lib.analyses.experiments import open_world
@@ -104,11 +105,11 @@ def test_evaluate_scores_is_paired_and_takes_one_or_many_seeds(world):
     recs = world.bench
     rng = np.random.default_rng(0)
     one = {(r.id, x.id): float(rng.normal()) for s in recs.values() for r in s for x in r.responses}
-    out = experiments.evaluate_scores({"a": one, "b": [one, one]}, recs, n_boot=50, seed=1)
+    out = evaluate_scores({"a": one, "b": [one, one]}, recs, n_boot=50, seed=1)
     assert [len(out["a"]), len(out["b"])] == [1, 2]
     a, b = experiments.estimate(out, "a"), experiments.estimate(out, "b")
     assert np.allclose((b - a.broadcast(2)).boot, 0)
-    board = experiments.board(out)
+    board = leaderboard_frame(out)
     assert dict(zip(board["model"], board["seeds"])) == {"a": 1, "b": 2}
 
 

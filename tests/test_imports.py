@@ -106,3 +106,20 @@ def test_records_does_not_import_the_algorithm():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
                          env={"PYTHONPATH": str(ROOT)})
     assert out.stdout.strip() == "False"
+
+
+def test_no_module_re_exports_another_modules_name():
+    """Each public name has one home: no module's ``__all__`` lists a name it imports from another cheems_lib module
+    (issue 27: zoo re-exported records.data_fingerprint, experiments leaderboard's board and evaluate_scores)."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        public, imported = [], set()
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+                public = ast.literal_eval(node.value)
+            elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("cheems_lib")):
+                imported |= {a.asname or a.name for a in node.names}
+        if set(public) & imported:
+            found[str(path.relative_to(ROOT))] = sorted(set(public) & imported)
+    assert found == {}, f"re-exported names {found} (fix: import each from the module that defines it)"

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 
+from cheems_lib import estimates
 from cheems_lib.analyses import claims, judge_consistency as jc
 from cheems_lib.records import Record, Response, read_records
 
@@ -83,7 +84,7 @@ def test_add_claims_untestable_without_second_set_or_aspects(monkeypatch):
 
 
 def test_add_claims_on_one_prompt_is_insufficient_data(monkeypatch):
-    """One repeated prompt gives no verdict but *insufficient data* (claims.MIN_UNITS)."""
+    """One repeated prompt gives no verdict but *insufficient data* (estimates.MIN_UNITS)."""
     import myst_nb
 
     monkeypatch.setattr(myst_nb, "glue", lambda *a, **k: None)
@@ -91,8 +92,8 @@ def test_add_claims_on_one_prompt_is_insufficient_data(monkeypatch):
     s1 = [_ranked("p", ["a", "b", "c"], {"a": 0, "b": 1, "c": 2})]
     s2 = [_ranked("p", ["c", "b", "a"], {"a": 2, "b": 1, "c": 0})]
     jc.add_claims(ledger, bench=s1, second=s2, judge="judge-x", n_boot=100)
-    assert ledger.claims["real-judge-position"].verdict == claims.INSUFFICIENT
-    assert ledger.claims["real-judge-consistency"].verdict == claims.INSUFFICIENT
+    assert ledger.claims["real-judge-position"].verdict == estimates.INSUFFICIENT
+    assert ledger.claims["real-judge-consistency"].verdict == estimates.INSUFFICIENT
 
 
 def test_add_claims_on_many_prompts_decides(monkeypatch):
@@ -116,7 +117,7 @@ def test_add_claims_on_many_prompts_decides(monkeypatch):
 
 def test_plot_judge_draws_both_panels():
     """The figure has the shares panel and the conflicts panel with the paper's four Table 5 rows."""
-    fig = jc.plot_judge({"x": claims.Estimate.single(0.6, np.linspace(0.5, 0.7, 50), n=20)},
-                        claims.Estimate.single(0.9, np.full(50, 0.9), n=20))
+    fig = jc.plot_judge({"x": estimates.Estimate.single(0.6, np.linspace(0.5, 0.7, 50), n=20)},
+                        estimates.Estimate.single(0.9, np.full(50, 0.9), n=20))
     left, right = fig.axes
     assert len(right.get_yticklabels()) == 5

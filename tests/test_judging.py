@@ -121,3 +121,20 @@ def test_judge_all_equals_judging_each_loaded_checkpoint(judge, tmp_path):
     assert list(scores) == ["tiny"] and consistency["tiny"] == pytest.approx(position_consistency(verdicts))
     ref = judge_scores(verdicts)
     assert scores["tiny"].keys() == ref.keys() and all(abs(scores["tiny"][k] - ref[k]) <= 1e-5 for k in ref)
+
+
+def test_train_tiny_judge_saves_a_judge_that_loads(tmp_path):
+    """The tiny judge's trainer (judging.train_judge, beside the judge it trains) saves a checkpoint that
+    load_judge reads back and judge_records runs; the same seed gives the same weights."""
+    import torch
+
+    from cheems_lib.models.judging import load_judge, train_judge, train_tiny_judge
+
+    assert train_judge.__module__ == "cheems_lib.models.judging"
+    recs = build_world(WorldConfig(size="smoke", seed=1)).files["cheems_bench/human.jsonl"][:3]
+    kw = dict(max_pairs=4, epochs=1, max_length=256, tokenizer_vocab=500, seed=0)
+    first, again = train_tiny_judge(recs, tmp_path / "a", **kw), train_tiny_judge(recs, tmp_path / "b", **kw)
+    (model, tok), (twin, _) = load_judge(first), load_judge(again)
+    assert all(torch.equal(p, q) for p, q in zip(model.state_dict().values(), twin.state_dict().values()))
+    verdicts = judge_records(model, tok, recs[:1], max_length=256)
+    assert verdicts and all(sum(v.ab) == pytest.approx(1, abs=1e-5) for v in verdicts)

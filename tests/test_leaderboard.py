@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from cheems_lib.analyses import leaderboard as lb
-from cheems_lib.analyses.claims import Claim, Ledger, best_of, category_estimate, subset_estimate
-from cheems_lib.analyses.leaderboard import baseline_scores, category_accuracy, leaderboard
+from cheems_lib.estimates import best_of, category_estimate, subset_estimate
+from cheems_lib.analyses.claims import Claim, Ledger
+from cheems_lib.analyses.leaderboard import baseline_scores, category_accuracy, evaluate_scores, leaderboard_frame
 from cheems_lib.world.simulation import WorldConfig, build_world
 
 
@@ -17,7 +18,7 @@ def test_leaderboard_rows_and_order():
     subsets = {"open": w.files["cheems_bench/open.jsonl"], "human": w.files["cheems_bench/human.jsonl"]}
     truth = {(t["prompt_id"], t["response_id"]): t["utility"] for t in w.truth}
     scores = {"oracle": truth, **baseline_scores([r for s in subsets.values() for r in s])}
-    board = leaderboard(subsets, scores, n_boot=100)
+    board = leaderboard_frame(evaluate_scores(scores, subsets, n_boot=100))
     assert list(board["model"])[0] == "oracle" and len(board) == 4
     assert (board["overall"].diff().dropna() <= 0).all()
     for col in ("open_acc", "human_exact", "overall"):
@@ -26,10 +27,10 @@ def test_leaderboard_rows_and_order():
     assert set(cats["model"]) == set(scores) and cats["accuracy"].between(0, 1).all()
 
 
-def test_one_baseline_spelling_and_the_text_board_order():
-    """Baselines carry the CLI's names; `cheems evaluate`'s text table sorts like board() (Overall, descending)."""
+def test_one_baseline_spelling_and_the_leaderboard_text_order():
+    """Baselines carry the CLI's names; `cheems evaluate`'s text table sorts like leaderboard_frame() (Overall, descending)."""
     from cheems_lib.baselines import NAMES
-    from cheems_lib.analyses.leaderboard import board, evaluate_scores, text_board
+    from cheems_lib.analyses.leaderboard import evaluate_scores, leaderboard_frame, leaderboard_text
     from cheems_lib.metrics import overall
 
     w = build_world(WorldConfig(size="smoke", seed=0))
@@ -39,8 +40,8 @@ def test_one_baseline_spelling_and_the_text_board_order():
     results = evaluate_scores(scores, subsets, n_boot=0)
     per_model = {m: {**{s: r.to_json() for s, r in res[0].items()}, "overall": overall(list(res[0].values()))}
                  for m, res in results.items()}
-    lines = text_board(per_model, list(subsets)).splitlines()
-    assert [l.split()[0] for l in lines[2:]] == list(board(evaluate_scores(scores, subsets, n_boot=20))["model"])
+    lines = leaderboard_text(per_model, list(subsets)).splitlines()
+    assert [l.split()[0] for l in lines[2:]] == list(leaderboard_frame(evaluate_scores(scores, subsets, n_boot=20))["model"])
 
 
 # The evaluation chapter's pieces, on the smoke world: an oracle "trained" with two seeds (the truth, and the
@@ -66,11 +67,11 @@ def chapter():
 
 
 def test_table2_rows_kinds_prompts_and_intervals(chapter):
-    """table2 lists every model in board()'s order with its kind, its own prompt count and board()'s intervals."""
+    """table2_as_shown lists every model in leaderboard_frame()'s order with its kind, its own prompt count and its intervals."""
     c = chapter
     kinds = {"oracle": "ours", "noisy": "ours", "judge": "judge", **dict.fromkeys(c["baselines"], "baseline")}
-    shown = lb.table2([(c["results"], c["subsets"]), (c["baselines"], c["subsets"]), (c["judged"], c["small"])], kinds)
-    ref = lb.board({**c["results"], **c["baselines"], **c["judged"]})
+    shown = lb.table2_as_shown([(c["results"], c["subsets"]), (c["baselines"], c["subsets"]), (c["judged"], c["small"])], kinds)
+    ref = lb.leaderboard_frame({**c["results"], **c["baselines"], **c["judged"]})
     assert list(shown.columns) == ["model", "kind", "prompts", "seeds", *(t for _, t in lb.TABLE2_COLUMNS)]
     assert list(shown["model"]) == list(ref["model"]) and list(shown["kind"]) == [kinds[m] for m in ref["model"]]
     full, few = sum(map(len, c["subsets"].values())), sum(map(len, c["small"].values()))

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from cheems_lib.publishing import replicates
-from cheems_lib.analyses.claims import Claim, Estimate, Ledger
+from cheems_lib.estimates import Estimate
+from cheems_lib.analyses.claims import Claim, Ledger
 
 
 def _row(cid, seed, estimate, verdict, *, kind="finding", replicate=None, width=0.1):

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cheems_lib import estimates
 from cheems_lib.analyses import claims, sensitivity
 from cheems_lib.world.annotators import HumanAnnotator
 from cheems_lib.world.simulation import WorldConfig, build_world
@@ -154,12 +155,12 @@ def test_paper_ratio_claim_is_a_finding_from_the_sweeps_point():
     from cheems_lib.analyses.construction_ablation import paper_pair
 
     ratio = 8.546319018404908
-    diff = claims.Estimate.single(0.009, np.linspace(-0.005, 0.022, 200), n=2492)
+    diff = estimates.Estimate.single(0.009, np.linspace(-0.005, 0.022, 200), n=2492)
     ledger = _Ledger("sensitivity", "test")
     sensitivity.add_paper_ratio_claim(ledger, _ratio_sweep(ratio, diff), sensitivity.SweepConfig(), ratio=ratio)
     claim = ledger.claims[sensitivity.PAPER_RATIO_ID]
     assert claim.id == "tab4-human-beats-gpt-paper-ratio" and claim.kind == "finding"
-    assert claim.paper_ref == "§6.3, Table 4" and claim.verdict == claims.decide(diff, "greater") == "inconclusive"
+    assert claim.paper_ref == "§6.3, Table 4" and claim.verdict == estimates.decide(diff, "greater") == "inconclusive"
     assert claim.estimate == pytest.approx(0.009) and claim.n == 2492 and np.isfinite(claim.p)
     assert "Human subset minus GPT subset" in claim.statistic and "256 : 30, the paper's 8.55 : 1" in claim.statistic
     assert claim.paper == paper_pair(paper.table("table4_ablation").set_index("training_data"), "Human subset",
@@ -177,7 +178,7 @@ def test_paper_ratio_claim_is_untestable_where_the_ratio_was_not_trained(sweep, 
     """Real files (no sweep) or a world too small for the paper's ratio: the claim is in the ledger as untestable
     with the generated reason, never absent."""
     if sweep == "other ratio":
-        sweep = _ratio_sweep(1.0, claims.Estimate.single(0.1, np.linspace(0.05, 0.15, 50), n=100))
+        sweep = _ratio_sweep(1.0, estimates.Estimate.single(0.1, np.linspace(0.05, 0.15, 50), n=100))
     ledger = _Ledger("sensitivity", "test")
     sensitivity.add_paper_ratio_claim(ledger, sweep, sensitivity.SweepConfig(), ratio=8.55, why=why)
     claim = ledger.claims[sensitivity.PAPER_RATIO_ID]
@@ -189,7 +190,7 @@ def test_paper_ratio_claim_is_robustness_where_the_book_already_trains_at_that_r
     the paper's ratio repeats its test: kind robustness with the reason, so Holm's rule counts the comparison once;
     at another ratio (the default's 800 : 815) it stays a finding."""
     ratio = 8.546319018404908
-    diff = claims.Estimate.single(0.009, np.linspace(-0.005, 0.022, 200), n=2492)
+    diff = estimates.Estimate.single(0.009, np.linspace(-0.005, 0.022, 200), n=2492)
     for book_ratio, kind in ((256 / 30, "robustness"), (800 / 815, "finding"), (None, "finding")):
         ledger = _Ledger("sensitivity", "test")
         sensitivity.add_paper_ratio_claim(ledger, _ratio_sweep(ratio, diff), sensitivity.SweepConfig(), ratio=ratio,

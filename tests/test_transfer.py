@@ -132,18 +132,18 @@ def evaluated(files, sets):
     """Stand-in results for the chapter's tables: each analogue 'scored' by seeded random scores (two seeds),
     plus the baselines, on the smoke world's benchmark; the board indexed by model and Overall estimates."""
     from cheems_lib.baselines import random_scores
-    from cheems_lib.analyses.claims import subset_estimate
-    from cheems_lib.analyses.leaderboard import baseline_scores, board, evaluate_scores
+    from cheems_lib.estimates import subset_estimate
+    from cheems_lib.analyses.leaderboard import baseline_scores, evaluate_scores, leaderboard_frame
 
     bench = {"open": files["cheems_bench/open.jsonl"], "human": files["cheems_bench/human.jsonl"]}
     records = [r for s in bench.values() for r in s]
     scores = {name: [random_scores(records, seed=10 * i + s) for s in range(2)] for i, name in enumerate(sets)}
     results = evaluate_scores({**scores, **baseline_scores(records)}, bench, n_boot=40)
-    return board(results).set_index("model"), {n: subset_estimate(r) for n, r in results.items()}
+    return leaderboard_frame(results).set_index("model"), {n: subset_estimate(r) for n, r in results.items()}
 
 
 def test_table3_has_a_row_per_set_then_the_baselines(sets, evaluated):
-    """Our Table 3: the analogues in order, then the other models, with board()'s intervals and 'one property
+    """Our Table 3: the analogues in order, then the other models, with leaderboard_frame()'s intervals and 'one property
     away' only for analogues that stand for no row."""
     board, _ = evaluated
     t = transfer.table3(sets, board)
@@ -235,7 +235,7 @@ def test_best_dataset_claims_read_the_papers_table3():
 
 def test_effects_reads_each_change_against_its_reference(sets, evaluated):
     """One row and one sentence per change of EFFECTS; 'raises' exactly when the difference's interval is above zero."""
-    from cheems_lib.analyses.claims import decide
+    from cheems_lib.estimates import decide
 
     _, overall = evaluated
     table, text = transfer.effects(sets, overall)
@@ -253,6 +253,7 @@ def test_add_real_claims(monkeypatch):
     import numpy as np
     import myst_nb
 
+    from cheems_lib import estimates
     from cheems_lib.analyses import claims
 
     monkeypatch.setattr(myst_nb, "glue", lambda *a, **k: None)
@@ -261,9 +262,9 @@ def test_add_real_claims(monkeypatch):
     assert {c.kind for c in ledger.claims.values()} == {"untestable"}
     assert ledger.claims["real-transfer-beats-random"].reason == "needs cheems_preference.jsonl"
     boot = np.linspace(-0.02, 0.02, 100)
-    acc = {"rm": claims.Estimate(np.array([0.8, 0.82]), np.stack([0.8 + boot, 0.82 + boot]), n=20),
-           "baseline:random": claims.Estimate.single(0.5, 0.5 + boot, n=20),
-           "baseline:longest": claims.Estimate.single(0.6, 0.6 + boot, n=20)}
+    acc = {"rm": estimates.Estimate(np.array([0.8, 0.82]), np.stack([0.8 + boot, 0.82 + boot]), n=20),
+           "baseline:random": estimates.Estimate.single(0.5, 0.5 + boot, n=20),
+           "baseline:longest": estimates.Estimate.single(0.6, 0.6 + boot, n=20)}
     ledger = claims.Ledger("real", "test")
     transfer.add_real_claims(ledger, acc, "rm")
     assert [c.verdict for c in ledger.claims.values()] == ["supported", "supported"]

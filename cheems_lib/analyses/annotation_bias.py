@@ -8,7 +8,9 @@ simulated world or on real files, and tests the paper's description of Fig. 15:
   decisions (ties left out, so 0.5 means no preference) won by the first- or second-shown response;
 - :func:`plot_fig15`: the four panels of Fig. 15;
 - :func:`add_claims`: the chapter's five claims, added to its :class:`~cheems_lib.analyses.claims.Ledger`
-  (which glues their sentences; read them back from ``ledger.claims``).
+  (which glues their sentences; read them back from ``ledger.claims``);
+- :func:`gpt_length_sentence`: whether GPT-4o prefers longer answers in the GPT subset of CheemsPreference
+  (Fig. 15c, the bias length debiasing removes), for the preference chapter.
 
 Lengths are in characters of real length: a simulated world's lengths are scaled back by its
 ``length_scale``.
@@ -24,15 +26,18 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Sequence
 
 import numpy as np
 
+from ..distant_supervision import chosen_length_counts
 from ..records import Record
 from ..world.annotators import decisions_per_prompt
 from ..world_files import GPT_LAYOUT, LAYOUT
+from .. import estimates
 from . import calibration, claims
 
-__all__ = ["FILES", "BiasSample", "plot_fig15", "add_claims", "longer_wins", "longer_share"]
+__all__ = ["FILES", "BiasSample", "plot_fig15", "add_claims", "longer_wins", "longer_share", "gpt_length_sentence"]
 
 FILES = {"Human": (LAYOUT["bench_open"], LAYOUT["bench_human"]),
          "GPT": (GPT_LAYOUT["bench_open"], GPT_LAYOUT["bench_human"])}
@@ -48,14 +53,14 @@ class BiasSample:
     records: dict[str, list[Record]] = field(repr=False)
     strata: dict[str, list[str]] = field(repr=False)
     length_scale: float = 1.0
-    n_boot: int = claims.N_BOOT
+    n_boot: int = estimates.N_BOOT
     seed: int = 0
     labels: tuple[str, bool] | None = None
     """Who labelled the ``Human`` files (``cheems_bench/``) when a manifest says so, and whether those are model
     labels (:attr:`cheems_lib.analyses.experiments.World.bench_labels`); None: human annotators."""
 
     @classmethod
-    def from_files(cls, files: dict, *, length_scale: float = 1.0, n_boot: int = claims.N_BOOT,
+    def from_files(cls, files: dict, *, length_scale: float = 1.0, n_boot: int = estimates.N_BOOT,
                    seed: int = 0, labels: tuple[str, bool] | None = None) -> "BiasSample":
         """The records of :data:`FILES` present in ``files`` (a world's ``{layout path: records}``);
         ``labels``: who labelled ``cheems_bench/`` on a real folder (None: human annotators)."""
@@ -92,15 +97,15 @@ class BiasSample:
         ``[low, high)`` characters of real length."""
         return decisions_per_prompt(self.records[who], low * self.length_scale, high * self.length_scale)
 
-    def share_first(self, who: str, low: float = -np.inf, high: float = np.inf) -> claims.Estimate:
+    def share_first(self, who: str, low: float = -np.inf, high: float = np.inf) -> estimates.Estimate:
         """Share of strict decisions won by the first-shown response A, bootstrapped over prompts."""
         first, n = self.decisions(who, low, high)
-        return claims.ratio_estimate(first, n, strata=self.strata[who], n_boot=self.n_boot, seed=self.seed)
+        return estimates.ratio_estimate(first, n, strata=self.strata[who], n_boot=self.n_boot, seed=self.seed)
 
-    def share_second(self, who: str) -> claims.Estimate:
+    def share_second(self, who: str) -> estimates.Estimate:
         """Share of strict decisions won by the response shown second, bootstrapped over prompts."""
         first, n = self.decisions(who)
-        return claims.ratio_estimate(n - first, n, strata=self.strata[who], n_boot=self.n_boot, seed=self.seed)
+        return estimates.ratio_estimate(n - first, n, strata=self.strata[who], n_boot=self.n_boot, seed=self.seed)
 
     def length_curve(self, who: str, edges) -> np.ndarray:
         """Rows ``(bin centre, share for A, 95% low, 95% high)``, one per bin of ``edges`` (characters)
@@ -109,7 +114,7 @@ class BiasSample:
         for lo, hi in zip(edges[:-1], edges[1:]):
             first, n = self.decisions(who, lo, hi)
             if n.sum():
-                est = claims.ratio_estimate(first, n, strata=self.strata[who], n_boot=self.n_boot, seed=self.seed)
+                est = estimates.ratio_estimate(first, n, strata=self.strata[who], n_boot=self.n_boot, seed=self.seed)
                 curve.append(((lo + hi) / 2, est.value, *est.interval()))
         return np.array(curve)
 
@@ -128,7 +133,7 @@ def longer_wins(records) -> tuple[np.ndarray, np.ndarray]:
     return won, decided
 
 
-def longer_share(records, *, n_boot: int = claims.N_BOOT, seed: int = 0) -> claims.Estimate:
+def longer_share(records, *, n_boot: int = estimates.N_BOOT, seed: int = 0) -> estimates.Estimate:
     """Share of strict decisions won by the longer response (:func:`longer_wins`), bootstrapped over
     prompts; 0.5 means no length preference.
 
@@ -139,7 +144,7 @@ def longer_share(records, *, n_boot: int = claims.N_BOOT, seed: int = 0) -> clai
     1.0
     """
     won, decided = longer_wins(list(records))
-    return claims.ratio_estimate(won, decided, n_boot=n_boot, seed=seed)
+    return estimates.ratio_estimate(won, decided, n_boot=n_boot, seed=seed)
 
 
 def plot_fig15(sample: BiasSample, *, max_length_difference: float = 400, n_bins: int = 16):
@@ -200,13 +205,13 @@ def _plot_position(ax, sample: BiasSample, who: str, title: str) -> None:
     ax.set(title=title, ylabel="share of decisions", ylim=(0, 0.8))
 
 
-def _described(est: claims.Estimate) -> str:
+def _described(est: estimates.Estimate) -> str:
     """An estimate with its interval, for a sentence."""
     lo, hi = est.interval()
     return f"{est.value:.3f} (95% interval {lo:.3f} to {hi:.3f})"
 
 
-def _position(sample: BiasSample, who: str) -> tuple[claims.Estimate, str]:
+def _position(sample: BiasSample, who: str) -> tuple[estimates.Estimate, str]:
     """Share for the second-shown response minus 0.5, and the sentence's opening."""
     est = sample.share_second(who)
     opening = f"{sample.who(who)} chose the second-shown response in {_described(est)} of the strict decisions: "
@@ -214,7 +219,7 @@ def _position(sample: BiasSample, who: str) -> tuple[claims.Estimate, str]:
 
 
 def _longer_by(sample: BiasSample, who: str, low: float, high: float = np.inf,
-               baseline: bool = False) -> tuple[claims.Estimate, str]:
+               baseline: bool = False) -> tuple[estimates.Estimate, str]:
     """Share for A when A is longer by [low, high) characters, minus 0.5 or (``baseline``) minus the
     share for A at any length, paired; and the sentence's opening."""
     est = sample.share_first(who, low, high)
@@ -231,7 +236,7 @@ def _test(ledger: claims.Ledger, sample: BiasSample, cid: str, who: str, measure
     """Test claim ``cid`` on ``who``'s annotations (untestable when the sample holds none, or when a claim about
     human annotators meets model labels: :meth:`BiasSample.not_human`). ``measure()``
     gives the difference to decide on and the sentence's computed opening; ``conclusions`` ends it per
-    verdict (in :data:`cheems_lib.analyses.claims.VERDICTS` order)."""
+    verdict (in :data:`cheems_lib.estimates.VERDICTS` order)."""
     fields.update(paper_ref="appendix D.3, Fig. 15", link="paper-fig15")
     if who not in sample.records:
         return ledger.add(claims.Claim(
@@ -241,7 +246,7 @@ def _test(ledger: claims.Ledger, sample: BiasSample, cid: str, who: str, measure
     if sample.not_human(who):
         return ledger.add(claims.Claim.untestable(cid, reason=sample.not_human(who), **fields))
     diff, opening = measure()
-    says = dict(zip(claims.VERDICTS, (opening + c for c in conclusions)))  # insufficient data: the library's
+    says = dict(zip(estimates.VERDICTS, (opening + c for c in conclusions)))  # insufficient data: the library's
     return ledger.add(claims.Claim.test(cid, diff, direction, margin=margin, seed=sample.seed, says=says, **fields,
                                         **calibration.claim_kind(cid, simulated)))
 
@@ -249,7 +254,7 @@ def _test(ledger: claims.Ledger, sample: BiasSample, cid: str, who: str, measure
 def _pronounced(ledger: claims.Ledger, sample: BiasSample, *, simulated: bool) -> claims.Claim:
     """D.3's "the specific preferences of the annotators are not very pronounced": every Fig. 15 share of the
     annotators present (position; the longer response at a moderate and at a large difference) within 0.5 ±
-    :data:`~cheems_lib.analyses.claims.PRONOUNCED_BIAS` (:func:`~cheems_lib.analyses.claims.all_of`); the sentence names the
+    :data:`~cheems_lib.analyses.claims.PRONOUNCED_BIAS` (:func:`~cheems_lib.estimates.all_of`); the sentence names the
     share farthest from holding."""
     moderate, large, margin = claims.MODERATE_LENGTH_DIFFERENCE, claims.LARGE_LENGTH_DIFFERENCE, claims.PRONOUNCED_BIAS
     fields = dict(paper_ref="appendix D.3, Fig. 15", link="paper-fig15", claim="the annotators' specific preferences "
@@ -264,7 +269,7 @@ def _pronounced(ledger: claims.Ledger, sample: BiasSample, *, simulated: bool) -
     if not shares:
         return ledger.add(claims.Claim.untestable("fig15-biases-not-pronounced", reason="these files hold no human or "
                                                   "GPT annotations of the benchmark", **fields))
-    verdict, worst, est = claims.all_of(shares, "equal", margin=margin, seed=sample.seed)
+    verdict, worst, est = estimates.all_of(shares, "equal", margin=margin, seed=sample.seed)
     lo, hi = est.interval(seed=sample.seed)
     eq = f"0.5 ± {margin:g}"
     opening = f"Of the {len(shares)} Fig. 15 shares, the farthest from 0.5 is {worst}: {{estimate:+.3f}} from 0.5 " \
@@ -323,3 +328,29 @@ def add_claims(ledger: claims.Ledger, sample: BiasSample, *, simulated: bool) ->
          statistic=f"human share of strict decisions for A when A is longer by at least {large} characters, minus 0.5",
          paper='"as the length difference becomes too large, humans tend to prefer shorter ones" (plot only)')
     _pronounced(ledger, sample, simulated=simulated)
+
+
+def gpt_length_sentence(gpt: Sequence[Record], *, n_boot: int = estimates.N_BOOT, seed: int = 0) -> str:
+    """Does the (simulated) GPT-4o of the GPT subset ``gpt`` prefer longer answers (Fig. 15c)? One
+    sentence for the verdict.
+
+    The statistic is the share of chosen-longer comparisons among those of unequal length,
+    bootstrapped over prompts (a prompt's comparisons stay together), stratified by category.
+    """
+    longer, shorter = chosen_length_counts(gpt)
+    share = estimates.ratio_estimate(longer, longer + shorter, strata=[r.top_category for r in gpt], n_boot=n_boot,
+                                     seed=seed)
+    lo, hi = share.interval(seed=seed)
+    counts = (f"the chosen response is the longer one in {int(longer.sum()):,} comparisons and the shorter one in "
+              f"{int(shorter.sum()):,}")
+    interval = f"{share.value:.3f} [{lo:.3f}, {hi:.3f}]"
+    return {
+        "supported": f"The simulated GPT-4o prefers longer answers, as GPT-4o does in Fig. 15c: in the GPT subset "
+                     f"{counts}, a share of {interval} for the longer one, above one half.",
+        "contradicted": f"The simulated GPT-4o does not prefer longer answers here, unlike GPT-4o in Fig. 15c: in the "
+                        f"GPT subset {counts}, a share of {interval} for the longer one, below one half.",
+        "inconclusive": f"In the GPT subset {counts}, a share of {interval} for the longer one: the interval includes "
+                        "one half, so this run cannot say whether the simulated GPT-4o prefers longer answers (Fig. 15c).",
+        estimates.INSUFFICIENT: estimates.insufficient_text(
+            share.n, share.unit, "whether the simulated GPT-4o prefers longer answers (Fig. 15c)"),
+    }[estimates.decide(share - 0.5, "greater", seed=seed)]

@@ -224,7 +224,7 @@ def table5_per_prompt(files: dict, annotator: str, subsets=("open_prompt", "huma
     """Per prompt of Table 5's ``subsets``, in the order of the human-annotated files: ``annotated``,
     ``conflicted`` (see :func:`cheems_lib.conflicts.prompt_conflicts`) and ``strata`` (subset and
     category), so the human and the GPT annotations of a prompt share its bootstrap draws
-    (:func:`cheems_lib.analyses.claims.ratio_estimate` with one seed)."""
+    (:func:`cheems_lib.estimates.ratio_estimate` with one seed)."""
     from ..conflicts import prompt_conflicts
 
     recs, strata = [], []

@@ -1,29 +1,10 @@
-"""The claims ledger: one rule for testing every claim of the paper.
+"""The claims ledger: the paper's claims, tested by one rule, saved per chapter and read back by the Claims page.
 
-A claim compares a statistic with a reference value or with another model's statistic.
-Every statistic is an :class:`Estimate`: a point value per training seed and bootstrap
-replicates per seed. The replicates come from a bootstrap over prompts, stratified by
-category like :mod:`cheems_lib.metrics`, and a comparison subtracts replicates drawn from the
-*same* resamples (paired): :func:`cheems_lib.metrics.evaluate_subset` and
-:func:`ratio_estimate` draw their resamples from ``seed`` and the prompts' categories only,
-never from the scores, so two models evaluated with the same ``seed`` on the same records
-share them. With several training seeds the interval is hierarchical: each replicate draws
-the seeds with replacement, then uses that replicate's prompt resample within each seed.
-
-The verdict of a claim (:func:`decide`) is one of :data:`VERDICTS`:
-
-- direction ``greater`` (``less``): *supported* when the whole interval of the difference
-  lies above (below) zero, *contradicted* when it lies wholly on the other side, else
-  *inconclusive*;
-- direction ``equal`` (no effect, e.g. "humans show no position preference"): *supported*
-  when the interval lies inside ``±margin``, *contradicted* when it lies wholly outside it,
-  else *inconclusive*;
-- before either: *insufficient data* when the statistic rests on fewer than :data:`MIN_UNITS`
-  independent units (``Estimate.n``: the prompts, or training sets, its bootstrap resamples),
-  or, for an estimate that does not know its count, when the bootstrap interval collapses to
-  one value (every resample gives the same number). Its sentence is generated here
-  (:func:`insufficient_text`: "Insufficient data: 1 prompt, needs at least 10 ..."), so every
-  chapter that glues claim sentences has one without typing it.
+A claim compares a statistic with a reference value or with another model's statistic. The statistic is
+an :class:`cheems_lib.estimates.Estimate` (paired, stratified bootstrap over prompts, hierarchical over
+training seeds) and its verdict comes from :func:`cheems_lib.estimates.decide` (one of
+:data:`cheems_lib.estimates.VERDICTS`, *insufficient data* included); :meth:`Claim.test` does both.
+This module adds what makes a verdict a claim: its kind, its sentence, the ledger and its files.
 
 Its kind is one of :data:`KINDS`: ``calibrated`` (the simulator was fitted to this number,
 so agreement is not evidence), ``finding`` (a claim of the paper that emerges from the simulated
@@ -48,20 +29,18 @@ papermill run, or by a run whose notebook was not kept) is not used: the Claims 
 the chapter as stale and says how to rebuild it. ``cheems book`` keys the Claims page on the
 bytes of the claim files and the runs the pages record (:func:`inputs_digest`).
 
-Each verdict is one 95% interval, and the ledger holds many. The Claims page adds a multiplicity rule over
-the findings (:func:`multiplicity`: Holm's step-down on each claim's bootstrap p-value, :func:`p_value`) and,
-for each inconclusive finding, the count of prompts or seeds that would decide it at the observed effect
-(:func:`scale_to_decide`, rule :data:`POWER_RULE`). Every verdict also rests on one simulated world: the ``full``
-profiles rebuild the findings on more worlds and the Claims page shows their spread and any verdict that flips
-(:mod:`cheems_lib.publishing.replicates`); other builds say there that they leave these out.
+Each verdict is one 95% interval, and the ledger holds many. The Claims page
+(:mod:`cheems_lib.analyses.claims_page`) adds a multiplicity rule over the findings (:func:`multiplicity`: Holm's
+step-down on each claim's bootstrap p-value, :func:`cheems_lib.estimates.p_value`) and, for each inconclusive
+finding, the count of prompts or seeds that would decide it at the observed effect
+(:func:`cheems_lib.estimates.scale_to_decide`, rule :data:`cheems_lib.estimates.POWER_RULE`). Every verdict also
+rests on one simulated world: the ``full`` profiles rebuild the findings on more worlds and the Claims page shows
+their spread and any verdict that flips (:mod:`cheems_lib.publishing.replicates`); other builds say there that
+they leave these out.
 
 For tests, ``CHEEMS_FORCE_VERDICT="claim-id=contradicted,..."`` forces verdicts (any of
-:data:`VERDICTS`, ``claim-id=insufficient data`` too); a forced claim is marked ``forced``
+:data:`cheems_lib.estimates.VERDICTS`, ``claim-id=insufficient data`` too); a forced claim is marked ``forced``
 everywhere it is shown.
-
->>> d = Estimate.single(0.04, np.array([0.01, 0.02, 0.05, 0.07]))
->>> decide(d, "greater")
-'supported'
 """
 from __future__ import annotations
 
@@ -77,33 +56,20 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..metrics import stratified_draws
+from ..estimates import (HOLM_ALPHA, INSUFFICIENT, VERDICTS, Estimate, counted, decide, holm_adjust, insufficient_text,
+                         p_value, units_to_decide)
 
-__all__ = ["KINDS", "VERDICTS", "OURS", "CI", "N_BOOT", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
-           "TABLE1_TOLERANCE", "MIN_UNITS", "INSUFFICIENT", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "PRONOUNCED_BIAS", "NEAR_TIE_UTILITY",
-           "CLAIM_COLUMNS", "MULTIPLICITY_COLUMNS", "CSV_COLUMNS", "HOLM_ALPHA", "HOLM_KINDS", "p_value", "holm_adjust",
-           "units_to_decide", "scale_to_decide", "multiplicity", "holm_rule", "POWER_RULE", "pd_na",
-           "Estimate", "ratio_estimate", "subset_estimate", "category_estimate", "mean_of", "decide",
-           "comparison_says", "insufficient", "insufficient_text", "best_of", "all_of", "Claim", "Ledger", "load_all", "load_shown", "shown_run",
+__all__ = ["KINDS", "OURS", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
+           "TABLE1_TOLERANCE", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "PRONOUNCED_BIAS",
+           "NEAR_TIE_UTILITY", "CLAIM_COLUMNS", "MULTIPLICITY_COLUMNS", "CSV_COLUMNS", "HOLM_KINDS", "multiplicity",
+           "holm_rule", "pd_na", "comparison_says", "Claim", "Ledger", "load_all", "load_shown", "shown_run",
            "inputs_digest", "to_frame", "forced_verdicts", "claims_dir"]
 
 KINDS = ("calibrated", "finding", "robustness", "question", "arithmetic", "structural", "untestable")
-VERDICTS = ("supported", "contradicted", "inconclusive", "insufficient data")
 OURS = "ours (not a claim of the paper)"
 """The ``paper_ref`` of every ``question`` claim (the project's own question), and only of those."""
-INSUFFICIENT = "insufficient data"
-"""The verdict of a claim whose statistic rests on too few units (see :data:`MIN_UNITS`)."""
 
-# Every threshold a claim uses, in one place.
-CI = 0.95
-"""Coverage of every interval."""
-N_BOOT = 1000
-"""Bootstrap replicates unless a chapter's ``n_boot`` says otherwise."""
-MIN_UNITS = 10
-"""A claim is decided only on a statistic resting on at least this many independent units (prompts,
-or training sets): a percentile bootstrap over fewer cannot give a 95% interval with real coverage
-(n units have few distinct resamples, and the interval comes out too narrow; one unit gives a
-single point), so such a claim gets the verdict *insufficient data* instead of a false one."""
+# Every threshold a claim uses, in one place (the statistical ones, CI, N_BOOT and MIN_UNITS, are in estimates).
 POSITION_EQUIVALENCE = 0.03
 """'No position preference' means the share for the second-shown response is within 0.5 ± this
 (also the calibration tolerance of the human annotator's position share)."""
@@ -130,311 +96,14 @@ CLAIM_COLUMNS = ["id", "paper_ref", "claim", "kind", "verdict", "estimate", "ci_
 """Columns of a saved claim in the ledger's frame (:func:`to_frame`); ``n`` is the count of units (prompts, or
 training sets) the interval resamples, empty where unknown; ``statistic`` is what the estimate measures,
 ``paper`` the paper's words or numbers, ``reason`` why a claim is not a finding; ``p`` its bootstrap p-value
-(:func:`p_value`)."""
+(:func:`~cheems_lib.estimates.p_value`)."""
 MULTIPLICITY_COLUMNS = ["p_holm", "holm", "decides_at_n"]
 """Columns :func:`multiplicity` adds over the whole ledger: the Holm-adjusted p, the verdict under Holm's rule,
-and for an inconclusive finding the count of units that would decide it (:func:`units_to_decide`)."""
+and for an inconclusive finding the count of units that would decide it
+(:func:`~cheems_lib.estimates.units_to_decide`)."""
 CSV_COLUMNS = CLAIM_COLUMNS + MULTIPLICITY_COLUMNS
 """Columns of ``tables/claims.csv`` (plus ``source``, which every download carries)."""
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A statistic per training seed (``point``, shape ``(seeds,)``) with bootstrap replicates
-    over prompts (``boot``, shape ``(seeds, n_boot)``; row ``s`` uses the same prompt resamples
-    as every other row and every estimate it is compared with).
-
-    ``n`` is how many independent units the replicates resample (``unit``: ``"prompt"``, or
-    ``"training set"`` for a correlation over models); None when unknown. Arithmetic keeps the
-    smallest ``n`` of its sides: a comparison is only as well founded as its thinner side."""
-
-    point: np.ndarray
-    boot: np.ndarray
-    n: int | None = None
-    unit: str = "prompt"
-
-    def __post_init__(self):
-        point, boot = np.atleast_1d(np.asarray(self.point, float)), np.asarray(self.boot, float)
-        boot = boot.reshape(point.size, -1) if boot.size else np.empty((point.size, 0))
-        object.__setattr__(self, "point", point)
-        object.__setattr__(self, "boot", boot)
-        if self.n is not None:
-            object.__setattr__(self, "n", int(self.n))
-
-    @classmethod
-    def single(cls, point: float, boot: np.ndarray | Sequence[float] = (), *, n: int | None = None,
-               unit: str = "prompt") -> "Estimate":
-        """One seed (or a statistic that involves no training), resampling ``n`` units."""
-        return cls(np.array([point], float), np.asarray(boot, float).reshape(1, -1), n, unit)
-
-    @classmethod
-    def stack(cls, per_seed: Sequence["Estimate"]) -> "Estimate":
-        """Estimates of the same statistic from several training seeds, one seed each."""
-        if not per_seed:
-            raise ValueError("no estimates to stack")
-        return cls(np.concatenate([e.point for e in per_seed]), np.concatenate([e.boot for e in per_seed]),
-                   _fewest(per_seed), per_seed[0].unit)
-
-    def broadcast(self, seeds: int) -> "Estimate":
-        """This one-seed estimate repeated for ``seeds`` training seeds, to pair it with a trained
-        model's estimate (e.g. a baseline, which involves no training)."""
-        if self.seeds != 1:
-            raise ValueError(f"only a one-seed estimate can be broadcast (this one has {self.seeds} seeds)")
-        return Estimate(np.repeat(self.point, seeds), np.repeat(self.boot, seeds, axis=0), self.n, self.unit)
-
-    @property
-    def seeds(self) -> int:
-        return int(self.point.size)
-
-    @property
-    def value(self) -> float:
-        """The estimate: mean over seeds."""
-        return float(self.point.mean())
-
-    def _paired(self, other: "Estimate", point: np.ndarray, boot: np.ndarray) -> "Estimate":
-        return Estimate(point, boot, _fewest([self, other]), self.unit if self.n is not None else other.unit)
-
-    def __sub__(self, other: "Estimate | float") -> "Estimate":
-        if isinstance(other, Estimate):
-            if other.point.shape != self.point.shape or other.boot.shape != self.boot.shape:
-                raise ValueError(f"cannot pair estimates of shapes {self.boot.shape} and {other.boot.shape} "
-                                 "(fix: evaluate both on the same seeds with the same n_boot)")
-            return self._paired(other, self.point - other.point, self.boot - other.boot)
-        return Estimate(self.point - other, self.boot - other, self.n, self.unit)
-
-    def __neg__(self) -> "Estimate":
-        return Estimate(-self.point, -self.boot, self.n, self.unit)
-
-    def __add__(self, other: "Estimate | float") -> "Estimate":
-        return self - (-other)
-
-    def __truediv__(self, other: "Estimate | float") -> "Estimate":
-        """A ratio: of two estimates drawn from the same resamples (paired, like ``-``), or by a number
-        (e.g. ours / the paper's value)."""
-        if isinstance(other, Estimate):
-            if other.point.shape != self.point.shape or other.boot.shape != self.boot.shape:
-                raise ValueError(f"cannot pair estimates of shapes {self.boot.shape} and {other.boot.shape} "
-                                 "(fix: draw both with the same seed, strata and n_boot)")
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return self._paired(other, self.point / other.point, self.boot / other.boot)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return Estimate(self.point / float(other), self.boot / float(other), self.n, self.unit)
-
-    def replicates(self, *, seed: int = 0) -> np.ndarray:
-        """Bootstrap distribution of the seed mean: hierarchical over seeds when there are several."""
-        k, b = self.boot.shape
-        if b == 0:
-            return np.empty(0)
-        if k == 1:
-            return self.boot[0]
-        pick = np.random.default_rng(seed).integers(k, size=(b, k))
-        return self.boot[pick, np.arange(b)[:, None]].mean(axis=1)
-
-    def interval(self, *, ci: float = CI, seed: int = 0) -> tuple[float, float]:
-        """Percentile interval of :meth:`replicates` (NaNs when there are no replicates)."""
-        reps = self.replicates(seed=seed)
-        reps = reps[np.isfinite(reps)]
-        if reps.size == 0:
-            return math.nan, math.nan
-        lo, hi = np.quantile(reps, [(1 - ci) / 2, (1 + ci) / 2])
-        return float(lo), float(hi)
-
-
-def _fewest(estimates: Sequence[Estimate]) -> int | None:
-    """The smallest known ``n`` of ``estimates`` (None when none knows its count)."""
-    known = [e.n for e in estimates if e.n is not None]
-    return min(known) if known else None
-
-
-def ratio_estimate(numerator: Sequence[float], denominator: Sequence[float] | None = None, *,
-                   strata: Sequence | None = None, n_boot: int = N_BOOT, seed: int = 0) -> Estimate:
-    """``sum(numerator) / sum(denominator)`` over prompts, with a bootstrap over prompts.
-
-    One entry per prompt (e.g. decisions won by the second-shown response, and decisions), so
-    decisions within a prompt are resampled together. ``denominator`` defaults to ones (a mean
-    over prompts). ``strata`` (e.g. categories) keeps each stratum's size in every replicate.
-    Its ``n`` counts the prompts that take part: those with a non-zero denominator.
-
-    >>> ratio_estimate([1, 2], [2, 2], n_boot=0).value
-    0.75
-    >>> ratio_estimate([1, 0, 2], [2, 0, 2], n_boot=0).n
-    2
-    """
-    num = np.asarray(numerator, float)
-    den = np.ones_like(num) if denominator is None else np.asarray(denominator, float)
-    point = num.sum() / den.sum() if den.sum() else math.nan
-    n = int(np.count_nonzero(den))
-    if not n_boot or num.size == 0:
-        return Estimate.single(point, n=n)
-    strata_arr = np.zeros(num.size, int) if strata is None else np.asarray(strata, dtype=object)
-    top, bottom = np.zeros(n_boot), np.zeros(n_boot)
-    for _, idx, draw in stratified_draws(strata_arr, n_boot, seed):
-        top += num[idx][draw].sum(axis=1)
-        bottom += den[idx][draw].sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return Estimate.single(point, top / bottom, n=n)
-
-
-def subset_estimate(per_seed: Sequence[Mapping[str, object]], metric: str = "overall",
-                    subsets: Sequence[str] | None = None) -> Estimate:
-    """A benchmark metric over seeds from :class:`cheems_lib.metrics.SubsetResult` objects.
-
-    ``per_seed[s]`` maps subset name to that seed's result (all evaluated with the same
-    bootstrap ``seed``). ``metric``: ``overall`` (the paper's Overall), ``accuracy`` or
-    ``exact_match`` (means over the subsets), each over ``subsets`` (default: all). Its ``n`` is
-    the fewest prompts with a comparison of any chosen subset (each subset is resampled alone).
-    """
-    def one(results: Mapping[str, object]) -> Estimate:
-        chosen = [results[s] for s in (subsets or list(results))]
-        n = min(r.prompts - r.prompts_without_comparisons for r in chosen)
-        if metric == "overall":
-            point = np.mean([(r.accuracy + r.exact_match) / 2 for r in chosen])
-            boot = np.mean([(r.boot_accuracy + r.boot_exact_match) / 2 for r in chosen], axis=0)
-        elif metric in ("accuracy", "exact_match"):
-            point = np.mean([getattr(r, metric) for r in chosen])
-            boot = np.mean([getattr(r, f"boot_{metric}") for r in chosen], axis=0)
-        else:
-            raise ValueError(f"unknown metric {metric!r}; use overall, accuracy or exact_match")
-        return Estimate.single(float(point), boot, n=n)
-
-    return Estimate.stack([one(r) for r in per_seed])
-
-
-def category_estimate(per_seed: Sequence[Mapping[str, object]], categories: Sequence[str],
-                      subsets: Sequence[str] | None = None) -> Estimate:
-    """Accuracy on a group of top-level ``categories``, over seeds, from :class:`SubsetResult` objects.
-
-    Within a subset: the mean accuracy of the group's categories present there (macro, like the
-    subset metric); then the mean over the ``subsets`` (default: all) that hold any of them. The
-    replicates are the metric's own resamples (``boot_category_accuracy``), so two groups of the
-    same results subtract paired. Its ``n`` is the fewest prompts of the group in any subset that
-    holds it.
-    """
-    def one(results: Mapping[str, object]) -> Estimate:
-        points, boots, counts = [], [], []
-        for name in subsets or list(results):
-            r = results[name]
-            cats = [c for c in categories if c in r.by_category]
-            if cats:
-                points.append(np.mean([r.by_category[c]["accuracy"] for c in cats]))
-                counts.append(sum(int(r.by_category[c].get("prompts", 0)) for c in cats))
-                if r.boot_category_accuracy:
-                    boots.append(np.mean([r.boot_category_accuracy[c] for c in cats], axis=0))
-        if not points:
-            raise ValueError(f"no prompts of categories {list(categories)} in subsets {list(subsets or results)} "
-                             "(fix: choose categories the benchmark holds)")
-        return Estimate.single(float(np.mean(points)), np.mean(boots, axis=0) if boots else (), n=min(counts))
-
-    return Estimate.stack([one(r) for r in per_seed])
-
-
-def mean_of(estimates: Sequence[Estimate]) -> Estimate:
-    """The mean of several statistics (e.g. one per model), paired seed by seed and replicate by replicate."""
-    if not estimates:
-        raise ValueError("no estimates to average")
-    total = estimates[0]
-    for e in estimates[1:]:
-        total = total + e
-    return total / len(estimates)
-
-
-def insufficient(est: Estimate, *, ci: float = CI, seed: int = 0) -> bool:
-    """Does ``est`` rest on too few units for a verdict? True when its ``n`` is below
-    :data:`MIN_UNITS`, or, when its count is unknown, when its bootstrap interval collapses to one
-    value. (With a known count at the minimum a zero-width interval is the data's own: e.g. every
-    prompt has the same number of comparisons.)
-
-    >>> insufficient(Estimate.single(-0.5, [-0.5] * 100, n=1))
-    True
-    >>> insufficient(Estimate.single(-0.5, [-0.5] * 100))
-    True
-    >>> insufficient(Estimate.single(0.1, np.linspace(0, 0.2, 100), n=MIN_UNITS))
-    False
-    """
-    if est.n is not None:
-        return est.n < MIN_UNITS
-    lo, hi = est.interval(ci=ci, seed=seed)
-    return bool(np.isfinite(lo) and lo == hi)
-
-
-def _count(n: int, unit: str) -> str:
-    """``"1 prompt"``, ``"3 training sets"``."""
-    return f"{n:,} {unit}" if n == 1 else f"{n:,} {unit}s"
-
-
-def insufficient_text(n: int | None, unit: str = "prompt", what: str = "") -> str:
-    """The sentence of an *insufficient data* verdict: the count and the number it needs (``what``,
-    optional, names what is not tested).
-
-    >>> insufficient_text(1, "prompt")
-    'Insufficient data: 1 prompt, needs at least 10 (a bootstrap over fewer gives no real 95% interval).'
-    """
-    tail = f", so this run does not test {what}" if what else ""
-    if n is None:
-        return (f"Insufficient data: every bootstrap resample gives the same value, so the 95% interval has no "
-                f"width{tail}.")
-    return (f"Insufficient data: {_count(n, unit)}, needs at least {MIN_UNITS} (a bootstrap over fewer gives no real "
-            f"95% interval){tail}.")
-
-
-def decide(diff: Estimate, direction: str, *, margin: float = 0.0, ci: float = CI, seed: int = 0) -> str:
-    """The verdict for a difference (statistic minus reference) claimed ``greater``, ``less`` or ``equal``:
-    *insufficient data* first (:func:`insufficient`), then by the interval (see the module doc)."""
-    if insufficient(diff, ci=ci, seed=seed):
-        return INSUFFICIENT
-    lo, hi = diff.interval(ci=ci, seed=seed)
-    if math.isnan(lo):
-        return "inconclusive"
-    if direction == "greater":
-        return "supported" if lo > margin else "contradicted" if hi < -margin else "inconclusive"
-    if direction == "less":
-        return "supported" if hi < -margin else "contradicted" if lo > margin else "inconclusive"
-    if direction == "equal":
-        return "supported" if -margin < lo and hi < margin else "contradicted" if lo > margin or hi < -margin else "inconclusive"
-    raise ValueError(f"direction {direction!r}: use greater, less or equal")
-
-
-def best_of(estimates: Mapping[str, Estimate], expected: str, *, ci: float = CI, seed: int = 0) -> tuple[str, Estimate]:
-    """Is ``expected`` the best? Verdict and the paired difference to the strongest rival.
-
-    *supported* when ``expected`` beats every other entry (each paired difference's interval
-    above zero), *contradicted* when some other entry beats it, else *inconclusive*: "best" is
-    decided by paired intervals, never by point estimates alone. *insufficient data* when any
-    comparison rests on too few units (that comparison is returned).
-    """
-    rivals = {n: estimates[expected] - e for n, e in estimates.items() if n != expected}
-    if not rivals:
-        raise ValueError("best_of needs at least one rival")
-    verdicts = {n: decide(d, "greater", ci=ci, seed=seed) for n, d in rivals.items()}
-    thin = [n for n, v in verdicts.items() if v == INSUFFICIENT]
-    if thin:
-        return INSUFFICIENT, rivals[thin[0]]
-    closest = min(rivals, key=lambda n: rivals[n].value)
-    if all(v == "supported" for v in verdicts.values()):
-        return "supported", rivals[closest]
-    if any(v == "contradicted" for v in verdicts.values()):
-        return "contradicted", rivals[closest]
-    return "inconclusive", rivals[closest]
-
-
-def all_of(estimates: Mapping[str, Estimate], direction: str, *, margin: float = 0.0, ci: float = CI,
-           seed: int = 0) -> tuple[str, str, Estimate]:
-    """Does every entry hold (e.g. each Table 1 column within tolerance)? Verdict, the deciding entry's name
-    and its estimate.
-
-    *supported* when every entry's :func:`decide` verdict is, *contradicted* when some entry's is,
-    else *inconclusive*; *insufficient data* when some entry rests on too few units. The deciding
-    entry is the one with the worst verdict (insufficient data, contradicted, then inconclusive),
-    and among those the farthest from holding.
-    """
-    if not estimates:
-        raise ValueError("all_of needs at least one estimate")
-    verdicts = {n: decide(e, direction, margin=margin, ci=ci, seed=seed) for n, e in estimates.items()}
-    badness = {INSUFFICIENT: 3, "contradicted": 2, "inconclusive": 1, "supported": 0}
-    far = {"greater": lambda e: -e.value, "less": lambda e: e.value, "equal": lambda e: abs(e.value)}[direction]
-    worst = max(estimates, key=lambda n: (badness[verdicts[n]], far(estimates[n])))
-    return verdicts[worst], worst, estimates[worst]
 
 
 def comparison_says(a: str, b: str, *, what: str = "Overall") -> dict[str, str]:
@@ -468,10 +137,11 @@ class Claim:
     """One paper claim, tested. ``says`` maps a verdict to the sentence the chapter shows (a
     format string with ``{estimate}``, ``{lo}``, ``{hi}``, ``{seeds}``, ``{n}``); :attr:`sentence` is the
     one for the computed verdict. ``n`` is the count of units the statistic rests on (``unit``,
-    see :class:`Estimate`); an *insufficient data* verdict without its own ``says`` entry gets the
-    generated :func:`insufficient_text`. ``p``, ``direction`` and ``margin`` are what the Claims page's
-    multiplicity rule and power line need (:func:`multiplicity`): :meth:`test` fills them; a claim decided
-    by a composite rule (:func:`best_of`, :func:`all_of`) passes ``p=p_value(deciding difference, ...)``."""
+    see :class:`~cheems_lib.estimates.Estimate`); an *insufficient data* verdict without its own ``says`` entry
+    gets the generated :func:`~cheems_lib.estimates.insufficient_text`. ``p``, ``direction`` and ``margin`` are
+    what the Claims page's multiplicity rule and power line need (:func:`multiplicity`): :meth:`test` fills them;
+    a claim decided by a composite rule (:func:`~cheems_lib.estimates.best_of`,
+    :func:`~cheems_lib.estimates.all_of`) passes ``p=p_value(deciding difference, ...)``."""
 
     id: str
     paper_ref: str
@@ -517,7 +187,7 @@ class Claim:
     @classmethod
     def test(cls, id: str, diff: Estimate, direction: str, *, margin: float = 0.0, seed: int = 0,
              **fields) -> "Claim":
-        """A claim decided by :func:`decide` on ``diff``; ``fields`` are the other attributes."""
+        """A claim decided by :func:`~cheems_lib.estimates.decide` on ``diff``; ``fields`` are the other attributes."""
         lo, hi = diff.interval(seed=seed)
         return cls(id=id, verdict=decide(diff, direction, margin=margin, seed=seed), estimate=diff.value,
                    ci_low=lo, ci_high=hi, seeds=diff.seeds, n=diff.n, unit=diff.unit,
@@ -683,125 +353,23 @@ def to_frame(claims: Sequence[Claim | dict]):
     frame["n"] = frame["n"].astype("Int64")
     return frame
 
-
 # ---- multiplicity and power over the whole ledger (the Claims page) --------------------------------------------
 
-HOLM_ALPHA = round(1 - CI, 10)
-"""Family-wise error rate of Holm's step-down (:func:`multiplicity`): the level of one interval's verdict."""
 HOLM_KINDS = ("finding",)
 """The kinds whose verdicts form the family Holm's rule adjusts: the claims that are evidence. A calibrated,
 structural or untestable claim's verdict is no test of the paper, so it is not counted."""
 _DECIDED = ("supported", "contradicted")
 
 
-def p_value(diff: Estimate, direction: str, *, margin: float = 0.0, seed: int = 0) -> float:
-    """The bootstrap p-value of a claim's verdict from its replicates (:meth:`Estimate.replicates`, the ones its
-    interval uses): the share of replicates on the other side of the boundary the verdict needs, doubled
-    (two-sided, like the 95% interval), capped at 1. Of the two verdicts a claim can reach (supported,
-    contradicted) it is the smaller p. ``greater``: supported needs replicates above ``margin`` (p = 2 × share at
-    or below it), contradicted needs them below ``-margin``; ``less`` mirrors it; ``equal``: supported needs them
-    inside ``±margin`` (p = 2 × the larger share outside one side), contradicted needs them wholly beyond one side.
-    So a verdict its interval decides has p ≤ 1 - :data:`CI`. NaN when the claim gets *insufficient data* or has
-    no replicates.
-
-    >>> p_value(Estimate.single(0.1, [-0.1, 0.1, 0.2, 0.3]), "greater")
-    0.5
-    """
-    if insufficient(diff, seed=seed):
-        return math.nan
-    reps = diff.replicates(seed=seed)
-    reps = reps[np.isfinite(reps)]
-    if reps.size == 0:
-        return math.nan
-    below = lambda x: float(np.mean(reps <= x))  # noqa: E731
-    above = lambda x: float(np.mean(reps >= x))  # noqa: E731
-    if direction == "greater":
-        sides = (below(margin), above(-margin))
-    elif direction == "less":
-        sides = (above(-margin), below(margin))
-    elif direction == "equal":
-        sides = (max(below(-margin), above(margin)), min(below(margin), above(-margin)))
-    else:
-        raise ValueError(f"direction {direction!r}: use greater, less or equal")
-    return min(1.0, 2 * min(sides))
-
-
-def holm_adjust(p: Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjusted p-values over the finite entries of ``p`` (NaNs stay NaN and are not counted):
-    sorted ascending, the i-th smallest (from 1) is multiplied by ``m - i + 1``, then made non-decreasing and
-    capped at 1. A verdict holds at family-wise level a when its adjusted p is at most a.
-
-    >>> holm_adjust([0.01, 0.04, float("nan"), 0.03]).round(2).tolist()
-    [0.03, 0.06, nan, 0.06]
-    """
-    p = np.asarray(p, float)
-    out = np.full(p.shape, math.nan)
-    idx = np.flatnonzero(np.isfinite(p))
-    order = idx[np.argsort(p[idx], kind="stable")]
-    m = order.size
-    out[order] = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
-    return out
-
-
-POWER_RULE = ("the half-width of a claim's 95% interval on the side facing the boundary its verdict needs (zero, or "
-              "the claim's margin) shrinks as 1/sqrt(n) in the count n of independent units it resamples, with the "
-              "estimate held at its observed value, so the interval leaves the boundary once n grows by (half-width / "
-              "distance from the estimate to the boundary)²; it assumes all the width comes from the units scaled, so "
-              "where prompts and training seeds both contribute it is a lower bound for either alone.")
-"""The power line's rule (:func:`scale_to_decide`), as the Claims page states it."""
-
-
-def scale_to_decide(estimate: float, lo: float, hi: float, direction: str = "", margin: float = 0.0) -> float:
-    """How many times more independent units (prompts, or training sets; or training seeds where those dominate)
-    would decide a claim at its observed effect. The rule: the interval's half-width on the side facing the
-    boundary (``estimate - lo``, or ``hi - estimate``) shrinks as 1/sqrt(n) with the estimate fixed, so the
-    boundary leaves the interval once n grows by (half-width / distance from the estimate to the boundary)². The
-    boundaries are ``±margin`` (see :func:`decide`; an empty ``direction`` is a composite ``greater`` claim); for
-    ``equal`` inside the margin both sides must fit. ``inf`` when no n decides it at this effect (the estimate
-    sits on a boundary, or between ``±margin`` of a ``greater``/``less`` claim). It assumes all the interval's
-    width comes from the units scaled, so it is a lower bound when seeds and prompts both contribute.
-
-    >>> scale_to_decide(0.01, -0.01, 0.03, "greater")
-    4.0
-    """
-    if not all(map(math.isfinite, (estimate, lo, hi))):
-        return math.inf
-    below, above = estimate - lo, hi - estimate
-
-    def fit(half: float, room: float) -> float:
-        return (half / room) ** 2 if room > 0 else math.inf
-
-    if direction == "equal" and abs(estimate) < margin:
-        return max(fit(above, margin - estimate), fit(below, estimate + margin))
-    if estimate > margin:
-        return fit(below, estimate - margin)
-    if estimate < -margin:
-        return fit(above, -margin - estimate)
-    return math.inf
-
-
-def units_to_decide(estimate: float, lo: float, hi: float, n: int | None, direction: str = "",
-                    margin: float = 0.0) -> int | None:
-    """The count of units (``n`` times :func:`scale_to_decide`, rounded up) that would decide the claim at its
-    observed effect; None when ``n`` is unknown or no count decides it.
-
-    >>> units_to_decide(0.01, -0.01, 0.03, 100, "greater")
-    400
-    """
-    k = scale_to_decide(estimate, lo, hi, direction, margin)
-    if n is None or not math.isfinite(k) or (isinstance(n, float) and math.isnan(n)):
-        return None
-    return int(math.ceil(int(n) * k - 1e-9))
-
-
 def multiplicity(frame, *, alpha: float = HOLM_ALPHA, kinds: Sequence[str] = HOLM_KINDS):
     """The ledger ``frame`` (:func:`to_frame`, every chapter's claims) with :data:`MULTIPLICITY_COLUMNS`.
 
-    The family is every claim of ``kinds`` with a p-value (:func:`p_value`). ``p_holm``: its Holm-adjusted p
-    (:func:`holm_adjust`). ``holm``: its verdict under Holm's rule at ``alpha``: a supported or contradicted
-    verdict whose adjusted p exceeds ``alpha`` becomes *inconclusive*, every other verdict stays (the rule only
-    withholds decisions); empty outside the family. ``decides_at_n``: for an inconclusive claim of the family,
-    :func:`units_to_decide` (the count of its ``unit``), else empty."""
+    The family is every claim of ``kinds`` with a p-value (:func:`~cheems_lib.estimates.p_value`). ``p_holm``: its
+    Holm-adjusted p (:func:`~cheems_lib.estimates.holm_adjust`). ``holm``: its verdict under Holm's rule at
+    ``alpha``: a supported or contradicted verdict whose adjusted p exceeds ``alpha`` becomes *inconclusive*, every
+    other verdict stays (the rule only withholds decisions); empty outside the family. ``decides_at_n``: for an
+    inconclusive claim of the family, :func:`~cheems_lib.estimates.units_to_decide` (the count of its ``unit``),
+    else empty."""
     out = frame.copy()
     if out.empty:
         for col in MULTIPLICITY_COLUMNS:
@@ -849,7 +417,7 @@ def holm_rule(frame, *, alpha: float = HOLM_ALPHA, kinds: Sequence[str] = HOLM_K
     changed = int((fam["verdict"] != fam["holm"]).sum()) if m else 0
     left = int((frame["kind"].isin(list(kinds)) & (frame["holm"] == "")).sum()) if len(frame) else 0
     names = " or ".join(kinds)
-    gap = (f" ({_count(left, 'claim')} of kind {names} without a p-value, e.g. untestable or with insufficient data, "
+    gap = (f" ({counted(left, 'claim')} of kind {names} without a p-value, e.g. untestable or with insufficient data, "
            "are not counted)") if left else ""
     return (f"Multiplicity: Holm's step-down over the {m} claims of kind {names} with a p-value{gap} (each p is the "
             f"share of its bootstrap replicates on the far side of the boundary its verdict needs, doubled) keeps a "

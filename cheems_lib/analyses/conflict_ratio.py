@@ -1,9 +1,12 @@
 """Table 5's conflict ratio with bootstrap intervals, and appendix C's claims tested on a world.
 
-:mod:`cheems_lib.conflicts` is Algorithm 1 itself (with its worked example); the CLI, the simulator and the metrics import
-it, so it stays below :mod:`cheems_lib.analyses.claims` and :mod:`cheems_lib.analyses.calibration`. This module sits
-above them and holds what the conflicts chapter measures:
+:mod:`cheems_lib.conflicts` is Algorithm 1 itself; the CLI, the simulator and the metrics import it, so it stays below
+:mod:`cheems_lib.analyses.claims` and :mod:`cheems_lib.analyses.calibration`. This module sits above them and holds
+what the conflicts chapter shows and measures:
 
+- :func:`choose_example`, :func:`worked_example` and :func:`plot_worked_example`: Algorithm 1 step by step on one
+  prompt (the user's file, the world's benchmark, or the shipped :data:`SHIPPED_EXAMPLE`);
+  :func:`prompt_table` and :func:`pair_view_counts` describe a resolved file;
 - :func:`conflict_estimate` and :func:`table5_estimates`: per-prompt conflict ratios (Table 5)
   with a bootstrap over prompts; :func:`plot_table5` and :func:`table5_styler` show them beside
   the paper's;
@@ -17,12 +20,15 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .. import conflicts
+from .. import conflicts, estimates
 from ..paper import table as paper_table
+from ..publishing.figures import draw_preference_graph
+from ..records import Record
 from . import calibration, claims
 
 __all__ = ["SUBSETS", "SUBSET_NAMES", "conflict_estimate", "table5_estimates", "paper_text", "plot_table5",
-           "table5_styler", "add_equivalence_claim", "add_table5_claims", "add_near_tie_claim"]
+           "table5_styler", "add_equivalence_claim", "add_table5_claims", "add_near_tie_claim", "SHIPPED_EXAMPLE",
+           "choose_example", "worked_example", "plot_worked_example", "prompt_table", "pair_view_counts"]
 
 SUBSETS = ("open_prompt", "human_instruction")
 """Table 5's subsets (CheemsBench's two prompt sets)."""
@@ -32,15 +38,15 @@ _TABLE5_FORMAT = {"paper": "{:.4f}", "ours": "{:.4f}", "difference": "{:+.4f}", 
                   "ci_high": "{:.4f}", "ours, per annotation": "{:.4f}"}
 
 
-def conflict_estimate(files: dict, annotator: str, subsets: Sequence[str] = SUBSETS, *, n_boot: int = claims.N_BOOT,
-                      seed: int = 0) -> claims.Estimate:
+def conflict_estimate(files: dict, annotator: str, subsets: Sequence[str] = SUBSETS, *, n_boot: int = estimates.N_BOOT,
+                      seed: int = 0) -> estimates.Estimate:
     """Per-prompt conflict ratio of ``annotator`` on ``subsets`` with a bootstrap over prompts (strata:
     subset and category); the same ``seed`` pairs the human and GPT-4o resamples of a prompt."""
     c = calibration.table5_per_prompt(files, annotator, subsets)
-    return claims.ratio_estimate(c["conflicted"], c["annotated"], strata=c["strata"], n_boot=n_boot, seed=seed)
+    return estimates.ratio_estimate(c["conflicted"], c["annotated"], strata=c["strata"], n_boot=n_boot, seed=seed)
 
 
-def table5_estimates(files: dict, *, n_boot: int = claims.N_BOOT, seed: int = 0):
+def table5_estimates(files: dict, *, n_boot: int = estimates.N_BOOT, seed: int = 0):
     """:func:`cheems_lib.analyses.calibration.table5` plus each row's 95% interval (``ci_low``, ``ci_high``) and
     its per-annotation ratio (``ours, per annotation``)."""
     t5 = calibration.table5(files)
@@ -138,7 +144,7 @@ def _gpt_claim(ledger: claims.Ledger, world, common: dict, *, n_boot: int, seed:
                               "minus human is {estimate:+.3f} (95% interval {lo:+.3f} to {hi:+.3f})."}))
 
 
-def add_table5_claims(ledger: claims.Ledger, world, *, n_boot: int = claims.N_BOOT, seed: int = 0) -> None:
+def add_table5_claims(ledger: claims.Ledger, world, *, n_boot: int = estimates.N_BOOT, seed: int = 0) -> None:
     """Table 5's two claims: GPT-4o conflicts more than humans (``tab5-gpt-more-conflicts``), and humans
     conflict more on Human Instruction than on Open Prompt (``tab5-human-instruction-more-conflicts``,
     two sets of prompts, so their resamples are drawn independently: seeds ``seed + 1`` and ``seed``)."""
@@ -167,7 +173,7 @@ def add_table5_claims(ledger: claims.Ledger, world, *, n_boot: int = claims.N_BO
                               "Instruction minus Open Prompt is {estimate:+.3f} (95% interval {lo:+.3f} to {hi:+.3f})."}))
 
 
-def add_near_tie_claim(ledger: claims.Ledger, world, *, n_boot: int = claims.N_BOOT,
+def add_near_tie_claim(ledger: claims.Ledger, world, *, n_boot: int = estimates.N_BOOT,
                        seed: int = 0) -> None:
     """Claim ``alg1-conflicts-near-ties``: near-ties (hidden utilities within
     :data:`cheems_lib.analyses.claims.NEAR_TIE_UTILITY`) are more common among the human annotations the ranking
@@ -191,9 +197,9 @@ def add_near_tie_claim(ledger: claims.Ledger, world, *, n_boot: int = claims.N_B
     bench = [(s, r) for s in SUBSETS for r in world.files[calibration.TABLE5_FILES[(s, "human")]]]
     strata = [f"{s}/{r.top_category}" for s, r in bench]
     counts = conflicts.near_tie_counts([r for _, r in bench], world.truth, claims.NEAR_TIE_UTILITY)
-    near_bad = claims.ratio_estimate(counts["near_unreproduced"], counts["unreproduced"], strata=strata,
+    near_bad = estimates.ratio_estimate(counts["near_unreproduced"], counts["unreproduced"], strata=strata,
                                      n_boot=n_boot, seed=seed)
-    near_all = claims.ratio_estimate(counts["near_all"], counts["all"], strata=strata, n_boot=n_boot, seed=seed)
+    near_all = estimates.ratio_estimate(counts["near_all"], counts["all"], strata=strata, n_boot=n_boot, seed=seed)
     shares = (f"Near-ties make up {near_bad.value:.0%} of the human annotations that the ranking does not reproduce, "
               f"against {near_all.value:.0%} of all human annotations")
     ledger.add(claims.Claim.test(
@@ -205,3 +211,94 @@ def add_near_tie_claim(ledger: claims.Ledger, world, *, n_boot: int = claims.N_B
               "contradicted": shares + ": fewer, by {estimate:+.3f} (95% interval {lo:+.3f} to {hi:+.3f}).",
               "inconclusive": shares + "; the difference, {estimate:+.3f} (95% interval {lo:+.3f} to {hi:+.3f}), "
                                        "is not clear of zero."}))
+
+
+# ---- the worked example and the tables of a resolved file -------------------------------------------------------
+
+SHIPPED_EXAMPLE = "data/examples/annotations.jsonl"
+"""The hand-written example file shipped with the book (the conflicts chapter's default ``data_path``)."""
+_SCANNED = 500
+
+
+def choose_example(sources: Sequence[tuple[str, Sequence[Record]]]) -> tuple[Record, str]:
+    """The worked example's record and the sentence that says where it comes from.
+
+    ``sources`` are ``(label, records)`` in order of preference (e.g. ``data_path``, the
+    ``world_dir`` benchmark files, then :data:`SHIPPED_EXAMPLE`): the first that holds an annotated
+    prompt is used, and of its first 500 annotated prompts the one whose annotations hold the largest
+    cycle (the first on a tie). The sentence names the prompt and its file, and the sources passed
+    over for holding no annotated prompt, so the page says plainly when it shows the shipped example.
+    """
+    import networkx as nx
+
+    skipped = []
+    for label, recs in sources:
+        annotated = [r for r in recs if r.annotations][:_SCANNED]
+        if not annotated:
+            skipped.append(label)
+            continue
+        graphs = [conflicts.preference_graph(r.response_ids, r.annotations) for r in annotated]
+        sizes = [max(len(c) for c in nx.strongly_connected_components(g)) for g in graphs]
+        best = max(range(len(annotated)), key=lambda i: (sizes[i], -i))
+        rec, size = annotated[best], sizes[best]
+        excerpt = rec.prompt if len(rec.prompt) <= 40 else rec.prompt[:40] + "…"
+        why = (f"the one whose annotations contradict each other most (a cycle through {size} responses)" if size > 1
+               else "none of them contradicts itself, so nothing is merged here")
+        text = (f"The example is prompt `{rec.id}` of {label} (“{excerpt}”): of its first {len(annotated):,} annotated "
+                f"prompts, {why}.")
+        if skipped:
+            text = f"{' and '.join(skipped)} hold{'s' if len(skipped) == 1 else ''} no annotated prompt. " + text
+        return rec, text[0].upper() + text[1:]
+    raise ValueError(f"no annotated prompt in {', '.join(skipped)} (fix: a data_path with raw annotations)")
+
+
+def worked_example(record: Record) -> dict:
+    """Algorithm 1 step by step on one record (:func:`cheems_lib.conflicts.resolve_literal`), for the chapter.
+
+    Returns ``rank``, the annotation graph ``before`` merging and the graph ``after`` the last
+    merge, ``merged`` (the first merged cycle's responses, comma-separated, or ``"none"``),
+    ``rounds`` (peeling rounds) and ``table`` (response, content and round, best round first).
+    """
+    import pandas as pd
+
+    ids = record.response_ids
+    steps: list = []
+    rank = conflicts.resolve_literal(ids, record.annotations, steps=steps)
+    before = conflicts.preference_graph(ids, record.annotations)
+    table = pd.DataFrame({"response": ids, "content": [r.content for r in record.responses],
+                          "round": [rank[i] for i in ids]}).sort_values("round")
+    return {"rank": rank, "before": before, "after": steps[-1][1] if steps else before,
+            "merged": ", ".join(sorted(steps[0][0])) if steps else "none", "rounds": max(rank.values()) + 1,
+            "table": table}
+
+
+def plot_worked_example(example: dict):
+    """Two panels of a :func:`worked_example`: the annotation graph (cycles in orange), and the merged
+    graph laid out in columns by peeling round, best on the left. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    draw_preference_graph(example["before"], ax=axes[0], title="annotations (orange: on a cycle)")
+    draw_preference_graph(example["after"], ax=axes[1], rank=example["rank"], title="after merging, columns = rounds")
+    fig.tight_layout()
+    return fig
+
+
+def prompt_table(records: Sequence[Record]):
+    """One row per resolved record: prompt, category, responses, annotations, annotations ``not
+    reproduced`` by its ranking, and peeling ``rounds`` (a DataFrame)."""
+    import pandas as pd
+
+    return pd.DataFrame([{
+        "prompt": r.id, "category": r.top_category, "responses": len(r.responses), "annotations": len(r.annotations),
+        "not reproduced": len(r.annotations) - sum(conflicts.reproduced(r.annotations, r.rank)),
+        "rounds": max(r.rank.values()) + 1 if r.rank else 0,
+    } for r in records])
+
+
+def pair_view_counts(records: Sequence[Record]) -> dict[str, int | float]:
+    """Ordered pairs the resolved ``records`` assert in the ``layers`` and the ``implied`` view of
+    :func:`cheems_lib.conflicts.ordered_pairs`, and the implied view's ``share`` of the layer view's (NaN without pairs)."""
+    layers = sum(len(conflicts.ordered_pairs(r, view="layers")) for r in records)
+    implied = sum(len(conflicts.ordered_pairs(r, view="implied")) for r in records)
+    return {"layers": layers, "implied": implied, "share": implied / layers if layers else float("nan")}

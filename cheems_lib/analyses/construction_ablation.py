@@ -6,24 +6,32 @@ processing step and both, and CheemsPreference) and reads off, row against row, 
 steps buy. Here each row is trained with several training seeds
 (:func:`cheems_lib.analyses.experiments.table4_sets`, :func:`cheems_lib.analyses.experiments.evaluate`), and:
 
-- :func:`side_by_side` sets our accuracies and Overall beside the paper's;
+- :func:`beside_paper` sets our accuracies and Overall beside the paper's;
 - :func:`cheems_lib.publishing.figures.overall_dots` draws each row's Overall per seed, its mean and interval;
 - :func:`add_claims` tests the paper's claims on a :class:`cheems_lib.analyses.claims.Ledger`: one
   paired comparison per direction Table 4 shows (:data:`DIRECTIONS`), "CheemsPreference is
-  the best" by :func:`cheems_lib.analyses.claims.best_of`, the RewardBench claims (the human subset's
+  the best" by :func:`cheems_lib.estimates.best_of`, the RewardBench claims (the human subset's
   weakness there tested on the RewardBench-like comparator of :mod:`cheems_lib.world.comparators`; the
   open RewardBench models untestable) and the abstract's CheemsRM claims (untestable).
+
+For the preference chapter, which builds the sets: :func:`add_cycle_claim` records §4.2's "consistent
+partial order" (no cycle, a conflict ratio of 0, after distant supervision) as a *structural* claim, and
+:func:`length_balance` and :func:`plot_length_balance` show what length debiasing does to the chosen-longer
+and chosen-shorter groups.
 """
 from __future__ import annotations
 
 from typing import Mapping
 
 from ..distant_supervision import ABLATION
+from ..estimates import VERDICTS, best_of, p_value
+from .claims import Claim, comparison_says
 
-__all__ = ["PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "paper_pair", "ratio_text", "side_by_side", "add_claims"]
+__all__ = ["PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "paper_pair", "ratio_text", "beside_paper", "add_claims",
+           "add_cycle_claim", "length_balance", "plot_length_balance"]
 
 PAPER_COLUMNS = ["paper open acc", "paper human acc", "paper overall"]
-"""The columns of :func:`side_by_side` that hold the paper's numbers (data/paper/table4_ablation.csv)."""
+"""The columns of :func:`beside_paper` that hold the paper's numbers (data/paper/table4_ablation.csv)."""
 
 _HUMAN, _GPT, _LENGTH, _DISTANT, _ALL, _COMBINED = ABLATION
 DIRECTIONS = (
@@ -40,14 +48,14 @@ DIRECTIONS = (
 """Table 4's direction claims ``(claim id, claim, a, b)``: row ``a`` scores a higher Overall than row ``b``."""
 
 
-def side_by_side(results: Mapping[str, list[dict]], paper, *, seed: int = 0):
+def beside_paper(results: Mapping[str, list[dict]], paper, *, seed: int = 0):
     """One row per training set of ``results`` (in its order): its seeds, and per metric the paper's
     value beside ours as "mean [95% interval]". ``paper`` is Table 4 indexed by ``training_data``."""
     import pandas as pd
 
-    from .leaderboard import board, interval_cell
+    from .leaderboard import interval_cell, leaderboard_frame
 
-    ours = board(results, seed=seed).set_index("model").loc[list(results)]
+    ours = leaderboard_frame(results, seed=seed).set_index("model").loc[list(results)]
 
     def cell(name, col):
         return interval_cell(ours.loc[name], col)
@@ -79,8 +87,6 @@ def ratio_text(prompts: Mapping[str, int] | None) -> str:
 
 def _add_directions(ledger, overall: Mapping[str, object], paper, seed: int,
                     prompts: Mapping[str, int] | None = None) -> None:
-    from .claims import Claim, comparison_says
-
     for cid, claim, a, b in DIRECTIONS:
         ratio = ratio_text(prompts) if cid == DIRECTIONS[0][0] else ""
         ledger.add(Claim.test(
@@ -94,8 +100,6 @@ def _add_rewardbench(ledger, paper, rewardbench: Mapping | None, why: str, seed:
     subset weaker on RewardBench than CheemsPreference, tested on the RewardBench-like comparator when
     ``rewardbench`` (row -> accuracy Estimate on it, paired) is given, else untestable with ``why``; and the
     abstract's CheemsRM claims (untestable)."""
-    from .claims import VERDICTS, Claim
-
     rb_rows = [n for n in paper.index if n.startswith("RewardBench@")]
     ledger.add(Claim(
         "tab4-beats-rewardbench-rms", "§6.3, Table 4", "a reward model trained on CheemsPreference beats the best open "
@@ -129,8 +133,6 @@ def _add_rewardbench(ledger, paper, rewardbench: Mapping | None, why: str, seed:
 
 def _add_cheemsrm(ledger) -> None:
     """The abstract's and introduction's claims about CheemsRM (the paper's 72B reward model), untestable here."""
-    from .claims import Claim
-
     why = ("no CheemsRM: the paper's reward model (Qwen2.5-72B-Instruct trained on the real CheemsPreference) is not "
            "part of these files, and the tiny models trained here on a simulated world cannot stand for it against "
            "Table 8's real models")
@@ -146,7 +148,6 @@ def _add_cheemsrm(ledger) -> None:
 
 def _add_best(ledger, overall: Mapping[str, object], paper, seed: int) -> None:
     """CheemsPreference is the best row only if its paired interval beats every other row's."""
-    from .claims import Claim, best_of, p_value
     from .leaderboard import INTERVAL_SAYS as tmpl
 
     verdict, diff = best_of(overall, _COMBINED, seed=seed)
@@ -176,7 +177,7 @@ def add_claims(ledger, overall: Mapping[str, object], paper, *, seed: int = 0, r
     """Add Table 4's claims to ``ledger``; count the ledger's tested claims: ``{"n_claims_supported", "n_claims"}``.
 
     ``overall`` maps each row of :data:`~cheems_lib.distant_supervision.ABLATION` to its Overall
-    :class:`~cheems_lib.analyses.claims.Estimate` (all paired); ``paper`` is Table 4 indexed by ``training_data``.
+    :class:`~cheems_lib.estimates.Estimate` (all paired); ``paper`` is Table 4 indexed by ``training_data``.
     ``rewardbench`` maps the rows to their accuracy on the RewardBench-like comparator (paired; None on
     real files: the RewardBench claim is then untestable with ``why_no_rewardbench``). ``prompts`` (row ->
     training prompts) puts the GPT : human ratio of the first comparison beside the paper's (:func:`ratio_text`).
@@ -191,8 +192,6 @@ def add_claims(ledger, overall: Mapping[str, object], paper, *, seed: int = 0, r
 def add_untestable_claims(ledger, paper, reason: str) -> dict[str, int]:
     """Table 4's claims when the files cannot build the ablation (e.g. ``reason="needs
     cheems_preference/human.jsonl"``): every claim *untestable* with ``reason``; counts as :func:`add_claims`."""
-    from .claims import Claim
-
     for cid, claim, a, b in DIRECTIONS:
         ledger.add(Claim.untestable(cid, "§6.3, Table 4", claim, reason, paper=paper_pair(paper, a, b),
                                     link="paper-table4"))
@@ -200,3 +199,53 @@ def add_untestable_claims(ledger, paper, reason: str) -> dict[str, int]:
     ledger.add(Claim.untestable("tab4-combined-best", "§6.3, Table 4", "human + processed GPT (CheemsPreference) is "
                                 "the best training set", reason, link="paper-table4"))
     return {"n_claims_supported": 0, "n_claims": 0}
+
+
+def add_cycle_claim(ledger, report: Mapping | None, *, reason: str = "") -> None:
+    """§4.2: after distant supervision the GPT annotations have "a consistent partial order": no directed
+    cycle and a conflict ratio of 0 in :func:`cheems_lib.distant_supervision.filter_by_reward`'s ``report``.
+    *structural*: comparisons that all agree with one scoring cannot form a cycle, so the count checks the code,
+    not the paper; *contradicted* would be a bug. ``report`` None: untestable with ``reason``."""
+    fields = dict(paper_ref="§4.2", link="tab-preference-distant-supervision",
+                  claim="after distant supervision the GPT annotations have no cycles (a consistent partial order)",
+                  paper='"we employ an RM trained on human-annotated data to filter these annotations and establish a '
+                        'consistent partial order"')
+    if report is None:
+        ledger.add(Claim.untestable("s42-no-cycles-after-ds", reason=reason, **fields))
+        return
+    ratio, cycles = float(report["conflict_ratio_after"]), int(report["cycles_after"])
+    before = f"{report['cycles_before']:,} cycles in {report['prompts_with_cycles_before']:,} prompts before filtering"
+    ledger.add(Claim(
+        "s42-no-cycles-after-ds", verdict="supported" if ratio == 0 and cycles == 0 else "contradicted", kind="structural",
+        estimate=ratio, n=int(report["prompts"]), **fields,
+        reason="kept comparisons all agree with one reward model's scores, and such comparisons cannot form a cycle "
+               "(a theorem); the count tests the code",
+        statistic="conflict ratio of the GPT subset after distant supervision (Table 5's statistic), and its cycles",
+        says={"supported": f"After distant supervision the GPT subset has no cycle and a conflict ratio of "
+                           f"{{estimate:.3f}} ({before}), as §4.2 says.",
+              "contradicted": f"After distant supervision the GPT subset still has {cycles:,} cycles, a conflict "
+                              f"ratio of {{estimate:.3f}} ({before}): a bug, since kept comparisons agree with one "
+                              "scoring."}))
+
+
+def length_balance(reports: Mapping[str, dict]):
+    """Chosen-longer and chosen-shorter counts before and after debiasing, for the GPT subset alone
+    and after distant supervision: one row per data and moment, from :func:`cheems_lib.distant_supervision.ablation`'s reports."""
+    import pandas as pd
+
+    rows = []
+    for data, key in (("GPT subset", "length_debias_only"), ("after distant supervision", "length_debias")):
+        for when in ("before", "after"):
+            rows.append({"data": data, "when": when, "chosen longer": reports[key][f"chosen_longer_{when}"],
+                         "chosen shorter": reports[key][f"chosen_shorter_{when}"]})
+    return pd.DataFrame(rows)
+
+
+def plot_length_balance(balance):
+    """Bars of :func:`length_balance`: one panel per data, before and after, longer (blue) and shorter (orange)."""
+    import seaborn as sns
+
+    long = balance.melt(id_vars=["data", "when"], var_name="group", value_name="comparisons")
+    grid = sns.catplot(long, x="when", y="comparisons", hue="group", col="data", kind="bar", height=3.2, aspect=1.2,
+                       palette=["#4e79a7", "#f28e2b"])
+    return grid.figure

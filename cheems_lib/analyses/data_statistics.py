@@ -14,7 +14,7 @@ with it:
   narrowest spread, and the spread needed to reach a target;
 - :func:`add_comparison_claims`, :func:`add_length_claims`: the ledger claims on comparisons
   (excluding ties) per prompt and on the chosen / rejected length ratio, each with a paired
-  bootstrap over prompts stratified by category (:func:`cheems_lib.analyses.claims.ratio_estimate`);
+  bootstrap over prompts stratified by category (:func:`cheems_lib.estimates.ratio_estimate`);
   :func:`add_length_direction_claims`: whether chosen is longer or shorter than rejected in each
   human-labelled file, in the direction of the paper's Table 1;
 - :func:`response_counts_figure`, :func:`category_counts`, :func:`categories_figure`,
@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from ..world_files import GPT_LAYOUT, PAPER_FILES, RELEASE_FILES
 from .calibration import TABLE1_COLUMNS, claim_kind, table1_per_prompt
-from .claims import TABLE1_TOLERANCE, Claim, all_of, p_value, ratio_estimate
+from ..estimates import all_of, p_value, ratio_estimate
+from .claims import TABLE1_TOLERANCE, Claim
 
 __all__ = ["FILE_NAMES", "WHOLE_PREFERENCE", "TABLE1_FILES", "table1", "paper_table1", "beside_paper", "comparison_bound", "bound_texts", "add_comparison_claims",
            "add_length_claims", "LENGTH_DIRECTION_FILES", "add_length_direction_claims", "response_counts_figure", "category_counts", "categories_figure", "lengths_figure"]

@@ -79,9 +79,9 @@ def _y_boot(down_boot, task, index):
 def task_average(bench, down, column: str, *, method: str = "spearman", n_boot: int = 1000, seed: int = 0,
                  clusters: Sequence | None = None, down_boot: Mapping | None = None):
     """The correlation of ``bench[column]`` with each task column of ``down``, averaged over the tasks
-    (an :class:`~cheems_lib.analyses.claims.Estimate`, paired with any other benchmark's by the same resamples).
+    (an :class:`~cheems_lib.estimates.Estimate`, paired with any other benchmark's by the same resamples).
     ``down_boot`` (:meth:`Scores.prompt_boot`) resamples the held-out prompts in each replicate too."""
-    from .claims import Estimate
+    from ..estimates import Estimate
 
     down = down.loc[bench.index]
     per_task = [correlation(bench[column], down[t], method=method, n_boot=n_boot, seed=seed, clusters=clusters,
@@ -470,8 +470,9 @@ def _language_claim():
 
 def _every_task_claim(scores: Scores, *, n_boot: int, seed: int):
     """Per task, CheemsBench's Spearman correlation minus each comparator's (paired over training sets); all of
-    them above zero (:func:`cheems_lib.analyses.claims.all_of`), the deciding task and comparator named."""
-    from .claims import Claim, all_of
+    them above zero (:func:`cheems_lib.estimates.all_of`), the deciding task and comparator named."""
+    from ..estimates import all_of
+    from .claims import Claim
 
     versus, down_boot = {}, scores.prompt_boot(n_boot, seed)
     for task in scores.down.columns:
@@ -502,7 +503,7 @@ def add_claims(ledger, scores: Scores, *, n_boot: int = 1000, seed: int = 0, see
 
     Each compares Spearman correlations with downstream quality, averaged over the tasks
     (:func:`task_average`), by a paired bootstrap over training sets: CheemsBench's accuracy
-    against every comparator (:func:`cheems_lib.analyses.claims.all_of`), and against its GPT-annotated copy
+    against every comparator (:func:`cheems_lib.estimates.all_of`), and against its GPT-annotated copy
     (untestable without one); then the first comparison task by task (:func:`_every_task_claim`) and
     §6.2's Chinese-and-English reading, untestable on a one-language world. ``seeds`` is the training
     seeds of each set, recorded on each claim. The replicates resample the held-out prompts too where
@@ -530,7 +531,8 @@ def add_claims(ledger, scores: Scores, *, n_boot: int = 1000, seed: int = 0, see
 
 def _best_claim(spearman, statistic, seed: int):
     """CheemsBench correlates more strongly than every independently built comparator."""
-    from .claims import Claim, all_of, p_value
+    from ..estimates import all_of, p_value
+    from .claims import Claim
 
     versus = {c.removesuffix(" acc"): spearman("CheemsBench acc") - spearman(c) for c in COMPARATORS}
     verdict, closest, diff = all_of(versus, "greater", seed=seed)
@@ -647,7 +649,7 @@ def equal_size_spearman(scores: Scores, comparator: str, match: str, *, n_boot: 
     replicates are paired with every other :func:`task_average` of the same seed."""
     import pandas as pd
 
-    from .claims import Estimate
+    from ..estimates import Estimate
 
     at = cheemsbench_at_size(scores, **{match: scores.sizes[comparator][match]}, seed=seed)
     bench = pd.DataFrame(at.T, index=scores.bench.index, columns=[f"draw {d}" for d in range(len(at))])
@@ -696,7 +698,8 @@ def add_controls(ledger, scores: Scores, *, length_controlled: Mapping[str, np.n
     (:func:`cheems_lib.world.best_of_n.length_controlled`, by task column); the human-versus-GPT claim with the
     MT-bench-like task graded by CheemsBench's own GPT annotator (``identity``: the old construction, which
     decides that claim by identity). The same picks throughout: nothing is scored again."""
-    from .claims import Claim, all_of
+    from ..estimates import all_of
+    from .claims import Claim
 
     down_boot = scores.prompt_boot(n_boot, seed)
     has_gpt = "CheemsBench GPT acc" in scores.bench.columns

@@ -18,7 +18,8 @@ A :class:`Family` is a set of named training sets, each trained with every train
 :func:`evaluate` scores a family on the benchmark and returns, per model, one
 :class:`cheems_lib.metrics.SubsetResult` per subset and seed, all bootstrapped with the world
 seed, so every comparison between models is paired (see :mod:`cheems_lib.analyses.claims`).
-:func:`evaluate_scores` and :func:`board` are :mod:`cheems_lib.analyses.leaderboard`'s, re-exported here.
+The leaderboard of such results (:func:`cheems_lib.analyses.leaderboard.evaluate_scores`,
+:func:`cheems_lib.analyses.leaderboard.leaderboard_frame`) is :mod:`cheems_lib.analyses.leaderboard`'s.
 """
 from __future__ import annotations
 
@@ -31,12 +32,12 @@ from typing import Any, Mapping, Sequence
 from ..models.training_config import default_device
 from ..records import Record
 from ..world_files import GPT_LAYOUT, LAYOUT, RELEASE_FILES, SIMULATED_FILES
-from .leaderboard import board, evaluate_scores  # noqa: F401  (the leaderboard, re-exported for the chapters)
+from .leaderboard import evaluate_scores
 from .transfer import TABLE3_PROMPTS
 
 __all__ = ["World", "open_world", "ModelSpec", "Family", "table4_sets", "table3_sets", "data_ladder",
            "ladder_family", "model_sizes", "leaderboard_family", "population", "train", "score_family",
-           "evaluate", "evaluate_scores", "estimate", "board", "seeds_text", "SUBSET_NAMES", "GPT_PROMPTS"]
+           "evaluate", "estimate", "seeds_text", "SUBSET_NAMES", "GPT_PROMPTS"]
 
 SUBSET_NAMES = {"open": "Open Prompt", "human": "Human Instruction"}
 GPT_PROMPTS = 800
@@ -465,7 +466,7 @@ def evaluate(family: Family | Sequence[ModelSpec], world: World, *, n_boot: int 
 
 
 def estimate(results: Mapping[str, list[dict]], name: str, metric: str = "overall", subsets: Sequence[str] | None = None):
-    """:func:`cheems_lib.analyses.claims.subset_estimate` of one model of an :func:`evaluate` result."""
-    from .claims import subset_estimate
+    """:func:`cheems_lib.estimates.subset_estimate` of one model of an :func:`evaluate` result."""
+    from ..estimates import subset_estimate
 
     return subset_estimate(results[name], metric, subsets)

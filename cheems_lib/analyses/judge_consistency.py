@@ -30,6 +30,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..records import Record
+from .. import estimates
 from . import claims
 
 __all__ = ["Repeats", "repeats", "aspect_conflicts", "add_claims", "plot_judge"]
@@ -50,13 +51,13 @@ class Repeats:
     pairs: int
     prompts: int
 
-    def consistency(self, *, n_boot: int = claims.N_BOOT, seed: int = 0) -> claims.Estimate:
+    def consistency(self, *, n_boot: int = estimates.N_BOOT, seed: int = 0) -> estimates.Estimate:
         """Share of repeated, strictly ordered pairs ordered the same way in both sets."""
-        return claims.ratio_estimate(self.agree, self.strict, n_boot=n_boot, seed=seed)
+        return estimates.ratio_estimate(self.agree, self.strict, n_boot=n_boot, seed=seed)
 
-    def earlier_share(self, *, n_boot: int = claims.N_BOOT, seed: int = 0) -> claims.Estimate:
+    def earlier_share(self, *, n_boot: int = estimates.N_BOOT, seed: int = 0) -> estimates.Estimate:
         """Share of the swapped pairs' strict decisions won by the earlier-shown answer."""
-        return claims.ratio_estimate(self.earlier, self.swapped, n_boot=n_boot, seed=seed)
+        return estimates.ratio_estimate(self.earlier, self.swapped, n_boot=n_boot, seed=seed)
 
 
 def repeats(first: Iterable[Record], second: Iterable[Record]) -> Repeats:
@@ -106,8 +107,8 @@ def _untestable(ledger: claims.Ledger, cid: str, why: str, **fields) -> claims.C
 
 
 def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second: Sequence[Record] | None,
-               judge: str, n_boot: int = claims.N_BOOT, seed: int = 0,
-               needs_second: str = "a second answer set of the same prompts") -> dict[str, claims.Estimate]:
+               judge: str, n_boot: int = estimates.N_BOOT, seed: int = 0,
+               needs_second: str = "a second answer set of the same prompts") -> dict[str, estimates.Estimate]:
     """The judge's position preference and self-consistency across ``bench`` and ``second`` (two
     answer sets ranked by ``judge``), and the conflict ratio of ``bench``'s aspect rankings merged
     by Algorithm 1; each untestable, with its reason, when its data is missing. Returns the
@@ -116,7 +117,7 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
 
     t5 = paper_table("table5_conflict_ratio").set_index(["subset", "annotator"])["conflict_ratio"]
     gpt5 = f"{t5['open_prompt', 'gpt']:.4f} (Open Prompt) and {t5['human_instruction', 'gpt']:.4f} (Human Instruction)"
-    out: dict[str, claims.Estimate] = {}
+    out: dict[str, estimates.Estimate] = {}
     # our questions, not findings: a fresh referee's read found both confounded (issue 26)
     pos = dict(paper_ref=claims.OURS, link="fig-real-judge",
                claim=f"does {judge}, like GPT-4o in Fig. 15 (appendix D.3), prefer the answer shown later?",
@@ -173,7 +174,7 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
                     "(the `aspects` field of `cheems import llmzoo`)", **merged)
     else:
         conflicted, annotated = aspect_conflicts(with_aspects)
-        est = claims.ratio_estimate(conflicted, annotated, n_boot=n_boot, seed=seed)
+        est = estimates.ratio_estimate(conflicted, annotated, n_boot=n_boot, seed=seed)
         out["real-aspect-conflicts"] = est
         ratio = "{estimate:+.3f} [{lo:+.3f}, {hi:+.3f}] from GPT-4o's Open Prompt ratio"
         ledger.add(claims.Claim.test(
@@ -187,7 +188,7 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
     return out
 
 
-def plot_judge(shares: dict[str, claims.Estimate], conflicts: claims.Estimate | None, *, seed: int = 0):
+def plot_judge(shares: dict[str, estimates.Estimate], conflicts: estimates.Estimate | None, *, seed: int = 0):
     """Two panels: ``shares`` (name -> share estimate; 0.5 means no preference) with their 95%
     intervals, and the merged aspects' conflict ratio beside the paper's Table 5 (``conflicts``
     None: the paper's only). Returns the matplotlib Figure."""

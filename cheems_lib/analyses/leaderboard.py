@@ -2,14 +2,13 @@
 
 The one implementation: :func:`evaluate_scores` evaluates each model's scores (one mapping,
 or one per training seed) on every subset with :func:`cheems_lib.metrics.evaluate_subset`
-(bootstrap over prompts); :func:`board` turns such results into one row per model:
+(bootstrap over prompts); :func:`leaderboard_frame` turns such results into one row per model:
 accuracy and exact match per subset and Overall, means over seeds with 95% intervals.
-:func:`leaderboard` does both; :func:`text_board` is the plain-text table of
-``cheems evaluate`` with several score files. :func:`category_accuracy` is per-category accuracy
+:func:`leaderboard_text` is the plain-text table of ``cheems evaluate`` with several score files. :func:`category_accuracy` is per-category accuracy
 as a long table without intervals, for one's own score files.
 
 The evaluation chapter (Table 2, Fig. 4, §6.1) is built from the rest: :func:`score_models`
-scores real reward models, :func:`table2` is the table as shown, :func:`baseline_sentence` and
+scores real reward models, :func:`table2_as_shown` is the table as shown, :func:`baseline_sentence` and
 :func:`judge_sentence` say whether the best trained model beats the baselines and whether the
 judge beats the random baseline, :func:`add_findings` tests §6.1's three findings (the first on the
 RewardBench-like comparator's mid-vs-mid sections as the finding, and on all of it as a *structural* claim: its
@@ -25,8 +24,9 @@ from typing import Any, Mapping, Sequence
 from ..metrics import evaluate_subset
 from ..records import Record
 
-__all__ = ["leaderboard", "evaluate_scores", "board", "text_board", "category_accuracy", "baseline_scores", "score_models",
-           "TABLE2_COLUMNS", "INTERVAL_SAYS", "interval_cell", "interval_text", "table2", "baseline_sentence", "judge_sentence",
+__all__ = ["evaluate_scores", "leaderboard_frame", "leaderboard_text", "category_accuracy", "baseline_scores",
+           "score_models", "TABLE2_COLUMNS", "INTERVAL_SAYS", "interval_cell", "interval_text", "table2_as_shown",
+           "baseline_sentence", "judge_sentence",
            "deterministic_label", "add_findings", "TABLE2_ONLY", "table8_models", "FIG4_CLAIMS", "add_category_claims",
            "category_estimates", "category_figure", "BUILT_IN_BUILDS", "MID_PAIRS_ID", "rewardbench_design"]
 
@@ -52,13 +52,13 @@ def evaluate_scores(scores_by_model: Mapping[str, Mapping | Sequence[Mapping]], 
     return out
 
 
-def board(results: Mapping[str, list[dict]], *, seed: int = 0):
+def leaderboard_frame(results: Mapping[str, list[dict]], *, seed: int = 0):
     """One row per model of :func:`evaluate_scores` results: mean over seeds of each subset's
     accuracy and exact match and of Overall, with hierarchical 95% intervals (``_lo``/``_hi``)
     and the number of seeds; sorted by Overall."""
     import pandas as pd
 
-    from .claims import subset_estimate
+    from ..estimates import subset_estimate
 
     rows = []
     for name, per_seed in results.items():
@@ -73,13 +73,7 @@ def board(results: Mapping[str, list[dict]], *, seed: int = 0):
     return pd.DataFrame(rows).sort_values("overall", ascending=False, ignore_index=True)
 
 
-def leaderboard(subsets: Mapping[str, Sequence[Record]], scores_by_model: Mapping[str, Mapping | Sequence[Mapping]], *,
-                n_boot: int = 1000, seed: int = 0):
-    """:func:`board` of :func:`evaluate_scores`: one row per model, sorted by Overall."""
-    return board(evaluate_scores(scores_by_model, subsets, n_boot=n_boot, seed=seed), seed=seed)
-
-
-def text_board(per_model: Mapping[str, Mapping], subsets: Sequence[str]) -> str:
+def leaderboard_text(per_model: Mapping[str, Mapping], subsets: Sequence[str]) -> str:
     """Plain-text leaderboard of ``cheems evaluate`` JSON (``{model: {subset: {...}, "overall": x}}``):
     accuracy and exact match per subset (and Overall with two or more subsets), sorted by
     Overall (or, with one subset, its accuracy), ties in the given order."""
@@ -126,22 +120,22 @@ def score_models(names: Sequence[str], record_sets: Sequence[Sequence[Record]], 
 
 TABLE2_COLUMNS = (("open_acc", "Open Prompt acc."), ("open_exact", "Open Prompt exact"),
                   ("human_acc", "Human Instr. acc."), ("human_exact", "Human Instr. exact"), ("overall", "Overall"))
-"""The :func:`board` columns Table 2 shows, with their titles."""
+"""The :func:`leaderboard_frame` columns Table 2 shows, with their titles."""
 INTERVAL_SAYS = "{estimate:.3f} [{lo:.3f}, {hi:.3f}] (95% interval; training seeds: {seeds})"
 """How a claim sentence quotes its estimate (a ``Claim.says`` fragment)."""
 
 
 def interval_cell(row, column: str) -> str:
-    """``value [lo, hi]`` (three decimals) of one :func:`board` row's ``column``."""
+    """``value [lo, hi]`` (three decimals) of one :func:`leaderboard_frame` row's ``column``."""
     return f"{row[column]:.3f} [{row[column + '_lo']:.3f}, {row[column + '_hi']:.3f}]"
 
 
 def interval_text(frame, column: str) -> list[str]:
-    """:func:`interval_cell` for each row of a :func:`board` column."""
+    """:func:`interval_cell` for each row of a :func:`leaderboard_frame` column."""
     return [interval_cell(row, column) for _, row in frame.iterrows()]
 
 
-def table2(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[str, Sequence[Record]]]],
+def table2_as_shown(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[str, Sequence[Record]]]],
            kinds: Mapping[str, str], *, seed: int = 0):
     """Table 2 as the chapter shows it: model, kind, prompts, seeds and :data:`TABLE2_COLUMNS` as
     ``value [95% interval]``, sorted by Overall.
@@ -153,7 +147,7 @@ def table2(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[str, Sequ
 
     results = {name: res for group, _ in evaluated for name, res in group.items()}
     prompts = {name: sum(len(s) for s in subsets.values()) for group, subsets in evaluated for name in group}
-    rows = board(results, seed=seed)
+    rows = leaderboard_frame(results, seed=seed)
     shown = pd.DataFrame({"model": rows["model"], "kind": rows["model"].map(kinds), "prompts": rows["model"].map(prompts),
                           "seeds": rows["seeds"]})
     for col, title in TABLE2_COLUMNS:
@@ -169,12 +163,12 @@ def _difference_text(diff, seed: int) -> str:
 
 def baseline_sentence(trained: Mapping[str, list[dict]], baselines: Mapping[str, list[dict]], *, seed: int = 0) -> str:
     """Does the trained model with the highest mean Overall beat every baseline? The sentence for
-    :func:`cheems_lib.analyses.claims.best_of`'s verdict, by paired intervals.
+    :func:`cheems_lib.estimates.best_of`'s verdict, by paired intervals.
 
     ``trained`` and ``baselines`` are :func:`evaluate_scores` results on the same subsets. A
     baseline needs no training: its one run is paired with each training seed.
     """
-    from .claims import INSUFFICIENT, best_of, insufficient_text, subset_estimate
+    from ..estimates import INSUFFICIENT, best_of, insufficient_text, subset_estimate
 
     overall = {name: subset_estimate(per_seed) for name, per_seed in trained.items()}
     lead = max(overall, key=lambda n: overall[n].value)
@@ -199,7 +193,7 @@ def judge_sentence(judged: Mapping[str, list[dict]], random_scores: Mapping, sub
     """The first judge of ``judged`` (:func:`evaluate_scores` results on ``subsets``) against the random
     baseline's ``random_scores`` on the same prompts: one sentence for the verdict of the paired
     accuracy difference (mean of the subsets) being above zero."""
-    from .claims import INSUFFICIENT, decide, insufficient_text, subset_estimate
+    from ..estimates import INSUFFICIENT, decide, insufficient_text, subset_estimate
 
     name = next(iter(judged))
     rand = evaluate_scores({"random": random_scores}, subsets, n_boot=n_boot, seed=seed)["random"]
@@ -224,7 +218,7 @@ def deterministic_label() -> str:
 
 def _mean_over(results: Mapping[str, list[dict]], stat):
     """``stat(name)`` averaged over the models of ``results``, paired seed by seed."""
-    from .claims import mean_of
+    from ..estimates import mean_of
 
     return mean_of([stat(name) for name in results])
 
@@ -293,7 +287,8 @@ def _rewardbench_says(where: str) -> dict[str, str]:
 def _rewardbench_claim(results, on_rewardbench, pairs: int, table8, seed: int):
     """§6.1 (1): lower on CheemsBench than on the whole RewardBench-like comparator. Kind *structural*: its
     strong-vs-weak sections make it easy by construction (:func:`rewardbench_design`)."""
-    from .claims import Claim, subset_estimate
+    from ..estimates import subset_estimate
+    from .claims import Claim
 
     diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy")
                       - subset_estimate(on_rewardbench[n], "accuracy"))
@@ -309,7 +304,8 @@ def _rewardbench_claim(results, on_rewardbench, pairs: int, table8, seed: int):
 def _mid_pairs_claim(results, on_mid, pairs: int, table8, seed: int):
     """§6.1 (1) on the comparator's mid-vs-mid sections only (no label built in, :data:`BUILT_IN_BUILDS`): a
     finding, since neither side's difficulty is set by the comparator's construction."""
-    from .claims import Claim, subset_estimate
+    from ..estimates import subset_estimate
+    from .claims import Claim
 
     mid = " and ".join(rewardbench_design()["mid"])
     diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy")
@@ -326,7 +322,8 @@ def _mid_pairs_claim(results, on_mid, pairs: int, table8, seed: int):
 
 def _subset_claim(results, table8, seed: int):
     """§6.1 (2): more accurate on Open Prompt than on Human Instruction."""
-    from .claims import Claim, subset_estimate
+    from ..estimates import subset_estimate
+    from .claims import Claim
 
     table8 = table8_models(table8)
     diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy", ["open"])
@@ -347,7 +344,8 @@ def _subset_claim(results, table8, seed: int):
 
 def _deterministic_claim(results, seed: int):
     """§6.1 (3): more accurate on the categories with deterministic answers."""
-    from .claims import Claim, category_estimate
+    from ..estimates import category_estimate
+    from .claims import Claim
     from ..world.corpus import CATEGORIES, DETERMINISTIC
 
     others = [c for c in CATEGORIES if c not in DETERMINISTIC]
@@ -440,7 +438,8 @@ def add_category_claims(ledger, results: Mapping[str, list[dict]], *, seed: int 
     """Add :data:`FIG4_CLAIMS` to ``ledger``: per claim, the category's accuracy minus the mean accuracy of
     the subset's other categories (macro, mean over the trained models of ``results``, paired); untestable
     when the models, the subset or the category are missing."""
-    from .claims import Claim, category_estimate
+    from ..estimates import category_estimate
+    from .claims import Claim
     from ..world.corpus import CATEGORIES
 
     first = next(iter(results.values()), [{}])[0] if results else {}
@@ -474,7 +473,7 @@ def category_estimates(results: Mapping[str, list[dict]], subset: str) -> dict[s
     """Fig. 4's rows for one subset, each averaged over the models of ``results`` (paired seed by seed):
     the subset's accuracy, the deterministic categories and the others, then each category
     (deterministic ones marked ``*``)."""
-    from .claims import category_estimate, subset_estimate
+    from ..estimates import category_estimate, subset_estimate
     from ..world.corpus import CATEGORIES, DETERMINISTIC
 
     present = [c for c in CATEGORIES if c in next(iter(results.values()))[0][subset].by_category]

@@ -73,7 +73,7 @@ def sweep_curve(results: Mapping[str, list[dict]], x: Mapping[str, float], label
     and its hierarchical 95% interval (``lo``, ``hi``)."""
     import pandas as pd
 
-    from .claims import subset_estimate
+    from ..estimates import subset_estimate
 
     rows = []
     for name, per_seed in results.items():
@@ -178,7 +178,8 @@ def _says(lead: str, supported: str, contradicted: str) -> dict[str, str]:
 def add_data_claim(ledger, results: Mapping[str, list[dict]], curve):
     """Test Fig. 6's claim on ``ledger``: the largest training set (the last of ``results``) beats
     the smallest (the first) in accuracy, paired over prompts and hierarchical over seeds."""
-    from .claims import Claim, subset_estimate
+    from ..estimates import subset_estimate
+    from .claims import Claim
 
     prompts, names = _prompts(curve), list(results)
     small, large = names[0], names[-1]
@@ -199,7 +200,8 @@ def add_data_claim(ledger, results: Mapping[str, list[dict]], curve):
 def add_size_claims(ledger, results: Mapping[str, list[dict]], params: Mapping[str, int], sizes: Mapping[str, str]):
     """Test Fig. 7's claims on ``ledger``: the model with most parameters beats the one with fewest
     (same data), and record the pretrained-versus-instruct claim as untestable on tiny models."""
-    from .claims import Claim, subset_estimate
+    from ..estimates import subset_estimate
+    from .claims import Claim
 
     smallest, largest = min(params, key=params.get), max(params, key=params.get)
     diff = subset_estimate(results[largest], "accuracy") - subset_estimate(results[smallest], "accuracy")

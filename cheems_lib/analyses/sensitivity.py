@@ -162,9 +162,9 @@ ASSUMPTIONS = {
 
 def _difference(world, first, second, bench, cfg: SweepConfig, names: tuple[str, str] = TARGETS[TAB4].names):
     """Paired Overall accuracy, the model trained on ``first`` minus the one trained on ``second``, on ``bench``;
-    ``diff`` is the :class:`~cheems_lib.analyses.claims.Estimate` the row's numbers come from."""
+    ``diff`` is the :class:`~cheems_lib.estimates.Estimate` the row's numbers come from."""
     from . import experiments
-    from .claims import decide
+    from ..estimates import decide
 
     a, b = names
     fam = experiments.Family({a: list(first), b: list(second)}, seeds=tuple(cfg.seeds), epochs=cfg.epochs,

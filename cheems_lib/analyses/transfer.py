@@ -230,7 +230,7 @@ def table3(sets: dict[str, dict], board):
     the rows it stands for or, standing for none, those :func:`nearest` it) and per other model of
     ``board`` (the baselines), each metric as ``value [95% interval]``.
 
-    ``board`` is :func:`cheems_lib.analyses.leaderboard.board` indexed by model.
+    ``board`` is :func:`cheems_lib.analyses.leaderboard.leaderboard_frame` indexed by model.
     """
     import pandas as pd
 
@@ -264,7 +264,8 @@ def _sized(sets: dict[str, dict], name: str) -> str:
 
 def _language_claim():
     """Chinese vs English data: untestable on a world with one language."""
-    from .claims import VERDICTS, Claim
+    from ..estimates import VERDICTS
+    from .claims import Claim
 
     t3 = paper_accuracy()
     zh, en = t3[t3["language"] == "zh"]["mean_acc"], t3[t3["language"] == "en"]["mean_acc"]
@@ -384,7 +385,7 @@ def add_best_dataset_claims(ledger) -> None:
 
 def _effect(sets: dict[str, dict], overall: dict, variant: str, seed: int) -> tuple[dict, str]:
     """One row of :func:`effects` and its sentence."""
-    from .claims import INSUFFICIENT, decide
+    from ..estimates import INSUFFICIENT, decide
 
     reference, expected, mechanism = EFFECTS[variant]
     change = sets[variant]["isolates"]
@@ -418,7 +419,7 @@ def add_real_claims(ledger, accuracy: dict, trained: str | None, *, seed: int = 
     """The transfer question on real files: does a reward model trained on one source's preference
     labels (``trained``, a key of ``accuracy``) rank another source's answers better than the random
     baseline, and better than the longest-response baseline? ``accuracy`` maps model names to
-    :class:`~cheems_lib.analyses.claims.Estimate` of benchmark accuracy (paired resamples). Without a trained
+    :class:`~cheems_lib.estimates.Estimate` of benchmark accuracy (paired resamples). Without a trained
     model (``trained`` None) both claims are untestable with ``reason``."""
     from ..baselines import NAMES
     from .claims import Claim, comparison_says

@@ -18,6 +18,7 @@ each pair once in random order and offers no tie; here a tie (``C``) is half cre
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Mapping, Sequence
@@ -25,8 +26,8 @@ from typing import Mapping, Sequence
 from ..records import Record
 
 __all__ = ["JUDGE_TEMPLATE", "CRITERIA", "CATEGORY_CRITERION", "judge_prompt", "PairVerdict", "judge_records",
-           "judge_scores", "position_consistency", "letter_ids", "load_judge", "train_tiny_judge", "judge_examples",
-           "judge_all"]
+           "judge_scores", "position_consistency", "letter_ids", "load_judge", "train_tiny_judge", "train_judge",
+           "judge_examples", "judge_all"]
 
 # Fig. 11 of the paper (appendix B; a copy is data/paper/fig11_judge_prompt.txt), verbatim, with the
 # placeholders {criteria}, {query}, {reference}, {answer_a}, {answer_b} as printed there.
@@ -235,17 +236,62 @@ def train_tiny_judge(records: Sequence[Record], output_dir, *, progress: bool = 
     ``settings`` are fields of :class:`cheems_lib.models.training_config.JudgeTrainConfig` (size,
     max_pairs, epochs, learning_rate, max_tokens_per_batch, max_length, seed, ...).
     Examples are ranked pairs of ``records`` (at most ``max_pairs``, seeded), each shown in
-    both orders; a tie in the ranking is ``C``. The training itself is
-    :func:`cheems_lib.models.training.train_judge`, beside the reward-model trainer. The result is
+    both orders; a tie in the ranking is ``C``. The training itself is :func:`train_judge`. The result is
     a normal checkpoint, loaded back with :func:`load_judge`, the path a real LLM judge
     takes: a stand-in for a real judge on machines without one.
     """
-    from .training import train_judge
     from .training_config import JudgeTrainConfig
 
     cfg = JudgeTrainConfig(**settings)
     tok, examples = judge_examples(records, cfg.max_pairs, cfg.max_length, seed=cfg.seed, vocab_size=cfg.tokenizer_vocab)
     return train_judge(examples, tok, cfg, output_dir, progress=progress)
+
+
+def train_judge(examples: Sequence[tuple[list[int], int]], tokenizer, cfg, output_dir, *,
+                progress: bool = False):
+    """Train a tiny Qwen2 causal LM on ``(prompt ids, answer token)`` examples and save it in ``output_dir``
+    (``cfg``: a :class:`cheems_lib.models.training_config.JudgeTrainConfig`).
+
+    The loss is cross-entropy of the next token after the prompt (the judge's letter),
+    summed over a batch and divided by its examples. Batches are whole examples packed
+    under the token budget, reshuffled each epoch; the schedule is linear warm-up over
+    ``warmup_fraction`` of the batches, then linear decay. Returns ``output_dir``.
+    """
+    import torch
+    import torch.nn.functional as F
+    from transformers import Qwen2ForCausalLM
+
+    from .batching import forward_groups, last_token_logits, pack, pad_right
+    from .reward_model import tiny_config
+
+    torch.manual_seed(cfg.seed)
+    model = Qwen2ForCausalLM(tiny_config(cfg.size, tokenizer, max_length=cfg.max_length))
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate)
+    model.train()
+    lengths = [[len(ids)] for ids, _ in examples]
+    batches = [b for e in range(cfg.epochs) for b in pack(lengths, cfg.max_tokens_per_batch, seed=[cfg.seed, e])]
+    n, warmup = len(batches), max(1, math.floor(cfg.warmup_fraction * len(batches)))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, 1 - step / n))
+    if progress:
+        from tqdm.auto import tqdm
+        batches = tqdm(batches, desc="training judge", unit="batch")
+    for batch in batches:
+        items = [examples[i] for i in batch.prompts]
+        loss = 0.0
+        for group in forward_groups([len(ids) for ids, _ in items], cfg.max_tokens_per_batch):
+            ids, mask = pad_right([items[j][0] for j in group], tokenizer.pad_token_id, "cpu")
+            last = last_token_logits(model(input_ids=ids, attention_mask=mask).logits, mask)
+            target = torch.tensor([items[j][1] for j in group])
+            loss = loss + F.cross_entropy(last, target, reduction="sum")
+        (loss / len(items)).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+    model.eval()
+    model.save_pretrained(output_dir)
+    tokenizer.save_pretrained(output_dir)
+    return output_dir
 
 
 def judge_examples(records: Sequence[Record], max_pairs: int, max_length: int, *, seed: int = 0,

@@ -203,14 +203,14 @@ def _plan(out: Path, shown: str, cfg: TrainConfig, fingerprint: str, processes: 
     return Plan(work, None, notes)
 
 
-def agreed_plan(acc, out: Path, shown: str, cfg: TrainConfig, fingerprint: str, *, resume: bool,
+def agreed_plan(accelerator, out: Path, shown: str, cfg: TrainConfig, fingerprint: str, *, resume: bool,
                 overwrite: bool) -> Plan:
     """Repair an interrupted publish (main process), then let every process read the same plan."""
-    if acc.is_main_process:
+    if accelerator.is_main_process:
         _recover(out)
-    acc.wait_for_everyone()
-    plan = _plan(out, shown, cfg, fingerprint, acc.num_processes, resume=resume, overwrite=overwrite)
-    acc.wait_for_everyone()  # every process has read the folder before the main one writes to it
+    accelerator.wait_for_everyone()
+    plan = _plan(out, shown, cfg, fingerprint, accelerator.num_processes, resume=resume, overwrite=overwrite)
+    accelerator.wait_for_everyone()  # every process has read the folder before the main one writes to it
     return plan
 
 
@@ -255,7 +255,7 @@ def _last_log(path: Path) -> dict:
     return json.loads(lines[-1]) if lines else {}
 
 
-def save_checkpoint(acc, model, tok, root: Path, step: int, identity: dict) -> None:
+def save_checkpoint(accelerator, model, tok, root: Path, step: int, identity: dict) -> None:
     """accelerate's save_state into a temporary folder, renamed when complete; keeps the newest only.
 
     ``identity`` (config, data fingerprint, processes) goes into ``cheems_state.json`` so a
@@ -263,18 +263,19 @@ def save_checkpoint(acc, model, tok, root: Path, step: int, identity: dict) -> N
     """
     name = f"step-{step:07d}"
     tmp = root / f".{name}.tmp"
-    if acc.is_main_process:
+    if accelerator.is_main_process:
         root.mkdir(parents=True, exist_ok=True)
         for stale in root.glob(".step-*.tmp"):  # left by a kill during an earlier save
             shutil.rmtree(stale, ignore_errors=True)
-    acc.wait_for_everyone()
+    accelerator.wait_for_everyone()
     with _writing(tmp):
-        acc.save_state(str(tmp))
-        if acc.is_main_process:
-            acc.unwrap_model(model).config.save_pretrained(tmp)  # with the tokenizer: loadable by from_pretrained
+        accelerator.save_state(str(tmp))
+        if accelerator.is_main_process:
+            # with the tokenizer: loadable by from_pretrained
+            accelerator.unwrap_model(model).config.save_pretrained(tmp)
             tok.save_pretrained(tmp)
             _write_json(tmp / "cheems_state.json", {"global_step": step, **identity})
-    if acc.is_main_process:
+    if accelerator.is_main_process:
         interrupt_point("checkpoint.written")
         os.replace(tmp, root / name)
         with atomic_open(root / "latest", "w") as fh:
@@ -283,7 +284,7 @@ def save_checkpoint(acc, model, tok, root: Path, step: int, identity: dict) -> N
             if old.name != name:
                 shutil.rmtree(old, ignore_errors=True)
         interrupt_point("checkpoint.saved")
-    acc.wait_for_everyone()
+    accelerator.wait_for_everyone()
 
 
 @contextlib.contextmanager
@@ -305,7 +306,7 @@ def _writing(folder: Path):
 
 
 @contextlib.contextmanager
-def discarded_on_write_failure(acc, plan: Plan, out: Path):
+def discarded_on_write_failure(accelerator, plan: Plan, out: Path):
     """On an OSError (a full disk) remove the hidden folders this run made beside ``out``.
 
     ``.NAME.cheems-final`` always; ``.NAME.cheems-overwrite`` unless the run resumed from a
@@ -316,22 +317,22 @@ def discarded_on_write_failure(acc, plan: Plan, out: Path):
     try:
         yield
     except OSError:
-        if acc.is_main_process:
+        if accelerator.is_main_process:
             _rmtree(_sibling(out, "final"))
             if plan.work != out and plan.resume_dir is None:
                 _rmtree(plan.work)
         raise
 
 
-def publish(acc, model, tok, out: Path, work: Path, summary: dict) -> None:
+def publish(accelerator, model, tok, out: Path, work: Path, summary: dict) -> None:
     """Assemble the finished folder complete beside ``out`` and swap it in at once (main process)."""
-    if acc.is_main_process:
+    if accelerator.is_main_process:
         log = work / "train_log.jsonl"
         stage = _sibling(out, "final")
         _rmtree(stage)
         stage.mkdir(parents=True)
         with _writing(stage):
-            acc.unwrap_model(model).save_pretrained(stage, safe_serialization=True)
+            accelerator.unwrap_model(model).save_pretrained(stage, safe_serialization=True)
             interrupt_point("publish.staging")
             tok.save_pretrained(stage)
             if log.exists():
@@ -343,4 +344,4 @@ def publish(acc, model, tok, out: Path, work: Path, summary: dict) -> None:
             _swap_in(stage, out)
             if work != out:
                 _rmtree(work)
-    acc.wait_for_everyone()
+    accelerator.wait_for_everyone()

@@ -14,8 +14,7 @@ same as on one process. The same seed on a CPU gives identical weights.
 Beside it: the hyperparameters, checked before anything is written, in
 :mod:`cheems_lib.models.training_config`; the records' pairs in :mod:`cheems_lib.models.training_pairs`; the
 output folder (checkpoints, resume, the atomic publish) in :mod:`cheems_lib.models.run_folder`. The
-tiny judge's trainer (:func:`train_judge`) lives here, beside the reward model's;
-:func:`cheems_lib.models.judging.train_tiny_judge` builds its examples and calls it.
+tiny judge's trainer is :func:`cheems_lib.models.judging.train_judge`, with the judge it trains.
 """
 from __future__ import annotations
 
@@ -34,10 +33,10 @@ from ..records import Record
 from .batching import Batch, forward_groups, pack, pad_right, padding_fraction
 from .run_folder import (Plan, agreed_plan, append_json_line, discarded_on_write_failure, publish, save_checkpoint,
                          start_fresh, trim_log)
-from .training_config import JudgeTrainConfig, TrainConfig, TrainError, default_device, effective_settings, start_line
+from .training_config import TrainConfig, TrainError, default_device, effective_settings, start_line
 from .training_pairs import EncodedData, collate, encode_records
 
-__all__ = ["bt_loss", "train", "forward_rewards", "grouped_rewards", "StepMetrics", "train_judge"]
+__all__ = ["bt_loss", "train", "forward_rewards", "grouped_rewards", "StepMetrics"]
 
 
 def bt_loss(rewards, pairs: Sequence[tuple[int, int]], reg_coef: float, *, n_pairs: int | None = None,
@@ -104,12 +103,13 @@ class StepMetrics:
         self.n_r += rd.numel()
         self.tokens += sum(len(s) for s in seqs)
 
-    def reduced(self, acc) -> "StepMetrics":
+    def reduced(self, accelerator) -> "StepMetrics":
         """The sums over every process (a collective: every process calls it)."""
         import torch
 
-        values = torch.tensor([getattr(self, f.name) for f in fields(self)], dtype=torch.float64, device=acc.device)
-        return StepMetrics(*acc.reduce(values, "sum").tolist())
+        values = torch.tensor([getattr(self, f.name) for f in fields(self)], dtype=torch.float64,
+                              device=accelerator.device)
+        return StepMetrics(*accelerator.reduce(values, "sum").tolist())
 
     def line(self, step: int, epoch: int, seconds: float, lr: float) -> dict:
         """The ``train_log.jsonl`` line: means per pair and per reward."""
@@ -174,20 +174,20 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
                          "is fine)")
     out = Path(output_dir).resolve()  # a link to a folder: the model is swapped in where it points
     # cpu=True without CUDA: under torchrun / `accelerate launch --multi_gpu` accelerate then runs gloo multi-CPU
-    acc = Accelerator(mixed_precision=cfg.mixed_precision, cpu=default_device() == "cpu")
-    say = say if (say is not None and acc.is_main_process) else (lambda line: None)
-    plan = agreed_plan(acc, out, str(output_dir), cfg, data_fingerprint, resume=resume, overwrite=overwrite)
+    accelerator = Accelerator(mixed_precision=cfg.mixed_precision, cpu=default_device() == "cpu")
+    say = say if (say is not None and accelerator.is_main_process) else (lambda line: None)
+    plan = agreed_plan(accelerator, out, str(output_dir), cfg, data_fingerprint, resume=resume, overwrite=overwrite)
     for note in plan.notes:
         say(note)
     if plan.finished is not None:
         return plan.finished
-    identity = {"config": asdict(cfg), "data_fingerprint": data_fingerprint, "processes": acc.num_processes}
-    eff = effective_settings(cfg, preset, acc.num_processes)
-    run = _setup(acc, cfg, records, plan.resume_dir, lambda: say(start_line(eff)))
-    with discarded_on_write_failure(acc, plan, out):  # a full disk: no hidden folder stays behind
+    identity = {"config": asdict(cfg), "data_fingerprint": data_fingerprint, "processes": accelerator.num_processes}
+    eff = effective_settings(cfg, preset, accelerator.num_processes)
+    run = _setup(accelerator, cfg, records, plan.resume_dir, lambda: say(start_line(eff)))
+    with discarded_on_write_failure(accelerator, plan, out):  # a full disk: no hidden folder stays behind
         done = _restore(run, plan, out, identity)
         log, total_steps = plan.work / "train_log.jsonl", sum(len(s) for s in run.epoch_steps)
-        bar = _progress_bar(total_steps, done) if progress and acc.is_local_main_process else None
+        bar = _progress_bar(total_steps, done) if progress and accelerator.is_local_main_process else None
         step, t_start = 0, time.time()
         for epoch, steps in enumerate(run.epoch_steps):
             for per_proc in steps:
@@ -198,18 +198,18 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
                     break
                 t0 = time.time()
                 metrics = _optimisation_step(run, per_proc)
-                if acc.is_main_process and (step % cfg.log_every == 0 or step == total_steps):
+                if accelerator.is_main_process and (step % cfg.log_every == 0 or step == total_steps):
                     append_json_line(log, metrics.line(step, epoch, time.time() - t0, run.scheduler.get_last_lr()[0]))
                 if bar is not None:
                     bar.update(1)
                 interrupt_point("train.step")
                 if (cfg.save_every and step % cfg.save_every == 0) or per_proc is steps[-1]:  # and at each epoch's end
-                    save_checkpoint(acc, run.model, run.tok, plan.work / "checkpoints", step, identity)
+                    save_checkpoint(accelerator, run.model, run.tok, plan.work / "checkpoints", step, identity)
         if bar is not None:
             bar.close()
-        acc.wait_for_everyone()
+        accelerator.wait_for_everyone()
         summary = {**_summary(run, eff, data_fingerprint, total_steps, time.time() - t_start), **(extra or {})}
-        publish(acc, run.model, run.tok, out, plan.work, summary)
+        publish(accelerator, run.model, run.tok, out, plan.work, summary)
     return summary
 
 
@@ -217,7 +217,7 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
 class _Run:
     """What the training loop works with, built once by :func:`_setup`."""
 
-    acc: object
+    accelerator: object
     cfg: TrainConfig
     model: object
     tok: object
@@ -228,7 +228,7 @@ class _Run:
     native_sync: bool  # FSDP/DeepSpeed synchronise gradients themselves (DDP: we do, once per step)
 
 
-def _setup(acc, cfg: TrainConfig, records: Sequence[Record], resume_dir: Path | None, announce) -> _Run:
+def _setup(accelerator, cfg: TrainConfig, records: Sequence[Record], resume_dir: Path | None, announce) -> _Run:
     """Seed, model, data, the epochs' steps, optimizer and schedule, prepared by accelerate."""
     import torch
     from accelerate.utils import DistributedType, set_seed
@@ -240,31 +240,31 @@ def _setup(acc, cfg: TrainConfig, records: Sequence[Record], resume_dir: Path | 
     model.train()  # from_pretrained returns eval mode; train like the HF Trainer, resumed or not
     data = encode_records(records, tok, cfg.max_length)
     announce()
-    n_proc = acc.num_processes
+    n_proc = accelerator.num_processes
     epoch_steps = [_steps(_epoch_batches(data, cfg, e), n_proc, cfg.grad_accum) for e in range(cfg.epochs)]
     total_steps = sum(len(s) for s in epoch_steps)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     scheduler = get_cosine_schedule_with_warmup(optimizer, math.ceil(cfg.warmup_ratio * total_steps), total_steps)
     # the scheduler is not prepared: accelerate would step it once per process, so a 2-process
     # run would decay the learning rate twice as fast; it is registered for checkpoints instead
-    model, optimizer = acc.prepare(model, optimizer)
-    acc.register_for_checkpointing(scheduler)
-    native_sync = acc.distributed_type in (DistributedType.FSDP, DistributedType.DEEPSPEED)
-    return _Run(acc, cfg, model, tok, optimizer, scheduler, data, epoch_steps, native_sync)
+    model, optimizer = accelerator.prepare(model, optimizer)
+    accelerator.register_for_checkpointing(scheduler)
+    native_sync = accelerator.distributed_type in (DistributedType.FSDP, DistributedType.DEEPSPEED)
+    return _Run(accelerator, cfg, model, tok, optimizer, scheduler, data, epoch_steps, native_sync)
 
 
 def _restore(run: _Run, plan: Plan, out: Path, identity: dict) -> int:
     """Load the checkpoint to resume (and trim the log to it) or mark a fresh start; the steps already done."""
-    acc, done = run.acc, 0
+    accelerator, done = run.accelerator, 0
     if plan.resume_dir is not None:
-        acc.load_state(str(plan.resume_dir))
+        accelerator.load_state(str(plan.resume_dir))
         done = json.loads((plan.resume_dir / "cheems_state.json").read_text())["global_step"]
-    if acc.is_main_process:
+    if accelerator.is_main_process:
         if plan.resume_dir is None:
             start_fresh(plan.work, out, {**identity, "output": str(out)})
         else:
             trim_log(plan.work / "train_log.jsonl", done)
-    acc.wait_for_everyone()
+    accelerator.wait_for_everyone()
     return done
 
 
@@ -276,8 +276,8 @@ def _progress_bar(total: int, initial: int):
 
 def _optimisation_step(run: _Run, per_proc: list[list[Batch]]) -> StepMetrics:
     """One step: this process's micro-batches, the gradient sync, clipping and the update; the step's metrics."""
-    acc, model, cfg, data = run.acc, run.model, run.cfg, run.data
-    mine = per_proc[acc.process_index]
+    accelerator, model, cfg, data = run.accelerator, run.model, run.cfg, run.data
+    mine = per_proc[accelerator.process_index]
     step_batches = [b for group in per_proc for b in group]
     n_pairs = sum(len(data.pairs[i]) for b in step_batches for i in b.prompts)  # the loss's global normalisers
     n_rewards = sum(b.n_sequences for b in step_batches)
@@ -285,36 +285,38 @@ def _optimisation_step(run: _Run, per_proc: list[list[Batch]]) -> StepMetrics:
     for k, batch in enumerate(mine):
         last = k == len(mine) - 1
         # DDP: every backward without its hooks, one all-reduce per step below. FSDP/DeepSpeed: their own sync.
-        with acc.no_sync(model) if (not run.native_sync or not last) else contextlib.nullcontext():
+        with accelerator.no_sync(model) if (not run.native_sync or not last) else contextlib.nullcontext():
             seqs, pairs = collate(data, batch.prompts)
             r, stats = _micro_batch(run, batch, seqs, pairs, n_pairs, n_rewards)
             metrics.add(stats, r, seqs)
     pad_id = run.tok.pad_token_id
-    if acc.num_processes > 1 and not run.native_sync:
-        _all_reduce_grads(acc, model)
+    if accelerator.num_processes > 1 and not run.native_sync:
+        _all_reduce_grads(accelerator, model)
     elif run.native_sync and not mine:  # FSDP/DeepSpeed: a process without a batch still joins the sync
-        acc.backward(forward_rewards(model, [[pad_id]], pad_id, acc.device).sum() * 0.0)
+        accelerator.backward(forward_rewards(model, [[pad_id]], pad_id, accelerator.device).sum() * 0.0)
     if cfg.max_grad_norm:
-        acc.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+        accelerator.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
     run.optimizer.step()
     run.scheduler.step()
     run.optimizer.zero_grad(set_to_none=True)
-    return metrics.reduced(acc)
+    return metrics.reduced(accelerator)
 
 
 def _micro_batch(run: _Run, batch: Batch, seqs, pairs, n_pairs: int, n_rewards: int):
     """Forward and backward of one micro-batch; returns its rewards and :func:`bt_loss` stats."""
-    acc, cfg, pad_id = run.acc, run.cfg, run.tok.pad_token_id
-    scale = acc.num_processes if run.native_sync else 1  # FSDP/DeepSpeed average gradients over processes; undo it
+    accelerator, cfg, pad_id = run.accelerator, run.cfg, run.tok.pad_token_id
+    # FSDP/DeepSpeed average gradients over processes; undo it
+    scale = accelerator.num_processes if run.native_sync else 1
     if batch.oversize:
         if run.native_sync:
             raise TrainError(f"a prompt has {batch.tokens} tokens, over max_tokens_per_batch "
                              f"{cfg.max_tokens_per_batch} (fix: raise it; FSDP/DeepSpeed cannot split a prompt)")
-        return _oversize_step(run.model, acc, seqs, pairs, cfg, pad_id, acc.device, n_pairs, n_rewards, scale)
-    r = (forward_rewards(run.model, seqs, pad_id, acc.device) if run.native_sync
-         else grouped_rewards(run.model, seqs, pad_id, acc.device, cfg.max_tokens_per_batch))
+        return _oversize_step(run.model, accelerator, seqs, pairs, cfg, pad_id, accelerator.device, n_pairs, n_rewards,
+                              scale)
+    r = (forward_rewards(run.model, seqs, pad_id, accelerator.device) if run.native_sync
+         else grouped_rewards(run.model, seqs, pad_id, accelerator.device, cfg.max_tokens_per_batch))
     loss, stats = bt_loss(r, pairs, cfg.reg_coef, n_pairs=n_pairs, n_rewards=n_rewards)
-    acc.backward(loss * scale)
+    accelerator.backward(loss * scale)
     return r, stats
 
 
@@ -323,12 +325,12 @@ def _summary(run: _Run, eff: dict, fingerprint: str, total_steps: int, seconds: 
     cfg, data = run.cfg, run.data
     first_epoch = [b for s in run.epoch_steps[0] for g in s for b in g]
     return {"config": asdict(cfg), "effective": eff, "data": data.report(), "data_fingerprint": fingerprint,
-            "steps": total_steps, "processes": run.acc.num_processes, "pairs_used_per_epoch": data.n_pairs,
+            "steps": total_steps, "processes": run.accelerator.num_processes, "pairs_used_per_epoch": data.n_pairs,
             "padding_fraction": padding_fraction(first_epoch, data.lengths, cfg.max_tokens_per_batch),
             "wall_time_s": round(seconds, 2)}
 
 
-def _oversize_step(model, acc, seqs, pairs, cfg, pad_id, device, n_pairs, n_rewards, scale):
+def _oversize_step(model, accelerator, seqs, pairs, cfg, pad_id, device, n_pairs, n_rewards, scale):
     """One prompt too large for a batch: no-grad rewards, their loss gradient, then chunked backward.
 
     Exact: dL/dtheta = sum_i dL/dr_i * dr_i/dtheta, computed chunk by chunk.
@@ -345,11 +347,11 @@ def _oversize_step(model, acc, seqs, pairs, cfg, pad_id, device, n_pairs, n_rewa
     (grad,) = torch.autograd.grad(loss * scale, r_leaf)
     for part in parts:
         rp = forward_rewards(model, [seqs[j] for j in part], pad_id, device)
-        acc.backward((rp * grad[part]).sum())
+        accelerator.backward((rp * grad[part]).sum())
     return r, stats
 
 
-def _all_reduce_grads(acc, model) -> None:
+def _all_reduce_grads(accelerator, model) -> None:
     """Sum every gradient over processes in one flat all-reduce (the loss is already normalised globally)."""
     import torch
 
@@ -357,55 +359,9 @@ def _all_reduce_grads(acc, model) -> None:
     for p in params:  # a process without a batch this step has no gradient yet
         if p.grad is None:
             p.grad = torch.zeros_like(p)
-    flat = acc.reduce(torch.cat([p.grad.reshape(-1) for p in params]), "sum")
+    flat = accelerator.reduce(torch.cat([p.grad.reshape(-1) for p in params]), "sum")
     offset = 0
     for p in params:
         n = p.numel()
         p.grad.copy_(flat[offset:offset + n].view_as(p.grad))
         offset += n
-
-
-def train_judge(examples: Sequence[tuple[list[int], int]], tokenizer, cfg: JudgeTrainConfig, output_dir, *,
-                progress: bool = False):
-    """Train a tiny Qwen2 causal LM on ``(prompt ids, answer token)`` examples and save it in ``output_dir``.
-
-    The loss is cross-entropy of the next token after the prompt (the judge's letter),
-    summed over a batch and divided by its examples. Batches are whole examples packed
-    under the token budget, reshuffled each epoch; the schedule is linear warm-up over
-    ``warmup_fraction`` of the batches, then linear decay. Returns ``output_dir``.
-    """
-    import torch
-    import torch.nn.functional as F
-    from transformers import Qwen2ForCausalLM
-
-    from .batching import last_token_logits
-    from .reward_model import tiny_config
-
-    torch.manual_seed(cfg.seed)
-    model = Qwen2ForCausalLM(tiny_config(cfg.size, tokenizer, max_length=cfg.max_length))
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate)
-    model.train()
-    lengths = [[len(ids)] for ids, _ in examples]
-    batches = [b for e in range(cfg.epochs) for b in pack(lengths, cfg.max_tokens_per_batch, seed=[cfg.seed, e])]
-    n, warmup = len(batches), max(1, math.floor(cfg.warmup_fraction * len(batches)))
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, 1 - step / n))
-    if progress:
-        from tqdm.auto import tqdm
-        batches = tqdm(batches, desc="training judge", unit="batch")
-    for batch in batches:
-        items = [examples[i] for i in batch.prompts]
-        loss = 0.0
-        for group in forward_groups([len(ids) for ids, _ in items], cfg.max_tokens_per_batch):
-            ids, mask = pad_right([items[j][0] for j in group], tokenizer.pad_token_id, "cpu")
-            last = last_token_logits(model(input_ids=ids, attention_mask=mask).logits, mask)
-            target = torch.tensor([items[j][1] for j in group])
-            loss = loss + F.cross_entropy(last, target, reduction="sum")
-        (loss / len(items)).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-        opt.step()
-        sched.step()
-        opt.zero_grad()
-    model.eval()
-    model.save_pretrained(output_dir)
-    tokenizer.save_pretrained(output_dir)
-    return output_dir

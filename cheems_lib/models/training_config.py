@@ -207,7 +207,7 @@ def check_learning_rate(cfg: TrainConfig, *, force: bool = False) -> None:
 
 @dataclass
 class JudgeTrainConfig:
-    """Hyperparameters of the tiny judge (:func:`cheems_lib.models.training.train_judge`, called by
+    """Hyperparameters of the tiny judge (:func:`cheems_lib.models.judging.train_judge`, called by
     :func:`cheems_lib.models.judging.train_tiny_judge`); defaults are what the book trains with."""
 
     size: str = "tiny"

@@ -24,7 +24,7 @@ from ..records import Record, data_fingerprint
 from .training import train
 from .training_config import TrainConfig
 
-__all__ = ["Busy", "data_fingerprint", "zoo_key", "train_or_load", "judge_or_load", "score_or_load"]
+__all__ = ["Busy", "zoo_key", "train_or_load", "judge_or_load", "score_or_load"]
 
 
 def _code_fingerprint() -> str:

@@ -52,7 +52,7 @@ def draw_preference_graph(graph, *, ax, rank: Mapping[str, int] | None = None, t
 
 
 def seed_dots(estimates: Mapping[str, object], *, ax, seed: int = 0, xlabel: str = "", color: str = "#4e79a7"):
-    """One row per entry of ``estimates`` (:class:`cheems_lib.analyses.claims.Estimate`, top to bottom in order):
+    """One row per entry of ``estimates`` (:class:`cheems_lib.estimates.Estimate`, top to bottom in order):
     a dot per training seed, the mean over seeds (black diamond) and its hierarchical 95% interval."""
     import numpy as np
 

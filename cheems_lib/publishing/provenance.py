@@ -31,7 +31,7 @@ import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
-__all__ = ["KINDS", "sha256", "check_source", "set_source", "get_source", "resolve_source", "paper_source",
+__all__ = ["KINDS", "sha256", "check_source", "set_source", "resolve_source", "paper_source",
            "with_paper_columns", "world_source", "file_source", "footer_text", "sidecar_json", "write_index"]
 
 KINDS = ("paper", "simulated", "data")
@@ -66,11 +66,6 @@ def set_source(text: str | None) -> str | None:
     """
     global _default
     _default = None if text is None else check_source(text)
-    return _default
-
-
-def get_source() -> str | None:
-    """The source set by :func:`set_source`, or None."""
     return _default
 
 

@@ -199,7 +199,7 @@ def decisions_per_prompt(records, low: float = -np.inf, high: float = np.inf) ->
     only pairs with ``low <= len(A) - len(B) < high`` (characters).
 
     One entry per prompt, for a bootstrap that resamples a prompt's decisions together
-    (:func:`cheems_lib.analyses.claims.ratio_estimate`): ``first.sum() / decisions.sum()`` is the share for A
+    (:func:`cheems_lib.estimates.ratio_estimate`): ``first.sum() / decisions.sum()`` is the share for A
     (Fig. 15 a, c), and one minus it the share for the second-shown response (Fig. 15 b, d).
     """
     first, decisions = np.zeros(len(records)), np.zeros(len(records))

@@ -17,8 +17,8 @@ from scratch with the simulator's parts (:func:`cheems_lib.world.simulation.samp
 built (:data:`REWARDBENCH_SECTIONS`); :func:`rmb_like` builds RMB's pairwise and Best-of-N
 sets from a GPT-like grader's pointwise grades (:data:`RMB_SECTIONS`). Both return a
 :class:`Comparator`: the records a reward model scores and the ranked sets the metrics read.
-:func:`beside` builds both beside a simulated world's CheemsBench, and :func:`prose_values`
-gives the numbers a chapter quotes about them.
+:func:`for_world` builds both for a simulated world (at its length scale, none of its CheemsBench
+prompts), and :func:`prose_values` gives the numbers a chapter quotes about them.
 What cannot be simulated: the language (RewardBench is English, the simulator writes
 Chinese) and RewardBench's "should respond" safety prompts (the simulator's safety prompts
 are all harmful).
@@ -36,7 +36,7 @@ from .panels import draw_panel, grade, pair_verdict
 
 __all__ = ["Section", "REWARDBENCH_SECTIONS", "RMB_SECTIONS", "STRONG", "WEAK", "MID", "PROMPT_CHARS",
            "RESPONSE_CHARS", "PANEL_SIZE", "MAX_TRIES", "RMB_RESPONSES", "RMB_POLICIES", "PAIR_GAP", "BON_GAP",
-           "Comparator", "declared_mix", "rewardbench_like", "rmb_like", "beside", "prose_values"]
+           "Comparator", "declared_mix", "rewardbench_like", "rmb_like", "for_world", "prose_values"]
 
 
 @dataclass(frozen=True)
@@ -249,7 +249,7 @@ def rmb_like(seed: int = 0, size: int = 60, *, length_scale: float = 1 / 3, excl
     return Comparator("RMB-like", records, {"pairwise": pairs, "bon": bon}, RMB_SECTIONS, panel, truth)
 
 
-def beside(world, *, seed: int = 0, rewardbench_pairs: int = 200, rmb_prompts: int = 60) -> tuple[Comparator, Comparator]:
+def for_world(world, *, seed: int = 0, rewardbench_pairs: int = 200, rmb_prompts: int = 60) -> tuple[Comparator, Comparator]:
     """:func:`rewardbench_like` and :func:`rmb_like` for ``world`` (an :class:`cheems_lib.analyses.experiments.World`):
     at its length scale, and none of their prompts one of its CheemsBench prompts."""
     cheems_prompts = {r.prompt for r in world.bench_records}

@@ -1,0 +1,179 @@
+"""The Claims page (``notebooks/claims.md``): every chapter's claims read back and shown together.
+
+Each chapter saves its claims through a :class:`cheems_lib.analyses.claims.Ledger`; the page reads the ones
+written by the runs the pages show (:func:`load`, a :class:`Page`), adds the multiplicity rule
+(:func:`cheems_lib.analyses.claims.multiplicity`), counts kinds and verdicts (:func:`summary`), draws every
+interval (:func:`plot_intervals`), says what would decide each inconclusive finding (:func:`power_table`, rule
+:func:`cheems_lib.estimates.scale_to_decide`) and lays out the ledger (:func:`ledger_styler`,
+:func:`csv_frame`) and the world replicates' spread (:func:`replicate_styler`). The chapter keeps the prose
+and publishes what these return.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..estimates import VERDICTS, scale_to_decide
+from ..publishing.chapters import CHAPTERS
+from .claims import CSV_COLUMNS, KINDS, holm_rule, load_shown, multiplicity, pd_na, to_frame
+
+__all__ = ["VERDICT_COLOURS", "NOT_TESTING", "Page", "load", "summary", "plot_intervals", "decides_at",
+           "power_table", "interval_text", "link", "ledger_styler", "csv_frame", "replicate_styler"]
+
+VERDICT_COLOURS = {"supported": "#2e7d32", "contradicted": "#c62828", "inconclusive": "#9c9c9c",
+                   "insufficient data": "#d4a017"}
+"""The colour of each verdict (:data:`cheems_lib.estimates.VERDICTS`) in the interval figure and the ledger."""
+NOT_TESTING = ("claims", "reproduce")
+"""The chapters that test no claim of their own, so are never reported missing."""
+_POWER_COLUMNS = ["id", "claim", "ours [95%]", "decided at the observed effect by"]
+
+
+@dataclass(frozen=True)
+class Page:
+    """What the Claims page reads: ``ledger`` (every shown claim, with :data:`~cheems_lib.analyses.claims.CSV_COLUMNS`),
+    ``stale`` (``{chapter: why}`` for files another run wrote, never used), ``order`` (the chapters with claims, in
+    book order), ``missing`` (testing chapters without a claims file) and ``sources`` (of the rows, sorted)."""
+
+    ledger: object
+    stale: dict
+    order: list
+    missing: list
+    sources: list
+
+
+def load(claims_dir: str | Path, book_dir: str | Path) -> Page:
+    """The claims of the runs the pages show (:func:`cheems_lib.analyses.claims.load_shown`) with the Holm-adjusted p
+    and verdict and the power line's count (:func:`cheems_lib.analyses.claims.multiplicity`)."""
+    rows, stale = load_shown(claims_dir, book_dir)
+    ledger = multiplicity(to_frame(rows))
+    order = list(dict.fromkeys(ledger["chapter"])) if len(ledger) else []
+    testing = [c.name for c in CHAPTERS if c.name not in NOT_TESTING]
+    missing = [name for name in testing if name not in order and name not in stale]
+    sources = sorted(set(ledger["source"])) if len(ledger) else []
+    return Page(ledger, stale, order, missing, sources)
+
+
+def summary(ledger):
+    """``(counts, numbers)``: the kind-by-verdict table, and the page's glued counts: ``n_<kind>`` per kind,
+    ``n_findings_<verdict>`` per verdict (spaces as underscores), ``n_pooled`` (findings over three or more
+    training seeds), ``n_forced`` and ``holm_rule`` (the multiplicity sentence)."""
+    import pandas as pd
+
+    counts = pd.crosstab(ledger["kind"], ledger["verdict"]).reindex(index=list(KINDS), columns=list(VERDICTS),
+                                                                    fill_value=0) if len(ledger) else pd.DataFrame()
+    findings = ledger[ledger["kind"] == "finding"] if len(ledger) else ledger
+    numbers = {f"n_{kind}": int((ledger["kind"] == kind).sum()) if len(ledger) else 0 for kind in KINDS}
+    for verdict in VERDICTS:
+        numbers[f"n_findings_{verdict.replace(' ', '_')}"] = (int((findings["verdict"] == verdict).sum())
+                                                            if len(findings) else 0)
+    numbers["n_pooled"] = int((findings["seeds"] >= 3).sum()) if len(findings) else 0
+    numbers["n_forced"] = int(ledger["forced"].sum()) if "forced" in ledger else 0
+    numbers["holm_rule"] = holm_rule(ledger)
+    return counts, numbers
+
+
+def plot_intervals(ledger):
+    """Every claim with an interval, top to bottom in ledger order: its estimate (a dot, filled for a finding) and
+    95% interval (a line), coloured by verdict, with zero marked. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+
+    shown = ledger[np.isfinite(ledger["ci_low"].astype(float))] if len(ledger) else ledger
+    fig, ax = plt.subplots(figsize=(8, 0.32 * max(len(shown), 4) + 1.2))
+    for y, (_, r) in enumerate(shown.iloc[::-1].iterrows()):
+        colour = VERDICT_COLOURS[r["verdict"]]
+        ax.plot([r["ci_low"], r["ci_high"]], [y, y], color=colour, lw=2.5)
+        ax.plot(r["estimate"], y, "o", color=colour, mfc="white" if r["kind"] != "finding" else colour)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(range(len(shown)), [f"{i} ({k})" for i, k in zip(shown["id"][::-1], shown["kind"][::-1])], fontsize=8)
+    ax.set_xlabel("estimate and 95% interval (each claim's own statistic; filled: finding)")
+    for verdict, colour in VERDICT_COLOURS.items():
+        ax.plot([], [], color=colour, lw=2.5, label=verdict)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def decides_at(r) -> str:
+    """The power line of one inconclusive finding (a ledger row; rule: :func:`cheems_lib.estimates.scale_to_decide`):
+    the count of its units, and of training seeds where it has several, that would decide it at the observed effect."""
+    direction, margin, unit = (r.get(c) for c in ("direction", "margin", "unit"))  # absent from older files
+    k = scale_to_decide(float(r["estimate"]), float(r["ci_low"]), float(r["ci_high"]),
+                        "" if pd_na(direction) else direction, 0.0 if pd_na(margin) else float(margin))
+    unit = "prompt" if pd_na(unit) else unit
+    if not np.isfinite(k):
+        return "no count decides it: the estimate sits on the boundary its verdict needs"
+    text = (f"about {int(r['decides_at_n']):,} {unit}s (now {int(r['n']):,}, ×{k:.1f})"
+            if not pd_na(r["decides_at_n"]) else f"×{k:.1f} the {unit}s")
+    seeds = int(r["seeds"]) if np.isfinite(float(r["seeds"])) else 0
+    return text + (f", or about {int(np.ceil(seeds * k - 1e-9))} training seeds (now {seeds})" if seeds > 1 else "")
+
+
+def power_table(ledger):
+    """``(undecided, table)``: the inconclusive findings of the multiplicity family, and one row each with its
+    interval and :func:`decides_at`."""
+    import pandas as pd
+
+    undecided = ledger[(ledger["holm"] != "") & (ledger["verdict"] == "inconclusive")] if len(ledger) else ledger
+    if not len(undecided):
+        return undecided, pd.DataFrame(columns=_POWER_COLUMNS)
+    ours = [f"{e:.3f} [{lo:.3f}, {hi:.3f}]" for e, lo, hi in zip(undecided["estimate"], undecided["ci_low"],
+                                                                 undecided["ci_high"])]
+    decided_by = [decides_at(r) for _, r in undecided.iterrows()]
+    return undecided, pd.DataFrame({"id": undecided["id"], "claim": undecided["claim"], "ours [95%]": ours,
+                                    "decided at the observed effect by": decided_by})
+
+
+def interval_text(r) -> str:
+    """A ledger row's ``estimate [ci_low, ci_high]`` (three decimals); the estimate alone without an interval; "-"
+    without an estimate."""
+    if not np.isfinite(float(r["estimate"])):
+        return "-"
+    if not np.isfinite(float(r["ci_low"])):
+        return f"{r['estimate']:.3f}"
+    return f"{r['estimate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+
+
+def link(target) -> str:
+    """``chapter#anchor`` as an HTML link to that chapter's page."""
+    page, _, anchor = str(target).partition("#")
+    return f'<a href="{page}.html{"#" + anchor if anchor else ""}">{target}</a>'
+
+
+def ledger_styler(ledger):
+    """The ledger as the page shows it: one row per claim with the paper's numbers, ours with its interval, kind,
+    verdict (coloured; forced ones marked), Holm verdict, reason and a link to where it is shown."""
+    import pandas as pd
+
+    if not len(ledger):
+        return pd.DataFrame().style
+    table = pd.DataFrame({
+        "id": ledger["id"], "paper": ledger["paper_ref"], "claim": ledger["claim"], "paper's numbers": ledger["paper"],
+        "statistic": ledger["statistic"], "ours [95%]": ledger.apply(interval_text, axis=1), "seeds": ledger["seeds"],
+        "n": ledger["n"].map(lambda v: "-" if pd.isna(v) else str(int(v))),
+        "kind": ledger["kind"], "verdict": ledger["verdict"] + np.where(ledger["forced"], " (forced)", ""),
+        "Holm": ledger["holm"].replace("", "-"),
+        "why (kind)": ledger["reason"],
+        "where": [f"{c}#{lk}" if lk else c for c, lk in zip(ledger["chapter"], ledger["link"].fillna(""))]})
+    return table.style.hide(axis="index").format(escape="html").format(link, subset=["where"]).map(
+        lambda v: f"color: {VERDICT_COLOURS.get(str(v).removesuffix(' (forced)'), 'inherit')}", subset=["verdict"])
+
+
+def csv_frame(ledger):
+    """``tables/claims.csv``'s rows: the ledger's :data:`~cheems_lib.analyses.claims.CSV_COLUMNS`."""
+    import pandas as pd
+
+    return ledger[CSV_COLUMNS] if len(ledger) else pd.DataFrame(columns=CSV_COLUMNS)
+
+
+def replicate_styler(frame):
+    """The replicate table as the page shows it (:func:`cheems_lib.publishing.replicates.compare`'s frame, flips and
+    reversals in red); the CSV keeps every column, as numbers."""
+    hidden = ["chapter", "worlds", "min", "max"]
+    names = {"mean_ci_width": "mean 95% width",
+             **{c: c.replace("estimate_seed", "world seed ").replace("verdict_seed", "verdict, seed ")
+                for c in frame.columns if "_seed" in c}}
+    return (frame.style.hide(axis="index").hide(hidden, axis="columns").format(precision=3, na_rep="-", escape="html")
+            .map(lambda v: "color: #c62828" if v == "yes" else "", subset=["flips", "reverses"])
+            .relabel_index([names.get(c, c) for c in frame.columns if c not in hidden], axis="columns"))
