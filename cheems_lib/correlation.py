@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from .estimates import Estimate
 
 __all__ = ["correlation"]
 
@@ -93,8 +94,6 @@ def correlation(x: Sequence[float], y: Sequence[float], *, method: str = "spearm
     >>> round(correlation([1, 2, 3, 4], [1, 3, 2, 4], n_boot=0).value, 2)
     0.8
     """
-    from .estimates import Estimate
-
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.ndim != 1 or x.shape != y.shape:
         raise ValueError(f"x and y must be two columns over the same models, got shapes {x.shape} and {y.shape}")

@@ -26,7 +26,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .conflicts import resolve_records
+from .conflicts import preference_graph, resolve_records
 from .records import FIRST, SECOND, DataError, Record, show
 
 __all__ = ["strict_comparisons", "filter_by_reward", "chosen_length_counts", "length_debias", "build_preference",
@@ -45,8 +45,6 @@ def _with(record: Record, comparisons: list[tuple[str, str]]) -> Record:
 def count_cycles(record: Record) -> int:
     """Simple directed cycles of a record's annotation graph (small graphs: at most a few responses)."""
     import networkx as nx
-
-    from .conflicts import preference_graph
 
     return sum(1 for _ in nx.simple_cycles(preference_graph(record.response_ids, record.annotations)))
 

@@ -23,6 +23,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .conflicts import ordered_pairs
 from .records import DataError, Record, show, strict_pairs
 
 __all__ = ["prompt_outcomes", "stratified_draws", "accuracy", "exact_match", "SubsetResult", "evaluate_subset",
@@ -144,8 +145,6 @@ def evaluate_subset(records: Sequence[Record], scores: Mapping[tuple[str, str], 
     within each category. ``view`` is ``"layers"`` or ``"implied"`` (see
     :func:`cheems_lib.conflicts.ordered_pairs`).
     """
-    from .conflicts import ordered_pairs
-
     per_prompt = lookup_scores(records, scores, scores_path=scores_path)
     ranks = [rec.rank for rec in records]
     pairs = [ordered_pairs(rec, view="implied") for rec in records] if view == "implied" else None

@@ -48,7 +48,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .records import FIRST, SECOND, TIE, DataError, Record, Response, md5
+from .conflicts import resolve_records
+from .outputs import atomic_open
+from .records import DataError, FIRST, json_lines, md5, Record, Response, SECOND, TIE, write_records
 
 __all__ = ["LLMZOO_SETS", "KNOWN_SHA256", "UPSTREAM", "read_llmzoo_set", "aspect_annotations", "merge_aspects",
            "read_dpo_zh", "input_info", "import_real", "RELEASE_FILES"]
@@ -165,8 +167,6 @@ def _dense(order: list[int]) -> list[int]:
 
 
 def _read_reviews(path: Path) -> dict[int, tuple[int, dict]]:
-    from .records import json_lines
-
     rows: dict[int, tuple[int, dict]] = {}
     for n, obj in json_lines(path):
         row = _review_row(path, n, obj)
@@ -179,8 +179,6 @@ def _read_reviews(path: Path) -> dict[int, tuple[int, dict]]:
 
 def _check_questions(questions: Path, general: dict[int, tuple[int, dict]]) -> list[int]:
     """The question ids in the question file's order, each checked against the general reviews."""
-    from .records import json_lines
-
     ids = []
     for n, obj in json_lines(questions):
         qid = obj.get("question_id") if isinstance(obj, dict) else None
@@ -265,8 +263,6 @@ def merge_aspects(records: Iterable[Record], aspects: Iterable[str] | None = Non
     """
     from dataclasses import replace
 
-    from .conflicts import resolve_records
-
     aspects = list(aspects) if aspects is not None else None
     copies = [replace(r, annotations=aspect_annotations(r, aspects), rank=None) for r in records]
     return copies, resolve_records(copies)
@@ -276,8 +272,6 @@ def merge_aspects(records: Iterable[Record], aspects: Iterable[str] | None = Non
 
 def _json_rows(path: Path) -> Iterator[tuple[int, Any]]:
     """(line, object) of a JSON array file (line where each element starts) or of a JSON Lines file."""
-    from .records import json_lines
-
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
@@ -348,8 +342,6 @@ def read_dpo_zh(paths: Iterable[str | Path]) -> tuple[list[Record], dict]:
     ``annotations``, ``responses``, ``system_prompts``, ``multi_turn`` and the conflict
     statistics of the resolution (non-zero only when two rows disagree on a pair).
     """
-    from .conflicts import resolve_records
-
     groups: dict[tuple, Record] = {}
     rows, duplicates = {}, 0
     for path in map(Path, paths):
@@ -461,9 +453,6 @@ def import_real(src: str | Path, out: str | Path) -> dict:
     are the ones it describes). Other files in ``out`` (its README) are left alone.
     Returns the manifest.
     """
-    from .outputs import atomic_open
-    from .records import write_records
-
     src, out = Path(src), Path(out)
     files, entries, _ = _convert_all(src)
     licences = {dst: _required(src, rel).read_bytes() for rel, dst in _LICENCES.items()}

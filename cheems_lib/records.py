@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import orjson
+from .outputs import atomic_open
 
 __all__ = [
     "DataError", "Response", "Record", "md5", "read_records", "write_records",
@@ -324,8 +325,6 @@ def write_records(records: Iterable[Record], path: str | Path) -> int:
     The file appears at ``path`` only when complete (:func:`cheems_lib.outputs.atomic_open`),
     so writing over the input file is safe too.
     """
-    from .outputs import atomic_open
-
     n = 0
     with atomic_open(path, "wb") as fh:
         for r in records:

@@ -13,6 +13,7 @@ from typing import Iterable
 
 import orjson
 
+from .outputs import atomic_open
 from .records import DataError, Record, json_lines, show
 
 __all__ = ["ScoreTable", "read_scores", "check_scores_known", "score_lines", "write_scores"]
@@ -86,8 +87,6 @@ def write_scores(scores: Iterable[tuple[str, str, float]], path: str | Path, *, 
     A new file appears atomically; ``append=True`` adds whole lines to an existing file
     in one write, flushed (how :class:`cheems_lib.models.scoring.ScoreOutput` streams its partial files).
     """
-    from .outputs import atomic_open
-
     scores = list(scores)
     data = score_lines(scores, path)
     if append:

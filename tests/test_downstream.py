@@ -123,7 +123,6 @@ class TestStudy:
     def test_tabulate_and_score_match_the_metrics(self, monkeypatch):
         """Benchmark columns are benchmark_table's (RMB BoN accuracy = its exact match); task values are evaluate()'s."""
         from cheems_lib.world import best_of_n
-        from cheems_lib.models import zoo
 
         rb, rmb = _comparators()
         world = _world(False)
@@ -134,7 +133,7 @@ class TestStudy:
                  ("t", "p"): 0.0, ("t", "q"): 1.0}
         flipped = {k: -v for k, v in truth.items()}
         by_path = {"good": truth, "bad": flipped}
-        monkeypatch.setattr(zoo, "score_or_load", lambda path, recs, **kw: {
+        monkeypatch.setattr(downstream, "score_or_load", lambda path, recs, **kw: {
             (r.id, x.id): by_path[path][(r.id, x.id)] for r in recs for x in r.responses})
         models = downstream.RewardModels({"m1": "good", "m2": "bad"}, {"m1": "A", "m2": "B"}, {"m1": "s1", "m2": "s2"})
         s = downstream.score(models, world, rb, rmb, {"mt_bench_sim": c})

@@ -107,7 +107,7 @@ def test_write_index_from_sidecars(tmp_path):
 
 def test_parallel_chapters_lose_no_rows(tmp_path):
     """Two processes publishing tables at once into one folder: the index holds every table of both."""
-    script = ("import sys, pandas as pd; from cheems_lib import publish\n"
+    script = ("import sys, pandas as pd; from cheems_lib.publishing import publish\n"
               "publish.set_source('simulated world (size smoke, seed ' + sys.argv[1] + ')')\n"
               "for i in range(30):\n"
               "    publish.table(pd.DataFrame({'x': [i]}).style.set_caption(f'run {sys.argv[1]} table {i}'),"

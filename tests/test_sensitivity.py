@@ -236,7 +236,7 @@ def test_shared_noise_sweeps_build_each_world_once_for_both_claims(monkeypatch):
     world = experiments.open_world("", "smoke", 0)
     built, seen = [], []
     real_build = simulation.build_world
-    monkeypatch.setattr(simulation, "build_world", lambda cfg: built.append(cfg) or real_build(cfg))
+    monkeypatch.setattr(sensitivity, "build_world", lambda cfg: built.append(cfg) or real_build(cfg))
 
     def fake(world_, first, second, bench, cfg, names):
         seen.append((names, list(first), list(second)))

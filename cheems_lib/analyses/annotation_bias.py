@@ -30,11 +30,12 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import estimates
 from ..distant_supervision import chosen_length_counts
+from ..publishing.figures import no_data
 from ..records import Record
 from ..world.annotators import decisions_per_prompt
 from ..world_files import GPT_LAYOUT, LAYOUT
-from .. import estimates
 from . import calibration, claims
 
 __all__ = ["FILES", "BiasSample", "plot_fig15", "add_claims", "longer_wins", "longer_share", "gpt_length_sentence"]
@@ -156,8 +157,6 @@ def plot_fig15(sample: BiasSample, *, max_length_difference: float = 400, n_bins
     files are missing names them, a length panel without a strict decision in range says what it needs."""
     import matplotlib.pyplot as plt
 
-    from ..publishing.figures import no_data
-
     if n_bins < 1:
         raise ValueError(f"n_bins = {n_bins}: the length panels need at least one bin (fix: -p n_bins 16)")
     edges = np.linspace(-max_length_difference, max_length_difference, n_bins + 1)
@@ -177,8 +176,6 @@ def plot_fig15(sample: BiasSample, *, max_length_difference: float = 400, n_bins
 
 def _plot_length(ax, sample: BiasSample, who: str, edges, title: str, max_length_difference: float) -> None:
     """Fig. 15's length panel of ``who``: the share for A per bin of ``edges``."""
-    from ..publishing.figures import no_data
-
     curve = sample.length_curve(who, edges)
     if not len(curve):
         no_data(ax, f"a strict decision within ±{max_length_difference:g} characters of length difference",
@@ -192,8 +189,6 @@ def _plot_length(ax, sample: BiasSample, who: str, edges, title: str, max_length
 
 def _plot_position(ax, sample: BiasSample, who: str, title: str) -> None:
     """Fig. 15's position panel of ``who``: the share won by each position."""
-    from ..publishing.figures import no_data
-
     if not sample.strict_decisions()[who]:
         no_data(ax, "a strict (non-tie) decision", title=title)
         return

@@ -17,13 +17,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..baselines import length_scores
+from ..conflicts import conflict_stats, prompt_conflicts
 from ..metrics import evaluate_subset
 from ..paper import table
 from ..records import strict_pairs
-from ..world.annotators import position_share
-from ..world.simulation import length_stats
+from ..world.annotators import GPTAnnotator, HumanAnnotator, position_share
+from ..world.quality import TRAIT_LOGITS, UtilityWeights
+from ..world.simulation import length_stats, MODELS, SIZES, SUBSETS
 from ..world_files import GPT_LAYOUT, LAYOUT, PAPER_FILES
 from .claims import CONFLICT_TOLERANCE, GPT_POSITION_TARGET, POSITION_EQUIVALENCE, TABLE1_TOLERANCE
+from .experiments import GPT_PROMPTS
 
 __all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "CALIBRATED_CLAIMS", "STRUCTURAL_CLAIMS", "claim_kind", "table1", "table1_per_prompt",
            "paper_table1", "paper_gpt_human_ratio", "table1_sizes", "table5", "table5_per_prompt", "checks",
@@ -196,8 +199,6 @@ def paper_gpt_human_ratio() -> float:
 
 def table1_sizes(size: str) -> dict[str, int]:
     """The simulator's prompt count of each Table 1 column at ``size`` (for :func:`checks`' ``sizes``)."""
-    from ..world.simulation import SIZES
-
     return {f.column: SIZES[size][key] for key, f in PAPER_FILES.items()}
 
 
@@ -205,8 +206,6 @@ def table5(files: dict):
     """Conflict ratios beside the paper's Table 5 (only rows whose file is present; a GPT-4o row also
     needs its human file, whose prompt order it follows). No row: an empty frame with the columns."""
     import pandas as pd
-
-    from ..conflicts import conflict_stats
 
     paper = table("table5_conflict_ratio")
     rows = []
@@ -225,8 +224,6 @@ def table5_per_prompt(files: dict, annotator: str, subsets=("open_prompt", "huma
     ``conflicted`` (see :func:`cheems_lib.conflicts.prompt_conflicts`) and ``strata`` (subset and
     category), so the human and the GPT annotations of a prompt share its bootstrap draws
     (:func:`cheems_lib.estimates.ratio_estimate` with one seed)."""
-    from ..conflicts import prompt_conflicts
-
     recs, strata = [], []
     for sub in subsets:
         human = files[TABLE5_FILES[(sub, "human")]]
@@ -310,17 +307,14 @@ def checks(files: dict, *, length_scale: float = 1.0, truth: dict | None = None,
 # Every parameter of the simulator: (name, value getter, what fixes it, why). "fitted: X" parameters are
 # fitted to the paper number X; "assumed" ones are fitted to nothing and are the simulation's assumptions.
 def _human():
-    from ..world.annotators import HumanAnnotator
     return HumanAnnotator()
 
 
 def _gpt():
-    from ..world.annotators import GPTAnnotator
     return GPTAnnotator()
 
 
 def _subsets(attr):
-    from ..world.simulation import SUBSETS
     return ", ".join(f"{k} {getattr(s, attr):g}" for k, s in SUBSETS.items())
 
 
@@ -396,8 +390,6 @@ def fitted_to() -> str:
 
 
 def _models_text() -> str:
-    from ..world.simulation import MODELS
-
     strength, verbosity = [m[1] for m in MODELS], [m[2] for m in MODELS]
     return (f"{len(MODELS)} models, strength {min(strength):g} to {max(strength):g}, "
             f"verbosity {min(verbosity):g} to {max(verbosity):g}")
@@ -406,13 +398,8 @@ def _models_text() -> str:
 def _traits_text() -> str:
     from dataclasses import fields
 
-    from ..world.quality import TRAIT_LOGITS, UtilityWeights
-
     return f"{len(TRAIT_LOGITS)} trait (intercept, slope) pairs, detail level, {len(fields(UtilityWeights))} utility weights"
 
 
 def _ratio_text() -> str:
-    from .experiments import GPT_PROMPTS
-    from ..world.simulation import SIZES
-
     return f"{GPT_PROMPTS} : {SIZES['default']['pref_human']} (default world)"

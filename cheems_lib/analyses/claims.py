@@ -58,6 +58,8 @@ import numpy as np
 
 from ..estimates import (HOLM_ALPHA, INSUFFICIENT, VERDICTS, Estimate, counted, decide, holm_adjust, insufficient_text,
                          p_value, units_to_decide)
+from ..outputs import atomic_open
+from ..publishing.chapters import CHAPTERS
 
 __all__ = ["KINDS", "OURS", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
            "TABLE1_TOLERANCE", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "PRONOUNCED_BIAS",
@@ -257,8 +259,6 @@ class Ledger:
     def save(self, root: str | Path = ".", *, glue: bool = True) -> Path:
         """Write ``book/_extra/claims/<chapter>.json`` atomically, with its ``run`` digest, and glue
         that digest as ``claims-run-<chapter>`` into the notebook that runs this (see the module doc)."""
-        from ..outputs import atomic_open
-
         out = claims_dir(root) / f"{self.chapter}.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         body = {"chapter": self.chapter, "source": self.source, "claims": [c.to_json() for c in self.claims.values()]}
@@ -303,8 +303,6 @@ def load_shown(folder: str | Path, book: str | Path, chapters: Sequence[str] | N
     recorded in ``book/<chapter>.ipynb`` (:func:`shown_run`) and its content. ``stale``:
     ``{chapter: why}`` for each file that was not used.
     """
-    from ..publishing.chapters import CHAPTERS
-
     rows, stale = [], {}
     for name in chapters or [c.name for c in CHAPTERS]:
         path = Path(folder) / f"{name}.json"
@@ -329,8 +327,6 @@ def load_all(root: str | Path = ".", chapters: Sequence[str] | None = None) -> l
 def inputs_digest(root: str | Path = ".") -> str:
     """sha256 of what the Claims page reads under ``root``: each claim file's bytes and the run
     each chapter's executed notebook records (part of the Claims page's cache key)."""
-    from ..publishing.chapters import CHAPTERS
-
     h = hashlib.sha256()
     for name in [c.name for c in CHAPTERS]:
         path = claims_dir(root) / f"{name}.json"

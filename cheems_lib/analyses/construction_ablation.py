@@ -25,7 +25,9 @@ from typing import Mapping
 
 from ..distant_supervision import ABLATION
 from ..estimates import VERDICTS, best_of, p_value
+from .calibration import paper_gpt_human_ratio
 from .claims import Claim, comparison_says
+from .leaderboard import interval_cell, INTERVAL_SAYS as tmpl, leaderboard_frame
 
 __all__ = ["PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "paper_pair", "ratio_text", "beside_paper", "add_claims",
            "add_cycle_claim", "length_balance", "plot_length_balance"]
@@ -53,8 +55,6 @@ def beside_paper(results: Mapping[str, list[dict]], paper, *, seed: int = 0):
     value beside ours as "mean [95% interval]". ``paper`` is Table 4 indexed by ``training_data``."""
     import pandas as pd
 
-    from .leaderboard import interval_cell, leaderboard_frame
-
     ours = leaderboard_frame(results, seed=seed).set_index("model").loc[list(results)]
 
     def cell(name, col):
@@ -76,8 +76,6 @@ def paper_pair(paper, a: str, b: str) -> str:
 def ratio_text(prompts: Mapping[str, int] | None) -> str:
     """The GPT : human training ratio of Table 4's first comparison (``prompts``: row -> training prompts), beside
     the paper's (Table 1, :func:`cheems_lib.analyses.calibration.paper_gpt_human_ratio`); empty without ``prompts``."""
-    from .calibration import paper_gpt_human_ratio
-
     if not prompts:
         return ""
     return (f"; trained at GPT : human prompts {prompts[_GPT]:,} : {prompts[_HUMAN]:,} = "
@@ -148,8 +146,6 @@ def _add_cheemsrm(ledger) -> None:
 
 def _add_best(ledger, overall: Mapping[str, object], paper, seed: int) -> None:
     """CheemsPreference is the best row only if its paired interval beats every other row's."""
-    from .leaderboard import INTERVAL_SAYS as tmpl
-
     verdict, diff = best_of(overall, _COMBINED, seed=seed)
     rival = min((n for n in overall if n != _COMBINED), key=lambda n: (overall[_COMBINED] - overall[n]).value)
     lo, hi = diff.interval(seed=seed)

@@ -24,9 +24,11 @@ Files are ``{layout path: records}`` (spec §6), so the same code describes the 
 """
 from __future__ import annotations
 
-from ..world_files import GPT_LAYOUT, PAPER_FILES, RELEASE_FILES
-from .calibration import TABLE1_COLUMNS, claim_kind, table1_per_prompt
 from ..estimates import all_of, p_value, ratio_estimate
+from ..world.corpus import CATEGORIES
+from ..world.simulation import MODELS, response_count_pmf
+from ..world_files import GPT_LAYOUT, PAPER_FILES, RELEASE_FILES
+from .calibration import claim_kind, paper_table1 as _paper_table1, table1 as _table1, TABLE1_COLUMNS, table1_per_prompt
 from .claims import TABLE1_TOLERANCE, Claim
 
 __all__ = ["FILE_NAMES", "WHOLE_PREFERENCE", "TABLE1_FILES", "table1", "paper_table1", "beside_paper", "comparison_bound", "bound_texts", "add_comparison_claims",
@@ -45,8 +47,6 @@ _GPT_BENCH = tuple(GPT_LAYOUT.values())
 
 def table1(files: dict, *, length_scale: float = 1.0):
     """:func:`cheems_lib.analyses.calibration.table1` of every file of :data:`TABLE1_FILES` present."""
-    from .calibration import table1 as _table1
-
     return _table1(files, length_scale=length_scale, columns=TABLE1_FILES)
 
 
@@ -54,8 +54,6 @@ def paper_table1():
     """:func:`cheems_lib.analyses.calibration.paper_table1` with :data:`WHOLE_PREFERENCE`: CheemsPreference's GPT and human
     subsets pooled (prompts and comparisons summed; per-prompt and length statistics weighted by prompts or
     comparisons, as a pooled file's own statistics would be)."""
-    from .calibration import paper_table1 as _paper_table1
-
     paper = _paper_table1()
     parts = paper[["cheemspreference_gpt", "cheemspreference_human"]]
     prompts, pairs = parts.loc["prompts"], parts.loc["comparisons_excluding_ties"]
@@ -101,8 +99,6 @@ def bound_texts(paper) -> dict[str, str]:
     ``mean_``, ``target_``, ``bound_``, ``var_`` with suffix ``h`` (human) or ``g`` (GPT), and
     ``count_range`` (the simulator's response counts)."""
     import inspect
-
-    from ..world.simulation import MODELS, response_count_pmf
 
     out = {}
     for col, short in [("cheemspreference_human", "h"), ("cheemspreference_gpt", "g")]:
@@ -334,8 +330,6 @@ def category_counts(files: dict):
     """Prompts per file and top-level category (``category``: "中文 (gloss)"), with each file's ``share`` and
     the English ``gloss``; the benchmark's GPT-annotated variants are left out (same prompts)."""
     import pandas as pd
-
-    from ..world.corpus import CATEGORIES
 
     rows = [{"file": path, "category": f"{r.top_category} ({CATEGORIES.get(r.top_category, '?')})"}
             for path, recs in files.items() if not path.startswith(_GPT_BENCH) for r in recs]

@@ -42,7 +42,18 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..correlation import correlation
-from ..records import Record
+from ..estimates import all_of, Estimate, p_value
+from ..metrics import evaluate_subset, lookup_scores, prompt_outcomes
+from ..models.zoo import score_or_load
+from ..records import Record, strict_pairs
+from ..world.annotators import GPTAnnotator, HumanAnnotator
+from ..world.best_of_n import prompt_resamples, select_best, TASK_LABELS
+from ..world.panels import shared_parameters, sharing_table
+from ..world.simulation import human_labels, WorldConfig
+from ..world_files import GPT_LAYOUT, LAYOUT
+from .claims import Claim
+from .experiments import seeds_text
+from .sensitivity import add_sweep_claim, Target
 
 __all__ = ["benchmark_table", "task_average", "correlate", "COMPARATORS", "benchmark_sets",
            "RewardModels", "reward_models", "Scores", "tabulate", "score", "prose_values", "benchmark_annotators",
@@ -55,8 +66,6 @@ def benchmark_table(benchmarks: Mapping[str, Sequence[Record]], scores_by_model:
                     exact: Sequence[str] | None = None):
     """Models x benchmark metrics: ``<benchmark> acc`` for each, ``<benchmark> exact`` for those in ``exact``."""
     import pandas as pd
-
-    from ..metrics import evaluate_subset
 
     exact = list(benchmarks) if exact is None else list(exact)
     rows = {}
@@ -81,8 +90,6 @@ def task_average(bench, down, column: str, *, method: str = "spearman", n_boot: 
     """The correlation of ``bench[column]`` with each task column of ``down``, averaged over the tasks
     (an :class:`~cheems_lib.estimates.Estimate`, paired with any other benchmark's by the same resamples).
     ``down_boot`` (:meth:`Scores.prompt_boot`) resamples the held-out prompts in each replicate too."""
-    from ..estimates import Estimate
-
     down = down.loc[bench.index]
     per_task = [correlation(bench[column], down[t], method=method, n_boot=n_boot, seed=seed, clusters=clusters,
                             y_boot=_y_boot(down_boot, t, bench.index))
@@ -140,7 +147,6 @@ def benchmark_sets(world, rewardbench, rmb) -> dict[str, list[Record]]:
     responses the models score once: CheemsBench's sets share prompts and responses."""
     sets = {"CheemsBench": world.bench_records, "Open Prompt": world.bench["open"],
             "Human Instruction": world.bench["human"]}
-    from ..world_files import GPT_LAYOUT
 
     if GPT_LAYOUT["bench_open"] in world.files:
         gpt_open, gpt_human = world.files[GPT_LAYOUT["bench_open"]], world.files[GPT_LAYOUT["bench_human"]]
@@ -235,8 +241,6 @@ class Scores:
         replicate, shared by all models); None without picks or replicates."""
         import pandas as pd
 
-        from ..world.best_of_n import prompt_resamples
-
         if self.picks is None or not n_boot:
             return None
         out = {}
@@ -249,8 +253,6 @@ class Scores:
 
 def _pair_counts(records: Sequence[Record], bench_scores: Mapping[str, Mapping], models) -> tuple:
     """CheemsBench's correct comparisons per model and prompt, its comparisons and categories (:attr:`Scores.pairs`)."""
-    from ..metrics import lookup_scores, prompt_outcomes
-
     ranks = [r.rank for r in records]
     per_model = [prompt_outcomes(ranks, lookup_scores(records, bench_scores[m])) for m in models]
     total = per_model[0][1] if per_model else np.zeros(len(records), np.int64)
@@ -260,8 +262,6 @@ def _pair_counts(records: Sequence[Record], bench_scores: Mapping[str, Mapping],
 
 def _size(records: Sequence[Record]) -> dict[str, int]:
     """A benchmark's distinct prompts and compared (strict) pairs."""
-    from ..records import strict_pairs
-
     return {"prompts": len({r.id for r in records}), "pairs": sum(len(strict_pairs(r.rank)) for r in records)}
 
 
@@ -276,8 +276,6 @@ def tabulate(benchmarks: Mapping[str, Sequence[Record]], bench_scores: Mapping[s
     A task's value is the mean outcome of the model's Best-of-N picks (each response scored once; the
     picks are kept, so a re-judged or length-controlled task needs no new scores).
     """
-    from ..world.best_of_n import TASK_LABELS, select_best
-
     pairwise = ("RewardBench-like", "RMB-like pairwise")
     bench = benchmark_table(benchmarks, bench_scores, exact=[b for b in benchmarks if b not in pairwise])
     bench = bench.drop(columns="RMB-like BoN acc").rename(columns={"RMB-like BoN exact": "RMB-like BoN acc"})
@@ -300,8 +298,6 @@ def tabulate(benchmarks: Mapping[str, Sequence[Record]], bench_scores: Mapping[s
 def score(models: RewardModels, world, rewardbench, rmb, candidates: Mapping) -> Scores:
     """Score every model on ``world``'s benchmarks, the two comparators and each task's samples
     (:func:`cheems_lib.models.zoo.score_or_load`: cached), then :func:`tabulate`."""
-    from ..models.zoo import score_or_load
-
     kw = {"device": world.device, "dtype": world.dtype}
     bench_scores, bon_scores = {}, {}
     for name, path in models.paths.items():
@@ -317,8 +313,6 @@ def prose_values(scores: Scores, world, seeds: Sequence[int]) -> dict[str, objec
     chapter glues them under."""
     import pandas as pd
 
-    from .experiments import seeds_text
-
     groups = pd.Series(scores.groups).value_counts()
     return {"n_models": len(scores.bench), "n_sets": len(set(scores.clusters)), "seeds_text": seeds_text(seeds),
             "groups_text": ", ".join(f"{n} from {g}" for g, n in groups.items()),
@@ -328,8 +322,6 @@ def prose_values(scores: Scores, world, seeds: Sequence[int]) -> dict[str, objec
 def benchmark_annotators(world, rewardbench, rmb) -> dict[str, list | None]:
     """Each benchmark's annotators: CheemsBench's simulated human and GPT annotators (from the world's
     config; None for real files, whose annotators are unknown) and the comparators' panels."""
-    from ..world.annotators import GPTAnnotator, HumanAnnotator
-
     config = (world.summary or {}).get("config", {})
     return {"CheemsBench (human)": [HumanAnnotator(**config["human"])] if "human" in config else None,
             "CheemsBench GPT": [GPTAnnotator(**config["gpt"])] if "gpt" in config else None,
@@ -355,8 +347,6 @@ def judge_table(judges: Mapping[str, Sequence], annotators: Mapping[str, Sequenc
     ``annotators``, plus :data:`SHARED_COLUMN`: how many parameter values each group of judges shares with
     CheemsBench's human and GPT annotators together (computed, summed over the two; 0 means drawn
     independently of both; ``unknown`` for real annotators)."""
-    from ..world.panels import shared_parameters, sharing_table
-
     table = sharing_table(judges, annotators)
     cheems = [a for b, a in annotators.items() if b.startswith("CheemsBench")]
     table[SHARED_COLUMN] = ["unknown" if any(a is None for a in cheems) else
@@ -424,8 +414,6 @@ NOT_SIMULATED = ("the downstream tasks, their judges and the comparators here ar
 def add_untestable_claims(ledger, reason: str) -> None:
     """Fig. 5's claims when this world cannot run the population (``reason``): all *untestable*, their controls and
     shared-noise sweeps too."""
-    from .claims import Claim
-
     ledger.add(Claim.untestable("fig5-cheemsbench-best", "§6.2, Fig. 5", "CheemsBench correlates more strongly with "
                                 "downstream quality than other benchmarks", reason, link="paper-fig5"))
     ledger.add(Claim.untestable("fig5-human-beats-gpt", "§6.2, Fig. 5", _GPT_CLAIM, reason, link="paper-fig5"))
@@ -459,8 +447,6 @@ _EVERY_TASK_QUOTE = ('"Our benchmark exhibits significantly stronger correlation
 
 def _language_claim():
     """§6.2's "whether in Chinese or English tasks": untestable, the simulated world has one language."""
-    from .claims import Claim
-
     return Claim.untestable(
         "fig5-chinese-and-english-tasks", "§6.2, Fig. 5", "CheemsBench's advantage holds on the Chinese (win rate, "
         "MT-bench-zh) and on the English (MT-bench) tasks alike", "the simulated world writes one language: its "
@@ -471,9 +457,6 @@ def _language_claim():
 def _every_task_claim(scores: Scores, *, n_boot: int, seed: int):
     """Per task, CheemsBench's Spearman correlation minus each comparator's (paired over training sets); all of
     them above zero (:func:`cheems_lib.estimates.all_of`), the deciding task and comparator named."""
-    from ..estimates import all_of
-    from .claims import Claim
-
     versus, down_boot = {}, scores.prompt_boot(n_boot, seed)
     for task in scores.down.columns:
         def spearman(column, task=task):
@@ -531,9 +514,6 @@ def add_claims(ledger, scores: Scores, *, n_boot: int = 1000, seed: int = 0, see
 
 def _best_claim(spearman, statistic, seed: int):
     """CheemsBench correlates more strongly than every independently built comparator."""
-    from ..estimates import all_of, p_value
-    from .claims import Claim
-
     versus = {c.removesuffix(" acc"): spearman("CheemsBench acc") - spearman(c) for c in COMPARATORS}
     verdict, closest, diff = all_of(versus, "greater", seed=seed)
     lo, hi = diff.interval(seed=seed)
@@ -561,8 +541,6 @@ def _best_claim(spearman, statistic, seed: int):
 
 def _gpt_claim(spearman, statistic, has_gpt: bool, seed: int):
     """The human-annotated CheemsBench correlates better than its GPT-annotated copy (if there is one)."""
-    from .claims import Claim
-
     if not has_gpt:
         return Claim("fig5-human-beats-gpt", "§6.2, Fig. 5", _GPT_CLAIM, kind="untestable", verdict="inconclusive",
                      link="paper-fig5", paper=_GPT_QUOTE,
@@ -649,8 +627,6 @@ def equal_size_spearman(scores: Scores, comparator: str, match: str, *, n_boot: 
     replicates are paired with every other :func:`task_average` of the same seed."""
     import pandas as pd
 
-    from ..estimates import Estimate
-
     at = cheemsbench_at_size(scores, **{match: scores.sizes[comparator][match]}, seed=seed)
     bench = pd.DataFrame(at.T, index=scores.bench.index, columns=[f"draw {d}" for d in range(len(at))])
     per_draw = [task_average(bench, scores.down, c, n_boot=n_boot, seed=seed, clusters=scores.clusters,
@@ -698,9 +674,6 @@ def add_controls(ledger, scores: Scores, *, length_controlled: Mapping[str, np.n
     (:func:`cheems_lib.world.best_of_n.length_controlled`, by task column); the human-versus-GPT claim with the
     MT-bench-like task graded by CheemsBench's own GPT annotator (``identity``: the old construction, which
     decides that claim by identity). The same picks throughout: nothing is scored again."""
-    from ..estimates import all_of
-    from .claims import Claim
-
     down_boot = scores.prompt_boot(n_boot, seed)
     has_gpt = "CheemsBench GPT acc" in scores.bench.columns
 
@@ -801,8 +774,6 @@ def _same_responses(old: Mapping[str, Sequence[Record]], new: Mapping[str, Seque
 
 def _noise_target(claim_id: str, claim: str, short: str, title: str):
     """The :class:`cheems_lib.analyses.sensitivity.Target` of one Fig. 5 claim swept over the humans' shared noise."""
-    from .sensitivity import Target
-
     return Target(claim_id, claim, f"{short}, with CheemsBench's human labels re-drawn at each value",
                   ("human-annotated CheemsBench", "reference"), f"{short}\n(difference in Spearman r)",
                   f"Fig. 5, {title}", "", ref="§6.2, Fig. 5 (sensitivity)", link="downstream-shared-noise",
@@ -833,9 +804,6 @@ def noise_sweeps(scores: Scores, world, values: Sequence[float], human, *, n_boo
     the comparators' and the GPT copy's correlations do not depend on the value and are computed once.
     """
     import pandas as pd
-
-    from ..world.simulation import WorldConfig, human_labels
-    from ..world_files import LAYOUT
 
     down_boot, fixed = scores.prompt_boot(n_boot, seed), {}
     counts = {f"bench_{k}": len(v) for k, v in world.bench.items()}
@@ -874,8 +842,6 @@ def add_noise_claims(ledger, sweeps: Mapping | None, *, own: float, reason: str 
     id ``<claim>-vs-shared-noise``): does its verdict at the world's own shared noise ``own`` hold across its sweep
     (:func:`noise_sweeps`)? A claim without a sweep (``sweeps`` None, or a claim missing from it) is *untestable*
     with ``reason`` (or, for the GPT claim, the missing GPT copy)."""
-    from .sensitivity import add_sweep_claim
-
     for t, target in NOISE_TARGETS.items():
         sweep = (sweeps or {}).get(t)
         why = reason if sweeps is None else "the files hold no GPT-annotated copy of CheemsBench (cheems_bench_gpt/)"

@@ -29,11 +29,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..models.training_config import default_device
+from .. import distant_supervision as ds, world_files
+from ..distant_supervision import ABLATION
+from ..estimates import subset_estimate
+from ..models import zoo
+from ..models.reward_model import is_tiny
+from ..models.training_config import default_device, TrainConfig
+from ..publishing.publish import md_code, md_text, world_source
 from ..records import Record
-from ..world_files import GPT_LAYOUT, LAYOUT, RELEASE_FILES, SIMULATED_FILES
+from ..world import simulation
+from ..world_files import (GPT_LAYOUT, LAYOUT, missing_sentence, model_labels, RELEASE_FILES, SIMULATED_FILES,
+                           UNKNOWN_LABELS)
+from . import scaling
 from .leaderboard import evaluate_scores
-from .transfer import TABLE3_PROMPTS
+from .transfer import analogues, TABLE3_PROMPTS
 
 __all__ = ["World", "open_world", "ModelSpec", "Family", "table4_sets", "table3_sets", "data_ladder",
            "ladder_family", "model_sizes", "leaderboard_family", "population", "train", "score_family",
@@ -87,14 +96,10 @@ class World:
     @property
     def source(self) -> str:
         """Provenance of every number computed from this world (see :func:`cheems_lib.publishing.publish.world_source`)."""
-        from ..publishing.publish import world_source
-
         return world_source(self.directory)
 
     def trained_source(self, seeds: Sequence[int]) -> str:
         """:attr:`source` plus the training seeds of the models whose numbers it labels."""
-        from ..publishing.publish import world_source
-
         return world_source(self.directory, note=f"training seeds {seeds_text(seeds)}")
 
     def has(self, *keys: str) -> bool:
@@ -105,8 +110,6 @@ class World:
         """None when the files in ``keys`` are present, else the one sentence saying that ``what`` was
         skipped and which of them it needs (:func:`cheems_lib.world_files.missing_sentence`); for the
         human/GPT preference subsets of an unsplit ``cheems_preference.jsonl``, how to split it."""
-        from ..world_files import missing_sentence
-
         absent = [k for k in keys if k not in self.files]
         if not absent:
             return None
@@ -121,8 +124,6 @@ class World:
     def missing_subset(self, what: str) -> str | None:
         """With exactly one CheemsBench subset, the one sentence saying that ``what`` runs on it alone and
         which file the other needs; None with both (or with neither: :meth:`missing` says that)."""
-        from ..world_files import missing_sentence
-
         if len(self.bench) != 1:
             return None
         absent = next(k for k in SUBSET_NAMES if k not in self.bench)
@@ -145,8 +146,6 @@ class World:
     def not_comparable(self, what: str, key: str, shown_as: str = "") -> str | None:
         """None when :meth:`comparable`, else one Markdown sentence: the file (``shown_as``: its name in a
         table), what it holds (:meth:`other_data`) and that the paper's ``what`` are not comparable with it."""
-        from ..publishing.publish import md_code, md_text
-
         holds = self.other_data(key)
         if holds is None:
             return None
@@ -166,8 +165,6 @@ class World:
         """Who labelled the CheemsBench files present, and whether those are model labels
         (:func:`cheems_lib.world_files.model_labels`); ``("human annotators", False)`` on a simulated world,
         whose benchmark files hold its simulated human annotators' labels."""
-        from ..world_files import UNKNOWN_LABELS, model_labels
-
         if self.simulated:
             return "human annotators", False
         keys = [SIMULATED_FILES[k] for k in self.bench] or [LAYOUT["bench_open"]]
@@ -193,8 +190,6 @@ class World:
     @property
     def about(self) -> str:
         """One Markdown sentence for the top of a page: where the data came from and who labelled it."""
-        from ..publishing.publish import md_code, md_text
-
         if self.simulated:
             return f"Data: {md_text(self.source)}, annotated by the simulator's annotators (no real labels)."
         name = (self.layout.manifest or {}).get("name") if self.layout is not None else None
@@ -246,9 +241,6 @@ def open_world(world_dir: str = "", size: str = "default", seed: int = 0, human_
     """The files in ``world_dir`` (any layout :func:`cheems_lib.world_files.detect_layout` knows; a
     one-file preference set split by its ``subset`` field or the ``human_ids`` file), or the
     simulated world (size, seed), simulated on first use."""
-    from ..world import simulation
-    from .. import world_files
-
     directory = Path(world_dir) if world_dir else simulation.ensure_world(size, seed)
     layout = world_files.detect_layout(directory, human_ids or None)
     summary = json.loads(layout.paths["summary"].read_text(encoding="utf-8")) if "summary" in layout.paths else None
@@ -294,9 +286,6 @@ class Family:
 
     def config(self, name: str, seed: int):
         """Tiny models: the tiny preset with ``epochs``; real models: Table 9 (``TrainConfig.for_model``)."""
-        from ..models.reward_model import is_tiny
-        from ..models.training_config import TrainConfig
-
         model = self.models.get(name, "tiny")
         return TrainConfig.for_model(model, seed=seed, **({"epochs": self.epochs} if is_tiny(model) else {}))
 
@@ -322,10 +311,6 @@ def table4_sets(world: World, *, gpt_prompts: int = GPT_PROMPTS, margin: float =
     comparisons is trained with seed ``seed`` (the construction seed), whatever the training
     seeds of the models compared afterwards.
     """
-    from .. import distant_supervision as ds
-    from ..models import zoo
-    from ..models.training_config import TrainConfig
-
     gpt = world.gpt(gpt_prompts)
     rm_human = zoo.train_or_load(world.human, TrainConfig(epochs=epochs, seed=seed))
     scores = zoo.score_or_load(rm_human, gpt, device=world.device, dtype=world.dtype)
@@ -336,15 +321,11 @@ def table4_sets(world: World, *, gpt_prompts: int = GPT_PROMPTS, margin: float =
 def table3_sets(world: World, *, prompts: int = TABLE3_PROMPTS, seed: int = 0) -> dict[str, dict]:
     """The analogues of Table 3's open datasets (:func:`cheems_lib.analyses.transfer.analogues`): ``{name: {"records",
     "annotation", "format", "domain", "labels", "isolates", "stands_for"}}``."""
-    from .transfer import analogues
-
     return analogues(world.files, prompts=prompts, seed=seed)
 
 
 def data_ladder(records: Sequence[Record], *, points: int = 6, chain_seed: int = 0) -> dict[int, list[Record]]:
     """Fig. 6's nested subsets of ``records`` (sizes halving from the full set), one seeded chain."""
-    from . import scaling
-
     return scaling.nested_subsets(list(records), scaling.ladder(len(records), points=points), seed=chain_seed)
 
 
@@ -394,9 +375,6 @@ def population(world: World, *, seeds: Sequence[int], epochs: int = 2, gpt_promp
     A spec whose records and config equal an earlier one's is dropped (the first name wins),
     so the zoo's checkpoints are shared with the chapters that train them.
     """
-    from ..models import zoo
-    from ..distant_supervision import ABLATION
-
     t4, _, _ = table4_sets(world, gpt_prompts=gpt_prompts, margin=margin, seed=seed, epochs=epochs)
     specs = ladder_family(t4[ABLATION[-1]], points=ladder_points, seeds=seeds, epochs=epochs)
     specs += model_sizes(world.human, sizes, seeds=seeds, epochs=epochs).specs()
@@ -421,8 +399,6 @@ def train(specs: Sequence[ModelSpec], *, progress: bool = True) -> list[Path]:
     """
     from tqdm.auto import tqdm
 
-    from ..models import zoo
-
     paths: dict[int, Path] = {}
     with tqdm(total=len(specs), desc="models", disable=not progress) as bar:
         for wait in (False, True):
@@ -441,8 +417,6 @@ def score_family(family: Family | Sequence[ModelSpec], world: World, *, records:
     """Train (or load) every model of ``family`` (a :class:`Family` or a list of specs) and score
     ``records`` (default: the world's two CheemsBench subsets, a mapping of subset names to
     records); ``{name: [scores per seed]}``, specs of one name in spec order (by training seed)."""
-    from ..models import zoo
-
     all_records = [r for recs in dict(records or world.bench).values() for r in recs]
     specs = family.specs() if isinstance(family, Family) else list(family)
     out: dict[str, list[dict]] = {spec.name: [] for spec in specs}
@@ -467,6 +441,4 @@ def evaluate(family: Family | Sequence[ModelSpec], world: World, *, n_boot: int 
 
 def estimate(results: Mapping[str, list[dict]], name: str, metric: str = "overall", subsets: Sequence[str] | None = None):
     """:func:`cheems_lib.estimates.subset_estimate` of one model of an :func:`evaluate` result."""
-    from ..estimates import subset_estimate
-
     return subset_estimate(results[name], metric, subsets)

@@ -29,8 +29,12 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..records import Record
 from .. import estimates
+from ..conflicts import reproduced
+from ..paper import table as paper_table
+from ..publishing.figures import seed_dots
+from ..real_data import merge_aspects
+from ..records import Record
 from . import claims
 
 __all__ = ["Repeats", "repeats", "aspect_conflicts", "add_claims", "plot_judge"]
@@ -92,9 +96,6 @@ def aspect_conflicts(records: Sequence[Record], aspects: Iterable[str] | None = 
     """Per record: 1 when Algorithm 1 cannot reproduce every pairwise comparison of its
     ``aspects`` rankings (default: every aspect it has; :func:`cheems_lib.real_data.merge_aspects`),
     else 0; and 1 when it has such comparisons (the Table 5 numerator and denominator)."""
-    from ..conflicts import reproduced
-    from ..real_data import merge_aspects
-
     merged, _ = merge_aspects(records, aspects)
     conflicted = np.array([float(bool(m.annotations) and not all(reproduced(m.annotations, m.rank))) for m in merged])
     annotated = np.array([float(bool(m.annotations)) for m in merged])
@@ -113,8 +114,6 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
     answer sets ranked by ``judge``), and the conflict ratio of ``bench``'s aspect rankings merged
     by Algorithm 1; each untestable, with its reason, when its data is missing. Returns the
     estimates by claim id."""
-    from ..paper import table as paper_table
-
     t5 = paper_table("table5_conflict_ratio").set_index(["subset", "annotator"])["conflict_ratio"]
     gpt5 = f"{t5['open_prompt', 'gpt']:.4f} (Open Prompt) and {t5['human_instruction', 'gpt']:.4f} (Human Instruction)"
     out: dict[str, estimates.Estimate] = {}
@@ -193,9 +192,6 @@ def plot_judge(shares: dict[str, estimates.Estimate], conflicts: estimates.Estim
     intervals, and the merged aspects' conflict ratio beside the paper's Table 5 (``conflicts``
     None: the paper's only). Returns the matplotlib Figure."""
     import matplotlib.pyplot as plt
-
-    from ..publishing.figures import seed_dots
-    from ..paper import table as paper_table
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.45 * max(len(shares), 5) + 1.4),
                                       gridspec_kw={"width_ratios": [3, 2]})

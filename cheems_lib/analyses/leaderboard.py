@@ -21,8 +21,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ..baselines import named_scores, NAMES
+from ..estimates import best_of, category_estimate, decide, INSUFFICIENT, insufficient_text, mean_of, subset_estimate
 from ..metrics import evaluate_subset
+from ..models.reward_model import load
+from ..models.scoring import score_records
+from ..publishing.figures import seed_dots
 from ..records import Record
+from ..world.comparators import declared_mix, REWARDBENCH_SECTIONS, STRONG, WEAK
+from ..world.corpus import CATEGORIES, DETERMINISTIC
+from .claims import Claim
 
 __all__ = ["evaluate_scores", "leaderboard_frame", "leaderboard_text", "category_accuracy", "baseline_scores",
            "score_models", "TABLE2_COLUMNS", "INTERVAL_SAYS", "interval_cell", "interval_text", "table2_as_shown",
@@ -33,8 +41,6 @@ __all__ = ["evaluate_scores", "leaderboard_frame", "leaderboard_text", "category
 
 def baseline_scores(records: Sequence[Record], *, seed: int = 0) -> dict[str, dict]:
     """The three baselines every table shows (random, longest and shortest response), by their CLI names."""
-    from ..baselines import NAMES, named_scores
-
     return {name: named_scores(name, records, seed=seed) for name in NAMES}
 
 
@@ -57,8 +63,6 @@ def leaderboard_frame(results: Mapping[str, list[dict]], *, seed: int = 0):
     accuracy and exact match and of Overall, with hierarchical 95% intervals (``_lo``/``_hi``)
     and the number of seeds; sorted by Overall."""
     import pandas as pd
-
-    from ..estimates import subset_estimate
 
     rows = []
     for name, per_seed in results.items():
@@ -106,9 +110,6 @@ def score_models(names: Sequence[str], record_sets: Sequence[Sequence[Record]], 
                  dtype=None, batch_size: int = 16) -> list[dict[str, dict]]:
     """Scores of reward models given by hub name or path, one ``{name: scores}`` per record set
     (each model is loaded once and scores every set)."""
-    from ..models.reward_model import load
-    from ..models.scoring import score_records
-
     out: list[dict[str, dict]] = [{} for _ in record_sets]
     for name in names:
         model, tok = load(name, dtype=dtype)
@@ -168,8 +169,6 @@ def baseline_sentence(trained: Mapping[str, list[dict]], baselines: Mapping[str,
     ``trained`` and ``baselines`` are :func:`evaluate_scores` results on the same subsets. A
     baseline needs no training: its one run is paired with each training seed.
     """
-    from ..estimates import INSUFFICIENT, best_of, insufficient_text, subset_estimate
-
     overall = {name: subset_estimate(per_seed) for name, per_seed in trained.items()}
     lead = max(overall, key=lambda n: overall[n].value)
     rivals = {name: subset_estimate(per_seed).broadcast(overall[lead].seeds) for name, per_seed in baselines.items()}
@@ -193,8 +192,6 @@ def judge_sentence(judged: Mapping[str, list[dict]], random_scores: Mapping, sub
     """The first judge of ``judged`` (:func:`evaluate_scores` results on ``subsets``) against the random
     baseline's ``random_scores`` on the same prompts: one sentence for the verdict of the paired
     accuracy difference (mean of the subsets) being above zero."""
-    from ..estimates import INSUFFICIENT, decide, insufficient_text, subset_estimate
-
     name = next(iter(judged))
     rand = evaluate_scores({"random": random_scores}, subsets, n_boot=n_boot, seed=seed)["random"]
     diff = subset_estimate(judged[name], "accuracy") - subset_estimate(rand, "accuracy")
@@ -211,15 +208,11 @@ def judge_sentence(judged: Mapping[str, list[dict]], random_scores: Mapping, sub
 
 def deterministic_label() -> str:
     """The English names of the categories with relatively deterministic answers (§6.1 (3)), joined."""
-    from ..world.corpus import CATEGORIES, DETERMINISTIC
-
     return ", ".join(CATEGORIES[c] for c in DETERMINISTIC)
 
 
 def _mean_over(results: Mapping[str, list[dict]], stat):
     """``stat(name)`` averaged over the models of ``results``, paired seed by seed."""
-    from ..estimates import mean_of
-
     return mean_of([stat(name) for name in results])
 
 
@@ -251,8 +244,6 @@ def rewardbench_design() -> dict:
     """What decides the RewardBench-like comparator's difficulty, read from its definition: the sections built
     strong-vs-weak (``built_in``) and mid-vs-mid (``mid``), the built-in sections' share of its pairs by
     RewardBench's section sizes, and the strong and weak policies' strengths."""
-    from ..world.comparators import REWARDBENCH_SECTIONS, STRONG, WEAK, declared_mix
-
     share = declared_mix(REWARDBENCH_SECTIONS)[0]
     built_in = [s.name for s in REWARDBENCH_SECTIONS if s.build in BUILT_IN_BUILDS]
     return {"built_in": built_in, "mid": [s.name for s in REWARDBENCH_SECTIONS if s.build not in BUILT_IN_BUILDS],
@@ -260,8 +251,6 @@ def rewardbench_design() -> dict:
 
 
 def _structural_reason() -> str:
-    from ..world.comparators import REWARDBENCH_SECTIONS
-
     d = rewardbench_design()
     built = "; ".join(f"{s.name}: " + _BUILT_IN_SAYS[s.build].format(**d)
                       for s in REWARDBENCH_SECTIONS if s.build in BUILT_IN_BUILDS)
@@ -287,9 +276,6 @@ def _rewardbench_says(where: str) -> dict[str, str]:
 def _rewardbench_claim(results, on_rewardbench, pairs: int, table8, seed: int):
     """§6.1 (1): lower on CheemsBench than on the whole RewardBench-like comparator. Kind *structural*: its
     strong-vs-weak sections make it easy by construction (:func:`rewardbench_design`)."""
-    from ..estimates import subset_estimate
-    from .claims import Claim
-
     diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy")
                       - subset_estimate(on_rewardbench[n], "accuracy"))
     return Claim.test(
@@ -304,9 +290,6 @@ def _rewardbench_claim(results, on_rewardbench, pairs: int, table8, seed: int):
 def _mid_pairs_claim(results, on_mid, pairs: int, table8, seed: int):
     """§6.1 (1) on the comparator's mid-vs-mid sections only (no label built in, :data:`BUILT_IN_BUILDS`): a
     finding, since neither side's difficulty is set by the comparator's construction."""
-    from ..estimates import subset_estimate
-    from .claims import Claim
-
     mid = " and ".join(rewardbench_design()["mid"])
     diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy")
                       - subset_estimate(on_mid[n], "accuracy"))
@@ -322,9 +305,6 @@ def _mid_pairs_claim(results, on_mid, pairs: int, table8, seed: int):
 
 def _subset_claim(results, table8, seed: int):
     """§6.1 (2): more accurate on Open Prompt than on Human Instruction."""
-    from ..estimates import subset_estimate
-    from .claims import Claim
-
     table8 = table8_models(table8)
     diff = _mean_over(results, lambda n: subset_estimate(results[n], "accuracy", ["open"])
                       - subset_estimate(results[n], "accuracy", ["human"]))
@@ -344,10 +324,6 @@ def _subset_claim(results, table8, seed: int):
 
 def _deterministic_claim(results, seed: int):
     """§6.1 (3): more accurate on the categories with deterministic answers."""
-    from ..estimates import category_estimate
-    from .claims import Claim
-    from ..world.corpus import CATEGORIES, DETERMINISTIC
-
     others = [c for c in CATEGORIES if c not in DETERMINISTIC]
     label = deterministic_label()
     diff = _mean_over(results, lambda n: category_estimate(results[n], DETERMINISTIC)
@@ -383,9 +359,6 @@ def add_findings(ledger, results: Mapping[str, list[dict]], *, rewardbench, rewa
     interval is unpaired over prompts. The comparator is simulated, so on real files
     (``simulated=False``) the first finding is untestable: its gap would mix real and simulated data.
     """
-    from .claims import Claim
-    from ..world.corpus import DETERMINISTIC
-
     first = next(iter(results.values()), [{}])[0] if results else {}
     subsets = set(first)
     why = "needs trained models and cheems_bench/" if not results else ""
@@ -438,10 +411,6 @@ def add_category_claims(ledger, results: Mapping[str, list[dict]], *, seed: int 
     """Add :data:`FIG4_CLAIMS` to ``ledger``: per claim, the category's accuracy minus the mean accuracy of
     the subset's other categories (macro, mean over the trained models of ``results``, paired); untestable
     when the models, the subset or the category are missing."""
-    from ..estimates import category_estimate
-    from .claims import Claim
-    from ..world.corpus import CATEGORIES
-
     first = next(iter(results.values()), [{}])[0] if results else {}
     for cid, (subset, cat, direction) in FIG4_CLAIMS.items():
         name, where = CATEGORIES[cat], {"open": "Open Prompt", "human": "Human Instruction"}[subset]
@@ -473,9 +442,6 @@ def category_estimates(results: Mapping[str, list[dict]], subset: str) -> dict[s
     """Fig. 4's rows for one subset, each averaged over the models of ``results`` (paired seed by seed):
     the subset's accuracy, the deterministic categories and the others, then each category
     (deterministic ones marked ``*``)."""
-    from ..estimates import category_estimate, subset_estimate
-    from ..world.corpus import CATEGORIES, DETERMINISTIC
-
     present = [c for c in CATEGORIES if c in next(iter(results.values()))[0][subset].by_category]
     rows = {"all categories (subset accuracy)": _mean_over(results, lambda n: subset_estimate(results[n], "accuracy",
                                                                                              [subset]))}
@@ -493,8 +459,6 @@ def category_figure(results: Mapping[str, list[dict]], *, seed: int = 0):
     """Fig. 4: :func:`category_estimates` of the Open Prompt and Human Instruction subsets side by
     side (:func:`cheems_lib.publishing.figures.seed_dots`), one legend on top; returns the Figure."""
     import matplotlib.pyplot as plt
-
-    from ..publishing.figures import seed_dots
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.5), sharex=True)
     for ax, (sub, title) in zip(axes, [("open", "Open Prompt"), ("human", "Human Instruction")]):

@@ -20,7 +20,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..estimates import subset_estimate
 from ..records import Record, strict_pairs
+from .claims import Claim
 
 __all__ = ["ladder", "nested_subsets", "count_pairs", "sweep_points", "sweep_curve", "data_sweep", "size_sweep",
            "plot_sweep", "interval_table", "data_summary", "add_data_claim", "add_size_claims"]
@@ -72,8 +74,6 @@ def sweep_curve(results: Mapping[str, list[dict]], x: Mapping[str, float], label
     """One row per model and subset (in ``labels`` order): mean accuracy over seeds at ``x[name]``
     and its hierarchical 95% interval (``lo``, ``hi``)."""
     import pandas as pd
-
-    from ..estimates import subset_estimate
 
     rows = []
     for name, per_seed in results.items():
@@ -178,9 +178,6 @@ def _says(lead: str, supported: str, contradicted: str) -> dict[str, str]:
 def add_data_claim(ledger, results: Mapping[str, list[dict]], curve):
     """Test Fig. 6's claim on ``ledger``: the largest training set (the last of ``results``) beats
     the smallest (the first) in accuracy, paired over prompts and hierarchical over seeds."""
-    from ..estimates import subset_estimate
-    from .claims import Claim
-
     prompts, names = _prompts(curve), list(results)
     small, large = names[0], names[-1]
     diff = subset_estimate(results[large], "accuracy") - subset_estimate(results[small], "accuracy")
@@ -200,9 +197,6 @@ def add_data_claim(ledger, results: Mapping[str, list[dict]], curve):
 def add_size_claims(ledger, results: Mapping[str, list[dict]], params: Mapping[str, int], sizes: Mapping[str, str]):
     """Test Fig. 7's claims on ``ledger``: the model with most parameters beats the one with fewest
     (same data), and record the pretrained-versus-instruct claim as untestable on tiny models."""
-    from ..estimates import subset_estimate
-    from .claims import Claim
-
     smallest, largest = min(params, key=params.get), max(params, key=params.get)
     diff = subset_estimate(results[largest], "accuracy") - subset_estimate(results[smallest], "accuracy")
     pair = f"{sizes[largest]} ({params[largest]:,} parameters) rather than {sizes[smallest]} ({params[smallest]:,})"
@@ -229,8 +223,6 @@ def add_size_claims(ledger, results: Mapping[str, list[dict]], params: Mapping[s
 def add_untestable_claims(ledger, reason: str) -> None:
     """Figs. 6 and 7's claims when the files cannot run the sweeps (``reason``, e.g. ``"needs
     cheems_bench/human.jsonl"``): all *untestable*."""
-    from .claims import Claim
-
     ledger.add(Claim.untestable("fig6-data-scaling", "§6.4, Fig. 6", "RM performance improves with increased data "
                                 "volume on Open Prompt and Human Instruction", reason, link="paper-fig6"))
     ledger.add(Claim.untestable("fig7-model-scaling", "§6.4, Fig. 7", "A larger reward model is more accurate on "

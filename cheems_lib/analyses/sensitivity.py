@@ -37,8 +37,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from .construction_ablation import DIRECTIONS
-from .transfer import HUMAN_CLAIM, PAIR_HUMAN, PAIR_MACHINE
+from ..estimates import decide
+from ..paper import table
+from ..world.annotators import HumanAnnotator
+from ..world.simulation import build_world, SIZES, WorldConfig
+from ..world_files import LAYOUT
+from . import experiments
+from .claims import Claim, comparison_says
+from .construction_ablation import DIRECTIONS, paper_pair
+from .transfer import annotation_pairs, HUMAN_CLAIM, PAIR_HUMAN, PAIR_MACHINE
 
 __all__ = ["SweepConfig", "Target", "TARGETS", "TAB4", "TAB3", "Assumption", "ASSUMPTIONS", "CLAIM", "STATISTIC",
            "PAPER_RATIO_ID", "HEADLINE_RULE", "shared_noise_sweeps", "shared_noise_sweep", "unfit", "ratio_sweep",
@@ -163,9 +170,6 @@ ASSUMPTIONS = {
 def _difference(world, first, second, bench, cfg: SweepConfig, names: tuple[str, str] = TARGETS[TAB4].names):
     """Paired Overall accuracy, the model trained on ``first`` minus the one trained on ``second``, on ``bench``;
     ``diff`` is the :class:`~cheems_lib.estimates.Estimate` the row's numbers come from."""
-    from . import experiments
-    from ..estimates import decide
-
     a, b = names
     fam = experiments.Family({a: list(first), b: list(second)}, seeds=tuple(cfg.seeds), epochs=cfg.epochs,
                              models={a: cfg.model, b: cfg.model}, group="sensitivity")
@@ -199,11 +203,6 @@ def shared_noise_sweeps(world, values: Sequence[float], cfg: SweepConfig = Sweep
     as that world's human pairs, so their model is retrained only where that count changes.
     """
     from tqdm.auto import tqdm
-
-    from ..world.annotators import HumanAnnotator
-    from ..world.simulation import SIZES, WorldConfig, build_world
-    from .transfer import annotation_pairs
-    from ..world_files import LAYOUT
 
     if unknown := [t for t in targets if t not in TARGETS]:
         raise ValueError(f"no sweep target {unknown[0]!r}; targets are {list(TARGETS)}")
@@ -318,8 +317,6 @@ def add_sweep_claim(ledger, sweep, name: str, *, own: float, target: str | Targe
     """Add the sweep's claim to ``ledger``: does the verdict on ``target`` (an id of :data:`TARGETS`, or a
     :class:`Target`) at the world's own value ``own`` hold across ``sweep`` (:func:`summarize`)? ``sweep=None`` adds
     it as ``untestable``, with ``reason`` (default: the assumption's, for real files)."""
-    from .claims import Claim
-
     spec, goal = ASSUMPTIONS[name], _target(target)
     cid, link, ref, target = spec.claim_for(goal.claim_id), goal.link or spec.link + goal.anchor, goal.ref, goal.claim_id
     if sweep is None:
@@ -371,10 +368,6 @@ def add_paper_ratio_claim(ledger, sweep, cfg: SweepConfig, *, ratio: float, why:
     files), never absent. Where the preference chapter already trains at the paper's ratio (``book_ratio`` within
     :data:`SAME_RATIO` of it, as in the smoke world) it is the same test run twice: kind *robustness*, so that
     multiplicity counts it once."""
-    from .claims import Claim, comparison_says
-    from .construction_ablation import paper_pair
-    from ..paper import table
-
     _, _, a, b = DIRECTIONS[0]
     fields = dict(paper_ref="§6.3, Table 4", claim=f"{CLAIM}, at the paper's GPT : human ratio ({ratio:.2f} : 1)",
                   paper=paper_pair(table("table4_ablation").set_index("training_data"), a, b), link="sensitivity-ratio")

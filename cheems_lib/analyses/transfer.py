@@ -30,9 +30,14 @@ from typing import Sequence
 
 import numpy as np
 
+from ..baselines import NAMES
 from ..conflicts import resolve_records
+from ..estimates import decide, INSUFFICIENT, VERDICTS
+from ..paper import table
 from ..records import FIRST, SECOND, Record, strict_pairs
 from ..world_files import LAYOUT
+from .claims import Claim, comparison_says, OURS
+from .leaderboard import interval_cell as _interval
 
 __all__ = ["TABLE3_PROMPTS", "pairwise_only", "domain_only", "noisy_labels", "analogues", "PROPERTIES", "TABLE3_DATASETS",
            "nearest", "annotation_pairs", "HUMAN_CLAIM", "table3_groups", "paper_accuracy", "MULTI_HUMAN", "MULTI_MACHINE", "PAIR_HUMAN", "PAIR_MACHINE",
@@ -190,8 +195,6 @@ def analogues(files: dict, *, prompts: int = TABLE3_PROMPTS, seed: int = 0) -> d
 def paper_accuracy():
     """Table 3 (``data/paper/table3_datasets.csv``) with ``mean_acc``, the mean of its two accuracies,
     indexed by dataset."""
-    from ..paper import table
-
     t3 = table("table3_datasets").set_index("dataset")
     t3["mean_acc"] = t3[["open_acc", "human_acc"]].mean(axis=1)
     return t3
@@ -212,8 +215,6 @@ the simulated mechanism behind that expectation."""
 
 
 def _table3_row(name: str, d: dict | None, board) -> dict:
-    from .leaderboard import interval_cell as _interval
-
     near = nearest(d) if d and not d["stands_for"] else {}  # only where no row shares all three
     r = board.loc[name]
     return {"training data": name, "prompts": len(d["records"]) if d else "-", "seeds": int(r["seeds"]),
@@ -241,8 +242,6 @@ def table3(sets: dict[str, dict], board):
 def published_table3(sets: dict[str, dict]):
     """The paper's Table 3 with our :data:`PROPERTIES` and note of each dataset and the analogue of
     ``sets`` that stands for it ("-" for none)."""
-    from ..paper import table
-
     analogue_of = {d: name for name, a in sets.items() for d in a["stands_for"]}
     published = table("table3_datasets")
     for prop in (*PROPERTIES, "note"):
@@ -264,9 +263,6 @@ def _sized(sets: dict[str, dict], name: str) -> str:
 
 def _language_claim():
     """Chinese vs English data: untestable on a world with one language."""
-    from ..estimates import VERDICTS
-    from .claims import Claim
-
     t3 = paper_accuracy()
     zh, en = t3[t3["language"] == "zh"]["mean_acc"], t3[t3["language"] == "en"]["mean_acc"]
     return Claim(
@@ -293,8 +289,6 @@ def _comparisons_per_prompt(records) -> float:
 def add_untestable_claims(ledger, reason: str) -> None:
     """Table 3's claims when the files cannot build the variants (``reason``, e.g. ``"needs
     cheems_preference/human.jsonl"``): the two questions *untestable*, the paper's own table read as ever."""
-    from .claims import OURS, Claim
-
     ledger.add(Claim.untestable("tab3-multi-response-helps", OURS, _MULTI_CLAIM, reason, link="paper-table3"))
     ledger.add(Claim.untestable("tab3-human-beats-machine", OURS, HUMAN_CLAIM, reason, link="paper-table3"))
     ledger.add(_language_claim())
@@ -307,8 +301,6 @@ def add_claims(ledger, sets: dict[str, dict], overall: dict, *, seed: int = 0) -
     ``{name: Estimate}``; kind ``question``: the project's, not the paper's, see :mod:`cheems_lib.analyses.claims`),
     English vs Chinese data (untestable here) and the paper's best dataset per language
     (:func:`add_best_dataset_claims`)."""
-    from .claims import OURS, Claim, comparison_says
-
     groups = paper_groups_text()
     multi = _comparisons_per_prompt(sets[MULTI_HUMAN]["records"])
     pair = _comparisons_per_prompt(sets[PAIR_HUMAN]["records"])
@@ -363,8 +355,6 @@ def add_best_dataset_claims(ledger) -> None:
     kind ``arithmetic``: a claim about the paper's printed Table 3, checked on those numbers (no interval:
     the paper gives none), never on our data, whose world has neither dataset nor language. *supported*
     when its Overall beats every other row of its language, *contradicted* when some row's is higher."""
-    from .claims import Claim
-
     for cid, (language, dataset, words) in _BEST.items():
         best = best_dataset(language, dataset)
         behind = "; ".join(f"{_COLUMNS[c]}: {r} is higher by {m:.3f}" for c, (r, m) in best["behind"].items())
@@ -385,8 +375,6 @@ def add_best_dataset_claims(ledger) -> None:
 
 def _effect(sets: dict[str, dict], overall: dict, variant: str, seed: int) -> tuple[dict, str]:
     """One row of :func:`effects` and its sentence."""
-    from ..estimates import INSUFFICIENT, decide
-
     reference, expected, mechanism = EFFECTS[variant]
     change = sets[variant]["isolates"]
     diff = overall[variant] - overall[reference]
@@ -421,9 +409,6 @@ def add_real_claims(ledger, accuracy: dict, trained: str | None, *, seed: int = 
     baseline, and better than the longest-response baseline? ``accuracy`` maps model names to
     :class:`~cheems_lib.estimates.Estimate` of benchmark accuracy (paired resamples). Without a trained
     model (``trained`` None) both claims are untestable with ``reason``."""
-    from ..baselines import NAMES
-    from .claims import Claim, comparison_says
-
     random, longest = NAMES[0], NAMES[1]
     zh = paper_accuracy().query("language == 'zh'")["open_acc"]
     paper = (f"Table 3: reward models trained on Chinese open datasets reach accuracy {zh.min():.3f} to {zh.max():.3f} "

@@ -24,6 +24,10 @@ from itertools import combinations
 from typing import Mapping, Sequence
 
 from ..records import Record
+from .batching import forward_groups, forward_in_batches, last_token_logits, pack, pad_right
+from .reward_model import (check_source, cut_text, encode_chats, loading, ModelError, text_budget, tiny_config,
+                           train_tokenizer)
+from .training_config import JudgeTrainConfig
 
 __all__ = ["JUDGE_TEMPLATE", "CRITERIA", "CATEGORY_CRITERION", "judge_prompt", "PairVerdict", "judge_records",
            "judge_scores", "position_consistency", "letter_ids", "load_judge", "train_tiny_judge", "train_judge",
@@ -98,8 +102,6 @@ def load_judge(name_or_path, *, dtype=None, device_map=None):
     """A causal LM judge and its tokenizer, by hub name or local path."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from .reward_model import ModelError, check_source, loading
-
     check_source(name_or_path)
     with loading(name_or_path):
         tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
@@ -170,8 +172,6 @@ def _encode_judges(tokenizer, texts: Sequence[str], max_length: int | None, chun
     With ``max_length`` each text is first cut to its last :func:`~cheems_lib.models.reward_model.text_budget`
     characters, so the tokenizer never sees more than that; the last ``max_length`` ids are unchanged.
     """
-    from .reward_model import encode_chats
-
     ids = encode_chats(tokenizer, [(t,) for t in texts], messages=_judge_messages, plain=str, generation_prompt=True,
                        keep="end", chunk=chunk, max_length=max_length)
     return [x[-max_length:] if max_length and len(x) > max_length else x for x in ids]
@@ -185,9 +185,6 @@ def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     :func:`~cheems_lib.models.reward_model.text_budget` characters before the judge prompts are built (each
     answer appears in several prompts); the last ``max_length`` tokens, which the judge sees, stay the same.
     """
-    from .batching import forward_in_batches, last_token_logits
-    from .reward_model import cut_text, text_budget
-
     letters = letter_ids(tokenizer)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     keys, prompts = [], []  # (verdict index, order) and its judge prompt
@@ -240,8 +237,6 @@ def train_tiny_judge(records: Sequence[Record], output_dir, *, progress: bool = 
     a normal checkpoint, loaded back with :func:`load_judge`, the path a real LLM judge
     takes: a stand-in for a real judge on machines without one.
     """
-    from .training_config import JudgeTrainConfig
-
     cfg = JudgeTrainConfig(**settings)
     tok, examples = judge_examples(records, cfg.max_pairs, cfg.max_length, seed=cfg.seed, vocab_size=cfg.tokenizer_vocab)
     return train_judge(examples, tok, cfg, output_dir, progress=progress)
@@ -260,9 +255,6 @@ def train_judge(examples: Sequence[tuple[list[int], int]], tokenizer, cfg, outpu
     import torch
     import torch.nn.functional as F
     from transformers import Qwen2ForCausalLM
-
-    from .batching import forward_groups, last_token_logits, pack, pad_right
-    from .reward_model import tiny_config
 
     torch.manual_seed(cfg.seed)
     model = Qwen2ForCausalLM(tiny_config(cfg.size, tokenizer, max_length=cfg.max_length))
@@ -302,8 +294,6 @@ def judge_examples(records: Sequence[Record], max_pairs: int, max_length: int, *
     answer's letter, or ``C`` for a tie. Prompts are cut to their last ``max_length`` tokens.
     """
     import numpy as np
-
-    from .reward_model import train_tokenizer
 
     rng = np.random.default_rng(seed)
     pairs = [(rec, a, b) for rec in records if rec.rank for a, b in combinations(rec.response_ids, 2)

@@ -27,7 +27,13 @@ import os
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from ..baselines import named_scores, NAMES
+from ..outputs import atomic_open, classify_output, DIRECTORY, interrupt_point, LINK_DIRECTORY, LOOP, OutputLock
 from ..records import DataError, Record, show
+from ..score_file import read_scores, score_lines, write_scores
+from .batching import forward_in_batches
+from .judging import judge_records, judge_scores, load_judge, position_consistency
+from .reward_model import check_pair, encode_pairs, load
 from .training_config import default_device
 
 __all__ = ["score_records", "ScoreOutput", "score_to_file", "make_scorer", "model_fingerprint", "record_fingerprint"]
@@ -64,8 +70,6 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if max_length is not None and max_length < 1:
         raise ValueError(f"max_length must be >= 1, got {max_length}")
-    from .batching import forward_in_batches
-    from .reward_model import check_pair, encode_pairs
 
     check_pair(model, tokenizer)
     limit = max_length or getattr(model.config, "max_position_embeddings", None) or 10**9
@@ -116,8 +120,6 @@ def model_fingerprint(model: str | Path, config=None) -> str:
     name: the name and the commit that ``config`` (the loaded model's) was read from, when
     transformers recorded it, else the name alone.
     """
-    from ..baselines import NAMES
-
     if str(model) in NAMES:
         return str(model)
     path = Path(model)
@@ -168,8 +170,6 @@ class ScoreOutput:
 
     def __init__(self, path: str | Path, settings: dict, *, inputs: Iterable[str | Path] = (),
                  rank: int = 0, processes: int = 1):
-        from ..outputs import DIRECTORY, LINK_DIRECTORY, LOOP, classify_output
-
         given = classify_output(path)
         if given.kind == LOOP:
             raise DataError(path, None, "is a symbolic link loop", "point the link at a file, or pass another -o")
@@ -194,8 +194,6 @@ class ScoreOutput:
 
     def lock(self):
         """The single-writer lock on the output (none for a device or pipe)."""
-        from ..outputs import OutputLock
-
         return contextlib.nullcontext() if self.through else OutputLock(self.path)
 
     def _parts(self) -> list[Path]:
@@ -231,8 +229,6 @@ class ScoreOutput:
             raise DataError(self.sidecar, None, "is not valid JSON", "delete it and the score file it describes") from None
 
     def _write_sidecar(self, body: dict) -> None:
-        from ..outputs import atomic_open
-
         if self.through:
             return
 
@@ -247,8 +243,6 @@ class ScoreOutput:
         ``{"rescored_stale", "dropped_stale"}``: stale scores of ``records`` (rescored by this run)
         and of records not in ``records`` (dropped from ``OUT`` when it is rewritten).
         """
-        from ..score_file import write_scores
-
         before = self._sidecar()
         now = {r.id: record_fingerprint(r) for r in records}
         same_model = before.get("model_fingerprint") == fingerprint and "records" in before
@@ -278,8 +272,6 @@ class ScoreOutput:
         return {"rescored_stale": len(found & keys), "dropped_stale": len(found - keys)}
 
     def _read(self, p: Path):
-        from ..score_file import read_scores
-
         try:
             return read_scores(p)
         except DataError as e:  # not the user's data: skipping rows is no fix, starting over is
@@ -298,9 +290,6 @@ class ScoreOutput:
 
     def append(self, scores: dict[tuple[str, str], float]) -> None:
         """Append whole lines to this process's partial file and flush them."""
-        from ..outputs import interrupt_point
-        from ..score_file import write_scores
-
         if self.through:
             self.held.update(scores)
             return
@@ -311,9 +300,6 @@ class ScoreOutput:
     def finish(self, records: Sequence[Record]) -> int:
         """Merge OUT (less its stale scores) and the partial files into OUT, atomically, in record
         order, then clear the sidecar's stale list; returns the lines."""
-        from ..outputs import atomic_open
-        from ..score_file import read_scores, score_lines
-
         parts = self._parts()
         body = self._sidecar()
         stale = {tuple(k) for k in body.get("stale", [])}
@@ -386,8 +372,6 @@ def make_scorer(model: str, state, *, judge: bool = False, dtype: str | None = N
     """
     import sys
 
-    from ..baselines import NAMES
-
     progress = sys.stderr.isatty() and state.is_main_process
     if model in NAMES:
         scorer = _baseline_scorer(model, seed)
@@ -395,7 +379,6 @@ def make_scorer(model: str, state, *, judge: bool = False, dtype: str | None = N
         return scorer
     if judge:
         return _judge_scorer(model, state, dtype=dtype, batch_size=batch_size, max_length=max_length, progress=progress)
-    from .reward_model import load
 
     rm, tok = load(model, dtype=dtype, require_trained_head=not trust_head)
     rm.to(state.device)
@@ -408,8 +391,6 @@ def make_scorer(model: str, state, *, judge: bool = False, dtype: str | None = N
 
 
 def _baseline_scorer(name: str, seed: int) -> Scorer:
-    from ..baselines import named_scores
-
     def baseline(records, done, sink):
         scores = {k: v for k, v in named_scores(name, records, seed=seed).items() if k not in done}
         sink(scores)
@@ -418,8 +399,6 @@ def _baseline_scorer(name: str, seed: int) -> Scorer:
 
 
 def _judge_scorer(model: str, state, *, dtype, batch_size: int, max_length: int | None, progress: bool) -> Scorer:
-    from .judging import judge_records, judge_scores, load_judge, position_consistency
-
     lm, tok = load_judge(model, dtype=dtype)
     lm.to(state.device)
 

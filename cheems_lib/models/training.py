@@ -30,6 +30,7 @@ import numpy as np
 
 from ..outputs import folder_problem, interrupt_point
 from ..records import Record
+from . import reward_model as rm
 from .batching import Batch, forward_groups, pack, pad_right, padding_fraction
 from .run_folder import (Plan, agreed_plan, append_json_line, discarded_on_write_failure, publish, save_checkpoint,
                          start_fresh, trim_log)
@@ -137,8 +138,6 @@ def _steps(batches: list[Batch], n_proc: int, accum: int) -> list[list[list[Batc
 
 def _prepare_model(cfg: TrainConfig, records: Sequence[Record], resume_dir: Path | None):
     """Model and tokenizer: from a checkpoint, a tiny model built on the data, or from_pretrained."""
-    from . import reward_model as rm
-
     if resume_dir is not None:
         return rm.load(resume_dir, require_trained_head=False)
     if rm.is_tiny(cfg.model):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from .reward_model import is_tiny
 
 __all__ = ["TrainConfig", "TrainError", "choose_preset", "paper_machine_settings", "check_learning_rate",
            "JudgeTrainConfig", "effective_settings", "start_line", "BOOKKEEPING_FIELDS", "PRETRAINED_MAX_LR",
@@ -145,8 +146,6 @@ class TrainConfig:
 def choose_preset(model: str, preset: str | None = None) -> tuple[str, str]:
     """``(preset, reason)``: ``preset`` if given, else ``tiny`` for the tiny family and ``paper``
     (Table 9) for anything loaded with ``from_pretrained`` (a hub name or a local path)."""
-    from .reward_model import is_tiny
-
     if preset is not None:
         if preset not in PRESETS:
             raise TrainError(f"--preset {preset}: unknown (fix: pass one of {', '.join(PRESETS)})")
@@ -195,8 +194,6 @@ def _table9_learning_rate() -> float:
 
 def check_learning_rate(cfg: TrainConfig, *, force: bool = False) -> None:
     """Refuse a learning rate above :data:`PRETRAINED_MAX_LR` on a pretrained checkpoint unless ``force``."""
-    from .reward_model import is_tiny
-
     if force or is_tiny(cfg.model) or cfg.learning_rate <= PRETRAINED_MAX_LR:
         return
     t9 = _table9_learning_rate()

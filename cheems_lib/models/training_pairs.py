@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..records import Record, strict_pairs
+from .reward_model import encode_pairs
 from .training_config import TrainError
 
 __all__ = ["EncodedData", "encode_records", "collate"]
@@ -42,8 +43,6 @@ class EncodedData:
 
 def encode_records(records: Sequence[Record], tokenizer, max_length: int) -> EncodedData:
     """Encode each ranked record; prompts with no strict pair are counted and left out."""
-    from .reward_model import encode_pairs
-
     data = EncodedData([], [])
     kept = []  # (record, its ranked responses' texts) for the prompts with a strict pair
     for rec in records:

@@ -21,6 +21,9 @@ import orjson
 
 from ..outputs import LockedError, OutputLock, atomic_path
 from ..records import Record, data_fingerprint
+from . import reward_model
+from .judging import train_tiny_judge
+from .scoring import model_fingerprint, score_records
 from .training import train
 from .training_config import TrainConfig
 
@@ -66,8 +69,6 @@ def train_or_load(records: Sequence[Record], config: TrainConfig, *, cache_dir: 
 
 def judge_or_load(records: Sequence[Record], *, cache_dir: str | Path = "build/zoo", progress: bool = False, **kw) -> Path:
     """Folder of a tiny judge (:func:`cheems_lib.models.judging.train_tiny_judge` with ``kw``), trained once."""
-    from .judging import train_tiny_judge
-
     here = Path(__file__).parent
     blob = json.dumps({"data": data_fingerprint(records), "kw": kw,
                        "code": hashlib.sha256((here / "judging.py").read_bytes() + _code_fingerprint().encode()).hexdigest()},
@@ -103,9 +104,6 @@ def score_or_load(model_dir: str | Path, records: Sequence[Record], *, batch_siz
     and how the model is loaded (a GPU and bfloat16 for large models). The cache is
     ``<model_dir>/scores/<fingerprint>.json``, written atomically.
     """
-    from . import reward_model
-    from .scoring import model_fingerprint, score_records
-
     key = hashlib.sha256(f"{_responses_fingerprint(records)}:{model_fingerprint(model_dir)}".encode()).hexdigest()[:16]
     path = Path(model_dir) / "scores" / f"{key}.json"
     if not path.exists():

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..outputs import atomic_path
+from .chapters import CHAPTERS
+from .publish import _git, md_code, md_text
 
 __all__ = ["PAGE", "chapter_rows", "page", "write_page"]
 
@@ -40,8 +42,6 @@ def chapter_rows(root: str | Path, outcomes: Mapping[str, str] | None = None) ->
     ``book/<name>.failed.ipynb`` exists), ``shows`` (``run``, ``last good run``, ``placeholder``), ``cache`` (what
     this build did: ``outcomes[name]``, or None when it did not select the chapter) and the run's metadata
     ``meta`` (empty for a placeholder)."""
-    from .chapters import CHAPTERS
-
     book, rows = Path(root) / "book", []
     for ch in CHAPTERS:
         meta = _metadata(book / f"{ch.name}.ipynb")
@@ -64,8 +64,6 @@ def _fingerprint(files: Mapping[str, str]) -> str:
 
 def _status(r: dict[str, Any]) -> str:
     """A row's status, with the failure and links to the chapter's page and its failed notebook."""
-    from .publish import md_text
-
     if r["status"] != "failed":
         return {"ok": "ok", "not executed": "not executed yet"}[r["status"]]
     shows = "the error" if r["shows"] == "placeholder" else "the last good run"
@@ -77,8 +75,6 @@ def _status(r: dict[str, Any]) -> str:
 
 def _row(r: dict[str, Any]) -> str:
     """The chapter's line of the main table: chapter, status, profile, wall time, cache, start time."""
-    from .publish import md_text
-
     m = r["meta"]
     wall = f"{m['wall_time_s']:.1f} s" if "wall_time_s" in m else "–"
     cache = _CACHE.get(r["cache"], "not in this build") if r["cache"] else "not in this build"
@@ -89,8 +85,6 @@ def _row(r: dict[str, Any]) -> str:
 
 def _run_row(r: dict[str, Any]) -> str:
     """The chapter's line of the second table: its parameters, data fingerprint and commit."""
-    from .publish import md_code
-
     m = r["meta"]
     params = ", ".join(md_code(f"{k}={v if isinstance(v, str) else json.dumps(v)}", in_table=True)
                        for k, v in (m.get("parameters") or {}).items()) or "the defaults"
@@ -118,8 +112,6 @@ def _who(chapters: list[str], rows: list[dict[str, Any]], key: str = "data_files
 def page(root: str | Path, outcomes: Mapping[str, str] | None = None, build_s: float | None = None,
          *, commit: str | None = None) -> str:
     """The page's Markdown (see the module docstring); ``build_s``: this build's wall time."""
-    from .publish import _git, md_code, md_text
-
     rows = chapter_rows(root, outcomes)
     commit = commit or _git(Path(root), "rev-parse", "HEAD") or "unknown (not a git checkout)"
     done = {k: sum(r["cache"] == k for r in rows) for k in ("executed", "cached", "failed")}

@@ -14,6 +14,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from .publish import md_code
 
 __all__ = ["CFF", "load", "arxiv_id", "bibtex", "example"]
 
@@ -76,8 +77,6 @@ def bibtex(cff: dict[str, Any], which: str) -> str:
 def example(root: str | Path = ".", label: str = "paper-fig6", chapter: str = "scaling") -> str:
     """Markdown: how to quote ``label`` of this build, with its source from ``book/_extra/figures/index.csv`` and
     the commit its chapter ran at (placeholders in angle brackets where the build has not made them)."""
-    from .publish import md_code
-
     root = Path(root)
     source = None
     index = root / "book" / "_extra" / "figures" / "index.csv"

@@ -30,6 +30,10 @@ import json
 import re
 from pathlib import Path
 from typing import Mapping, Sequence
+from ..outputs import atomic_open
+from ..paper import TABLES
+from ..records import DataError
+from ..world_files import detect_layout, RECORD_FILES
 
 __all__ = ["KINDS", "sha256", "check_source", "set_source", "resolve_source", "paper_source",
            "with_paper_columns", "world_source", "file_source", "footer_text", "sidecar_json", "write_index"]
@@ -89,8 +93,6 @@ def paper_source(name: str) -> str:
     >>> paper_source("table8_reward_models")
     'paper, Table 8 (data/paper/table8_reward_models.csv)'
     """
-    from ..paper import TABLES
-
     if name not in TABLES:
         raise ValueError(f"paper table {name!r} is unknown (fix: use one of {', '.join(sorted(TABLES))})")
     artefact = re.match(r"Table \d+", TABLES[name])
@@ -127,9 +129,6 @@ def world_source(directory: str | Path, *, note: str | None = None) -> str:
     (simulated or release layout, with or without ``data/``). ``note`` (e.g. ``"training seeds
     0-2"``) is added inside the parentheses.
     """
-    from ..records import DataError
-    from ..world_files import RECORD_FILES, detect_layout
-
     directory = Path(directory)
     extra = f"; {note}" if note else ""
     summary = directory / "summary.json"
@@ -196,8 +195,6 @@ def write_index(root: str | Path = ".") -> dict[str, Path]:
     label (empty when none does). Rows are sorted by label; a sidecar whose download is gone
     is left out.
     """
-    from ..outputs import atomic_open
-
     root = Path(root)
     chapters = _chapters_of(root)
     written = {}

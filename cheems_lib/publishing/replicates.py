@@ -38,6 +38,8 @@ import os
 import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+from ..analyses.claims import claims_dir, inputs_digest as claims_digest, load_shown
+from .chapters import CHAPTERS, REPLICATE_SEEDS
 
 __all__ = ["DIR", "KINDS", "LINKED", "replicate_root", "prepare", "run_of", "load", "compare", "summary",
            "left_out", "inputs_digest", "replicated_chapters", "row_sources"]
@@ -56,8 +58,6 @@ _SEED = re.compile(r"^seed\s*:\s*int\s*=\s*(\d+)", re.M)  # a chapter's paramete
 
 def replicated_chapters() -> list[str]:
     """The chapters the ``full`` profiles rebuild on each replicate world, in reading order."""
-    from .chapters import CHAPTERS
-
     return [c.name for c in CHAPTERS if c.replicated]
 
 
@@ -120,8 +120,6 @@ def load(root: str | Path = ".", seeds: Sequence[int] = (), chapters: Sequence[s
     the book's own run). ``left``: ``{"<chapter> on world seed <s>": why}`` for each replicate left out: its claim
     file was written by another run than its page shows, its page ran with other parameters than the book's
     (besides ``seed``), or it has not run."""
-    from ..analyses.claims import claims_dir, load_shown
-
     root = Path(root)
     names = list(chapters) if chapters is not None else replicated_chapters()
     main = {name: run_of(root / "book", name) for name in names}
@@ -249,8 +247,6 @@ def summary(frame, left: Mapping[str, str] | None = None, *, kinds: Sequence[str
 def left_out(seeds: Sequence[int] | None = None, chapters: Sequence[str] | None = None) -> str:
     """The sentence the Claims page shows when this build ran no world replicates: what the build leaves out and
     the command that adds it."""
-    from .chapters import REPLICATE_SEEDS
-
     seeds = REPLICATE_SEEDS if seeds is None else seeds
     chapters = replicated_chapters() if chapters is None else chapters
     return (f"This build leaves the world replicates out: every finding above rests on one simulated world (the "
@@ -265,8 +261,6 @@ def inputs_digest(root: str | Path, seeds: Sequence[int]) -> str:
     """sha256 of what the Claims page reads from the replicates ``seeds`` under ``root``: each replicate's claim
     files and runs (:func:`cheems_lib.analyses.claims.inputs_digest`) and the parameters its pages record (part of the
     Claims page's cache key when it shows replicates)."""
-    from ..analyses.claims import inputs_digest as claims_digest
-
     h = hashlib.sha256()
     for s in seeds:
         where = replicate_root(root, s)

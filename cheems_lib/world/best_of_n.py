@@ -41,6 +41,9 @@ import numpy as np
 from ..records import DataError, Record, Response
 from .annotators import GPTAnnotator, HumanAnnotator, length_preference
 from .corpus import CATEGORIES
+from .panels import draw_panel
+from .quality import sample_response, utility
+from .simulation import sample_task
 
 __all__ = ["DownstreamTask", "TASKS", "TASK_LABELS", "HELD_OUT_MIX", "MIN_WIN_RATE_PROMPTS", "Candidates",
            "JUDGE_PANEL_SIZE", "judge_panel", "mt_judge", "prompts_note", "sample_candidates", "sample_tasks", "regrade",
@@ -130,8 +133,6 @@ JUDGE_PANEL_SIZE = 5
 def judge_panel(seed: int = 0) -> list[HumanAnnotator]:
     """The win-rate task's human judges: drawn from :data:`cheems_lib.world.panels.RANGES` with a stream of
     their own, so they share no parameter value with CheemsBench's human annotator or any comparator's panel."""
-    from .panels import draw_panel
-
     return draw_panel("human", seed=seed, size=JUDGE_PANEL_SIZE, stream="win-rate judges")
 
 
@@ -141,8 +142,6 @@ def mt_judge(seed: int = 0) -> GPTAnnotator:
     parameter value with CheemsBench's GPT annotator (the paper's MT-bench and GPT copies are both
     judged by GPT-4o, but making them one simulated annotator would decide Fig. 5's human-versus-GPT
     claim by construction)."""
-    from .panels import draw_panel
-
     return draw_panel("gpt", seed=seed, size=1, stream="mt-bench judge")[0]
 
 
@@ -171,9 +170,6 @@ def sample_candidates(task: DownstreamTask | str, *, prompts: int = 80, n: int =
     Deterministic in ``seed``; the samples do not depend on the judges (:func:`regrade`); prompt
     ids (``<task>-<i>``) never collide with the world's.
     """
-    from .quality import sample_response, utility
-    from .simulation import sample_task
-
     task = TASKS[task] if isinstance(task, str) else task
     if n < 1 or prompts < 1:
         raise ValueError(f"need prompts >= 1 and n >= 1, got prompts={prompts}, n={n}")

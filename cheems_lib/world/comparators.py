@@ -33,6 +33,8 @@ import numpy as np
 
 from ..records import Record, Response
 from .panels import draw_panel, grade, pair_verdict
+from .quality import sample_response, utility
+from .simulation import sample_task
 
 __all__ = ["Section", "REWARDBENCH_SECTIONS", "RMB_SECTIONS", "STRONG", "WEAK", "MID", "PROMPT_CHARS",
            "RESPONSE_CHARS", "PANEL_SIZE", "MAX_TRIES", "RMB_RESPONSES", "RMB_POLICIES", "PAIR_GAP", "BON_GAP",
@@ -128,8 +130,6 @@ def _streams(name: str, seed: int) -> np.random.Generator:
 
 def _task(section: Section, length_scale: float, exclude: Collection[str], rng: np.random.Generator):
     """A fresh prompt of ``section`` whose text is not in ``exclude``."""
-    from .simulation import sample_task
-
     for _ in range(MAX_TRIES):
         task = sample_task(section.mix, PROMPT_CHARS, length_scale, rng)
         if task.prompt not in exclude:
@@ -140,8 +140,6 @@ def _task(section: Section, length_scale: float, exclude: Collection[str], rng: 
 
 def _until(task, policy, want: Callable, length_scale: float, rng: np.random.Generator):
     """(text, utility) of the first response of ``policy`` whose traits satisfy ``want``, else None."""
-    from .quality import sample_response, utility
-
     for _ in range(MAX_TRIES):
         text, tr = sample_response(task, *policy, RESPONSE_CHARS, length_scale, rng)
         if want(tr):
@@ -220,8 +218,6 @@ def rmb_like(seed: int = 0, size: int = 60, *, length_scale: float = 1 / 3, excl
     every other by at least :data:`BON_GAP`, ranked winner 0 and the rest 1, so a prompt's exact match
     is RMB's Best-of-N accuracy (the chosen beats every rejected).
     """
-    from .quality import sample_response, utility
-
     rng = _streams("rmb", seed)
     panel = draw_panel("gpt", seed=seed, size=PANEL_SIZE, stream="rmb")
     policies = np.column_stack([rng.uniform(-1.5, 1.5, RMB_POLICIES), rng.uniform(0.8, 1.3, RMB_POLICIES)])
