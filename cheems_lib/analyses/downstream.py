@@ -47,19 +47,20 @@ from ..metrics import evaluate_subset, lookup_scores, prompt_outcomes
 from ..models.zoo import score_or_load
 from ..records import Record, strict_pairs
 from ..world.annotators import GPTAnnotator, HumanAnnotator
-from ..world.best_of_n import prompt_resamples, select_best, TASK_LABELS
+from ..world.best_of_n import length_controlled, prompt_resamples, regrade, select_best, TASK_LABELS
 from ..world.panels import shared_parameters, sharing_table
 from ..world.simulation import human_labels, WorldConfig
 from ..world_files import GPT_LAYOUT, LAYOUT
 from .claims import Claim
 from .experiments import seeds_text
-from .sensitivity import add_sweep_claim, Target
+from .sensitivity import add_sweep_claim, sweep_figure, Target
 
 __all__ = ["benchmark_table", "task_average", "correlate", "COMPARATORS", "benchmark_sets",
            "RewardModels", "reward_models", "Scores", "tabulate", "score", "prose_values", "benchmark_annotators",
            "judge_sharing", "SHARED_COLUMN", "judge_table", "plot_correlations", "plot_scatter", "add_claims", "comparisons", "EQUAL_SIZE_DRAWS",
            "cheemsbench_at_size", "equal_size_spearman", "equal_size_table", "add_controls", "relabeled",
-           "NOISE_TARGETS", "noise_sweeps", "add_noise_claims"]
+           "NOISE_TARGETS", "noise_sweeps", "add_noise_claims", "Robustness", "add_robustness", "noise_figure",
+           "noise_table"]
 
 
 def benchmark_table(benchmarks: Mapping[str, Sequence[Record]], scores_by_model: Mapping[str, Mapping], *,
@@ -846,3 +847,53 @@ def add_noise_claims(ledger, sweeps: Mapping | None, *, own: float, reason: str 
         sweep = (sweeps or {}).get(t)
         why = reason if sweeps is None else "the files hold no GPT-annotated copy of CheemsBench (cheems_bench_gpt/)"
         add_sweep_claim(ledger, sweep, "shared_noise", own=own, target=target, reason=None if sweep is not None else why)
+
+
+@dataclass
+class Robustness:
+    """What the chapter's robustness section shows (:func:`add_robustness`)."""
+
+    size_table: Any  # CheemsBench at full size and cut to each comparator's size (equal_size_table)
+    detail: Any  # the comparisons for every CheemsBench metric and each task alone (comparisons)
+    sweeps: dict | None  # the main claims at each value of the humans' shared noise (noise_sweeps); None: no humans
+    own_noise: float  # the world's own shared noise (NaN without a human annotator)
+    noise_values: list[float]  # the swept values, the world's own included
+
+
+def add_robustness(ledger, scores: Scores, world, tasks: Mapping, annotators: Mapping[str, Sequence | None], *,
+                   shared_noise: Sequence[float], n_boot: int = 1000, seed: int = 0, seeds: int = 1) -> Robustness:
+    """The controls of Fig. 5's claims, after :func:`add_claims`: on the same picks, nothing scored again, the
+    length-controlled outcomes and the old judge identity (the MT-bench-like task re-graded by CheemsBench's GPT
+    annotator, :func:`add_controls`); CheemsBench at each comparator's size; each metric and task alone; and the
+    humans' assumed shared noise (CheemsBench's same responses re-annotated at each of ``shared_noise`` and the
+    world's own value, the models' scores re-evaluated, :func:`add_noise_claims`)."""
+    cheems_gpt = annotators["CheemsBench GPT"]
+    identity = ({TASK_LABELS["mt_bench_sim"]: regrade(tasks["mt_bench_sim"], gpt=cheems_gpt[0]).outcome}
+                if cheems_gpt else None)
+    controlled = {TASK_LABELS[t]: length_controlled(c) for t, c in tasks.items()}
+    add_controls(ledger, scores, length_controlled=controlled, identity=identity, n_boot=n_boot, seed=seed, seeds=seeds)
+    size_table = equal_size_table(scores, n_boot=n_boot, seed=seed)
+    detail = comparisons(scores, n_boot=n_boot, seed=seed)
+    human = annotators["CheemsBench (human)"]
+    own = human[0].shared_noise if human else float("nan")
+    values = sorted(set(map(float, shared_noise)) | {own}) if human else []
+    sweeps = noise_sweeps(scores, world, values, human[0], n_boot=n_boot, seed=seed, seeds=seeds) if human else None
+    add_noise_claims(ledger, sweeps, own=own, reason="the world's summary names no human annotator to re-annotate with")
+    return Robustness(size_table, detail, sweeps, own, values)
+
+
+def noise_figure(robust: Robustness, models: int):
+    """The shared-noise sweep of the first claim of :data:`NOISE_TARGETS` that was swept (the GPT claim where it
+    is), ``models`` reward models with fixed scores."""
+    target = next(t for t in NOISE_TARGETS if t in robust.sweeps)
+    return sweep_figure(robust.sweeps[target], "shared_noise", marked=robust.own_noise, model=f"{models} models, fixed",
+                        target=NOISE_TARGETS[target])
+
+
+def noise_table(robust: Robustness):
+    """Every swept claim's estimate, interval and verdict at each value of the humans' shared noise."""
+    import pandas as pd
+
+    table = pd.concat([s.assign(claim=t)[["claim", "value", "estimate", "ci_low", "ci_high", "verdict"]]
+                       for t, s in robust.sweeps.items()])
+    return table.rename(columns={"value": "shared noise"})
