@@ -21,15 +21,19 @@ and chosen-shorter groups.
 """
 from __future__ import annotations
 
-from typing import Mapping
+import statistics
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 from ..distant_supervision import ABLATION
 from ..estimates import VERDICTS, best_of, p_value
+from ..world import comparators
+from . import experiments
 from .calibration import paper_gpt_human_ratio
 from .claims import Claim, comparison_says
 from .leaderboard import interval_cell, INTERVAL_SAYS as tmpl, leaderboard_frame
 
-__all__ = ["PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "paper_pair", "ratio_text", "beside_paper", "add_claims",
+__all__ = ["Rows", "evaluate_rows", "gap_sentence", "PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "paper_pair", "ratio_text", "beside_paper", "add_claims",
            "add_cycle_claim", "length_balance", "plot_length_balance"]
 
 PAPER_COLUMNS = ["paper open acc", "paper human acc", "paper overall"]
@@ -245,3 +249,39 @@ def plot_length_balance(balance):
     grid = sns.catplot(long, x="when", y="comparisons", hue="group", col="data", kind="bar", height=3.2, aspect=1.2,
                        palette=["#4e79a7", "#f28e2b"])
     return grid.figure
+
+
+@dataclass
+class Rows:
+    """Table 4's rows as the chapter evaluates them (:func:`evaluate_rows`)."""
+
+    family: Any  # the experiments.Family of the training sets
+    results: dict  # training set -> per-seed benchmark results
+    overall: dict  # training set -> its Overall Estimate
+    rewardbench: dict | None  # training set -> its accuracy Estimate on the RewardBench-like comparator (simulated only)
+
+
+def evaluate_rows(world, variants: Mapping[str, Sequence], *, seeds: Sequence[int], epochs: int, n_boot: int = 1000,
+                  seed: int = 0) -> Rows:
+    """Each training set of ``variants`` trained over ``seeds`` and evaluated on the benchmark, and on the
+    RewardBench-like comparator where the world is simulated (a simulated comparator only beside a simulated world)."""
+    family = experiments.Family(variants, seeds=tuple(seeds), epochs=epochs, group="Table 4")
+    results = experiments.evaluate(family, world, n_boot=n_boot, seed=seed)
+    overall = {name: experiments.estimate(results, name) for name in variants}
+    on_rewardbench = None
+    if world.simulated:
+        rewardbench = comparators.rewardbench_like(seed, length_scale=world.length_scale,
+                                                   exclude={r.prompt for r in world.bench_records})
+        rb_results = experiments.evaluate(family, world, n_boot=n_boot, seed=seed, progress=False,
+                                          records={"RewardBench-like": rewardbench.sets["pairs"]})
+        on_rewardbench = {name: experiments.estimate(rb_results, name, "accuracy") for name in variants}
+    return Rows(family, results, overall, on_rewardbench)
+
+
+def gap_sentence(overall: Mapping, table4) -> str:
+    """How far this run's Overall rows lie from the paper's Table 4 (``table4`` indexed by training set)."""
+    gaps = [abs(overall[n].value - float(table4.loc[n, "overall"])) for n in overall if n in table4.index]
+    if not gaps:
+        return "this run has no Overall rows to set beside the paper's"
+    return (f"this run's Overall rows lie within {max(gaps):.3f} of the paper's (at most; {statistics.median(gaps):.3f} "
+            "typically)")

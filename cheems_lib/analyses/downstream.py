@@ -44,13 +44,16 @@ import numpy as np
 from ..correlation import correlation
 from ..estimates import all_of, Estimate, p_value
 from ..metrics import evaluate_subset, lookup_scores, prompt_outcomes
+from ..models.reward_model import is_tiny
 from ..models.zoo import score_or_load
 from ..records import Record, strict_pairs
+from ..world import best_of_n, comparators
 from ..world.annotators import GPTAnnotator, HumanAnnotator
 from ..world.best_of_n import length_controlled, prompt_resamples, regrade, select_best, TASK_LABELS
 from ..world.panels import shared_parameters, sharing_table
 from ..world.simulation import human_labels, WorldConfig
 from ..world_files import GPT_LAYOUT, LAYOUT
+from . import experiments
 from .claims import Claim
 from .experiments import seeds_text
 from .sensitivity import add_sweep_claim, sweep_figure, Target
@@ -60,7 +63,8 @@ __all__ = ["benchmark_table", "task_average", "correlate", "COMPARATORS", "bench
            "judge_sharing", "SHARED_COLUMN", "judge_table", "plot_correlations", "plot_scatter", "add_claims", "comparisons", "EQUAL_SIZE_DRAWS",
            "cheemsbench_at_size", "equal_size_spearman", "equal_size_table", "add_controls", "relabeled",
            "NOISE_TARGETS", "noise_sweeps", "add_noise_claims", "Robustness", "add_robustness", "noise_figure",
-           "noise_table"]
+           "noise_table", "WIN_RATE_JUDGES", "MT_JUDGE", "Setting", "setting", "population_scores",
+           "sharing_sentences"]
 
 
 def benchmark_table(benchmarks: Mapping[str, Sequence[Record]], scores_by_model: Mapping[str, Mapping], *,
@@ -897,3 +901,54 @@ def noise_table(robust: Robustness):
     table = pd.concat([s.assign(claim=t)[["claim", "value", "estimate", "ci_low", "ci_high", "verdict"]]
                        for t, s in robust.sweeps.items()])
     return table.rename(columns={"value": "shared noise"})
+
+
+WIN_RATE_JUDGES = "Human win rate (judge panel)"
+MT_JUDGE = "MT-bench-like grade (GPT-like judge)"
+"""The rows of :func:`judge_table` for the two kinds of downstream judge (:attr:`Setting.judges`)."""
+
+
+@dataclass
+class Setting:
+    """The downstream study's simulated setting (:func:`setting`)."""
+
+    rewardbench: Any  # the RewardBench-like comparator (world.comparators.Comparator)
+    rmb: Any  # the RMB-like comparator
+    win_rate_judges: list  # the win-rate task's judge panel
+    mt_judge: Any  # the MT-bench-like task's GPT-like judge
+    tasks: dict  # task -> its Best-of-N candidates (world.best_of_n.Candidates)
+
+    @property
+    def judges(self) -> dict[str, list]:
+        """Each kind of downstream judge, by its row of :func:`judge_table`."""
+        return {WIN_RATE_JUDGES: self.win_rate_judges, MT_JUDGE: [self.mt_judge]}
+
+
+def setting(world, *, seed: int = 0, rewardbench_pairs: int = 200, rmb_prompts: int = 60, bon_prompts: int = 500,
+            mt_prompts: int = 80, bon_n: int = 32) -> Setting:
+    """The comparators, simulated independently of CheemsBench (own prompts, policies and annotators), and the
+    Best-of-N tasks, every downstream judge drawn on a stream of its own, never one of the benchmark's annotators."""
+    rewardbench, rmb = comparators.for_world(world, seed=seed, rewardbench_pairs=rewardbench_pairs,
+                                             rmb_prompts=rmb_prompts)
+    panel, gpt = best_of_n.judge_panel(seed), best_of_n.mt_judge(seed)
+    tasks = best_of_n.sample_tasks(prompts=bon_prompts, mt_prompts=mt_prompts, n=bon_n, seed=seed,
+                                   length_scale=world.length_scale, panel=panel, gpt=gpt)
+    return Setting(rewardbench, rmb, panel, gpt, tasks)
+
+
+def population_scores(world, setting: Setting, *, seeds: Sequence[int], epochs: int, gpt_prompts: int,
+                      transfer_prompts: int, points: int, sizes: Sequence[str], seed: int = 0,
+                      extra: Sequence[str] = ()) -> Scores:
+    """Fig. 5's population (:func:`cheems_lib.analyses.experiments.population`, the tiny ``sizes`` only) and the
+    ``extra`` models, trained (or read from the zoo) and scored on every benchmark and task (:func:`score`)."""
+    population = experiments.population(world, seeds=seeds, epochs=epochs, gpt_prompts=gpt_prompts,
+                                        transfer_prompts=transfer_prompts, ladder_points=points, seed=seed,
+                                        sizes=[s for s in sizes if is_tiny(s)])
+    pool = reward_models(population, experiments.train(population, progress=False), extra=extra)
+    return score(pool, world, setting.rewardbench, setting.rmb, setting.tasks)
+
+
+def sharing_sentences(sharing) -> dict[str, str]:
+    """The chapter's sentences on what each kind of downstream judge shares (``sharing``: :func:`judge_table`)."""
+    return {"judge_sharing": judge_sharing(sharing.loc[WIN_RATE_JUDGES]),
+            "mt_judge_sharing": judge_sharing(sharing.loc[MT_JUDGE], who="The MT-bench-like judge")}

@@ -33,7 +33,7 @@ from .. import distant_supervision as ds, world_files
 from ..distant_supervision import ABLATION
 from ..estimates import subset_estimate
 from ..models import zoo
-from ..models.reward_model import is_tiny
+from ..models.reward_model import count_parameters, is_tiny
 from ..models.training_config import default_device, TrainConfig
 from ..publishing.publish import md_code, md_text, world_source
 from ..records import Record
@@ -41,12 +41,13 @@ from ..world import simulation
 from ..world_files import (GPT_LAYOUT, LAYOUT, missing_sentence, model_labels, RELEASE_FILES, SIMULATED_FILES,
                            UNKNOWN_LABELS)
 from . import scaling
-from .leaderboard import evaluate_scores
+from .leaderboard import evaluate_scores, score_models
 from .transfer import analogues, TABLE3_PROMPTS
 
 __all__ = ["World", "open_world", "ModelSpec", "Family", "table4_sets", "table3_sets", "data_ladder",
            "ladder_family", "model_sizes", "leaderboard_family", "population", "train", "score_family",
-           "evaluate", "estimate", "seeds_text", "SUBSET_NAMES", "GPT_PROMPTS"]
+           "evaluate", "estimate", "seeds_text", "SUBSET_NAMES", "GPT_PROMPTS", "LeaderboardModels",
+           "leaderboard_models", "ladder_records", "parameter_counts"]
 
 SUBSET_NAMES = {"open": "Open Prompt", "human": "Human Instruction"}
 GPT_PROMPTS = 800
@@ -442,3 +443,47 @@ def evaluate(family: Family | Sequence[ModelSpec], world: World, *, n_boot: int 
 def estimate(results: Mapping[str, list[dict]], name: str, metric: str = "overall", subsets: Sequence[str] | None = None):
     """:func:`cheems_lib.estimates.subset_estimate` of one model of an :func:`evaluate` result."""
     return subset_estimate(results[name], metric, subsets)
+
+
+@dataclass
+class LeaderboardModels:
+    """The leaderboard's reward models and their scores (:func:`leaderboard_models`)."""
+
+    scores: dict  # model -> its scores on the benchmark's records
+    rewardbench: dict  # model -> its scores on the RewardBench-like comparator's records
+    kinds: dict  # model -> its kind in Table 2 ("discriminative", "discriminative (ours)")
+    family: Family | None  # the embedded zoo's family, when it was trained here
+
+
+def leaderboard_models(world: World, rewardbench, *, models: Sequence[str] = (), seeds: Sequence[int], epochs: int,
+                       gpt_prompts: int = GPT_PROMPTS, batch_size: int = 16) -> LeaderboardModels:
+    """The evaluation chapter's reward models scored on the benchmark and on ``rewardbench``: ``models`` (hub names
+    or paths) when given, else the embedded zoo's :func:`leaderboard_family` trained here; none without the
+    benchmark files."""
+    if not world.bench:
+        return LeaderboardModels({}, {}, {}, None)
+    if models:
+        scores, on_rewardbench = score_models(models, [world.bench_records, rewardbench.records], device=world.device,
+                                              dtype=world.dtype, batch_size=batch_size)
+        return LeaderboardModels(scores, on_rewardbench, dict.fromkeys(models, "discriminative"), None)
+    family = leaderboard_family(world, seeds=seeds, epochs=epochs, gpt_prompts=gpt_prompts)
+    if not family.sets:
+        return LeaderboardModels({}, {}, {}, family)
+    scores = score_family(family, world)
+    on_rewardbench = score_family(family, world, records={"RewardBench-like": rewardbench.records}, progress=False)
+    return LeaderboardModels(scores, on_rewardbench, dict.fromkeys(family.sets, "discriminative (ours)"), family)
+
+
+def ladder_records(world: World, *, gpt_prompts: int = GPT_PROMPTS, seed: int = 0, epochs: int = 2) -> list[Record]:
+    """The data ladder's training set (Fig. 6): CheemsPreference exactly as Table 4 builds it, so the ladder's top
+    point is Table 4's last model, when the files split human and GPT prompts; else the preference set as it is."""
+    if world.human is not None and world.gpt() is not None:
+        table4, _, _ = table4_sets(world, gpt_prompts=gpt_prompts, seed=seed, epochs=epochs)
+        return table4[ABLATION[-1]]
+    return world.preference
+
+
+def parameter_counts(family: Family) -> dict[str, int]:
+    """Each model's parameter count by its training set's name (Fig. 7's x axis), from the trained checkpoints."""
+    paths = dict(zip([s.name for s in family.specs()], train(family.specs(), progress=False)))
+    return {name: count_parameters(path) for name, path in paths.items()}
