@@ -416,6 +416,23 @@ NOT_SIMULATED = ("the downstream tasks, their judges and the comparators here ar
 """Why Fig. 5 is not computed on real files (the claims' reason)."""
 
 
+FIG5_FILES = tuple(LAYOUT[k] for k in ("pref_human", "pref_gpt", "bench_open", "bench_human"))
+"""The world's files that Fig. 5's population and benchmarks need (in the order the page names them)."""
+
+
+def why_skipped(world) -> str | None:
+    """The page's one sentence on why Fig. 5 is not computed on ``world`` (None when it is): its tasks, judges and
+    comparators are simulated, so it runs only on a simulated world with every file of :data:`FIG5_FILES`."""
+    if not world.simulated:
+        return f"*Skipped: Fig. 5 and its population of reward models; {NOT_SIMULATED}.*"
+    return world.missing("Fig. 5 and its population of reward models", *FIG5_FILES)
+
+
+CLAIMS_CAPTION = ("The paper's Fig. 5 claims (ours): difference in Spearman correlation, paired 95% interval over "
+                  "training sets and held-out prompts; robustness rows are controls of a claim, not findings")
+"""Caption of the chapter's claims table."""
+
+
 def add_untestable_claims(ledger, reason: str) -> None:
     """Fig. 5's claims when this world cannot run the population (``reason``): all *untestable*, their controls and
     shared-noise sweeps too."""
@@ -862,6 +879,12 @@ class Robustness:
     sweeps: dict | None  # the main claims at each value of the humans' shared noise (noise_sweeps); None: no humans
     own_noise: float  # the world's own shared noise (NaN without a human annotator)
     noise_values: list[float]  # the swept values, the world's own included
+
+    def prose_values(self) -> dict[str, str | int]:
+        """The chapter's glued values on the robustness section: random cuts per size, the world's own shared
+        noise and the swept values."""
+        return {"n_size_draws": EQUAL_SIZE_DRAWS, "own_noise": f"{self.own_noise:g}",
+                "noise_values": ", ".join(f"{v:g}" for v in self.noise_values)}
 
 
 def add_robustness(ledger, scores: Scores, world, tasks: Mapping, annotators: Mapping[str, Sequence | None], *,

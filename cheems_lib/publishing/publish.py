@@ -46,7 +46,7 @@ from .provenance import (check_source, file_source, footer_text, paper_source, r
                          sidecar_json, world_source, write_index)
 
 __all__ = ["EXTRA", "LABEL", "figure", "downloads", "table", "header", "footer", "PACKAGES",
-           "rerun_commands", "run_facts", "md_code", "md_text"]
+           "rerun_commands", "run_facts", "md_code", "md_text", "glue_values", "note"]
 
 EXTRA = Path("book") / "_extra"
 """Folder (relative to the book root) copied to the root of the HTML build."""
@@ -419,6 +419,14 @@ def note(sentence: str | None) -> None:
 
 
 _GLUE_REF = re.compile(r"\{glue:(?:text|any|md|figure|math)?\}`([^`<]+?)(?::[^`]*)?`|```\{glue:(?:figure|md|math|any)?\}\s+(\S+)")
+
+
+def glue_values(values: Mapping[str, Any]) -> None:
+    """Glue every value of ``values`` under its name, hidden, for the chapter's prose (``{glue:text}`name```)."""
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, value, display=False)
 
 
 def unresolved_glue(nb) -> list[str]:

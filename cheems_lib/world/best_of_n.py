@@ -145,6 +145,12 @@ def mt_judge(seed: int = 0) -> GPTAnnotator:
     return draw_panel("gpt", seed=seed, size=1, stream="mt-bench judge")[0]
 
 
+def prose_values(n: int, prompts: int, mt_prompts: int) -> dict[str, object]:
+    """The chapter's glued values on the tasks: ``n`` samples per prompt, the win-rate task's ``prompts`` (and
+    :func:`prompts_note` on them) and the MT-bench-like task's ``mt_prompts``."""
+    return {"n_samples": n, "n_bon_prompts": prompts, "n_mt_prompts": mt_prompts, "prompts_note": prompts_note(prompts)}
+
+
 def prompts_note(prompts: int) -> str:
     """The chapter's sentence on the win-rate task's number of held-out prompts (a smoke run uses fewer
     than :data:`MIN_WIN_RATE_PROMPTS`, and says so)."""
