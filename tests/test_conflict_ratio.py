@@ -99,10 +99,14 @@ def test_plot_table5_bars_are_the_table():
 
 
 def test_table5_styler_formats_four_decimals():
-    """The styled table shows ratios with four decimals and signed differences, without the index."""
+    """The styled table shows ratios with four decimals and signed differences, without the index; the
+    difference comes right after the paper's ratio and ours, the file last (issue 29: in view at 1280 px)."""
     t5 = table5_estimates(_files(), n_boot=0, seed=0)
-    html = table5_styler(t5).to_html()
+    styler = table5_styler(t5)
+    html = styler.to_html()
     assert f"{t5['ours'][0]:.4f}" in html and f"{t5['difference'][0]:+.4f}" in html
+    assert list(styler.data.columns)[:5] == ["subset", "annotator", "paper", "ours", "difference"]
+    assert list(styler.data.columns)[-1] == "file" and sorted(styler.data.columns) == sorted(t5.columns)
 
 
 def test_equivalence_claim():
