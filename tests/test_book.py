@@ -500,16 +500,34 @@ def test_real_profile_builds_every_chapter_on_data_real(real_book):
     assert "real-judge-position" in page and "data: data/real" in page
 
 
+RAW_ON_A_PAGE = (r".{0,80}(\{glue(:\w*)?\}"  # glue markup of any role that was not replaced (or a docstring quoting it)
+                 r"|>\s*(nan|NaN|<NA>|&lt;NA&gt;)\s*<|\bnan \["  # a missing value printed as nan, also in an interval
+                 r"|<td[^>]*>\s*(None|True|False)\s*</td>).{0,40}")  # a table cell that speaks Python ("present False")
+"""What no rendered page may show (:func:`test_no_page_shows_raw_glue_or_nan`)."""
+
+
+def test_raw_on_a_page_bites():
+    """The pattern catches each thing it is meant to catch, and not the page's ordinary text."""
+    import re
+
+    for bad in ("<code>{glue:text}`x`</code>", "{glue}", "<p>{glue:md}`x`</p>", "<td>nan</td>", "<td>0.5 </td><td> NaN </td>",
+                "nan [nan, nan]", '<td class="data">False</td>', "<td>None</td>"):
+        assert re.search(RAW_ON_A_PAGE, bad), bad
+    for good in ("<td>–</td>", "<td>no</td>", "<p>finance</p>", "{glue name: text}", "<code>None</code>"):
+        assert not re.search(RAW_ON_A_PAGE, good), good
+
+
 @pytest.mark.parametrize("book", ["smoke_book", "real_book"])
 def test_no_page_shows_raw_glue_or_nan(book, request):
-    """No built page shows glue markup that was not replaced (e.g. a glue role inside backticks) or a
-    ``nan`` table cell: a missing value is shown as a dash or left empty."""
+    """No built page shows glue markup that was not replaced (e.g. a glue role inside backticks; any role), a
+    ``nan`` (a missing value is shown as a dash or left empty) or a table cell reading True, False or None (say
+    what it means: found/missing, yes/no)."""
     import re
 
     _, html, _ = request.getfixturevalue(book)
-    bad = {p.name: m[0] for p in sorted((html / "book").glob("*.html"))
-           if (m := re.search(r".{0,80}(\{glue(:text)?\}|>nan<).{0,40}", p.read_text(encoding="utf-8")))}
-    assert not bad, bad
+    pages = sorted((html / "book").glob("*.html"))
+    bad = {p.name: m[0] for p in pages if (m := re.search(RAW_ON_A_PAGE, p.read_text(encoding="utf-8")))}
+    assert len(pages) >= 12 and not bad, bad
 
 
 def _kernels_of(pid: int) -> list[int]:

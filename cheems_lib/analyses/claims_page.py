@@ -127,7 +127,7 @@ def power_table(ledger):
 
 
 NONE = "–"
-"""What a ledger cell shows for a value the claim does not have (never ``nan``): no paper number (our own
+"""What a ledger cell shows for a value the claim does not have (not a missing number's text): no paper number (our own
 question), no estimate or interval, no Holm verdict (outside the family of findings)."""
 
 
