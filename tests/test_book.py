@@ -84,6 +84,16 @@ def test_cite_page_is_generated_from_citation_cff(smoke_book):
     assert source in page and "training seeds" in source and f"version={{{cff['version']}}}" in page
 
 
+def test_front_page_names_and_links_the_paper(smoke_book):
+    """Issue 29: the front page names the paper's arXiv id and links its abstract page (CITATION.cff's address)."""
+    from cheems_lib.publishing import citation
+
+    root, html, _ = smoke_book
+    page = (html / "book" / "intro.html").read_text(encoding="utf-8")
+    url = citation.load(root)["preferred-citation"]["url"]
+    assert url == "https://arxiv.org/abs/2502.17173" and f'href="{url}"' in page and "arXiv 2502.17173" in _text(page)
+
+
 def test_build_stats_page_lists_every_chapter(smoke_book):
     """The "How this book was built" page has one row per chapter, none failed, and the build's commit."""
     root, html, _ = smoke_book
