@@ -116,7 +116,7 @@ def test_ledger_is_compact_with_details_on_demand_and_no_nan(tmp_path):
     ledger.loc[ledger.index[0], ["paper", "reason", "seeds", "n", "estimate"]] = [float("nan"), "<b>why</b>", float("nan"),
                                                                                     float("nan"), float("nan")]
     styler = claims_page.ledger_styler(ledger)
-    assert list(styler.data.columns) == ["id", "claim", "paper's numbers", "ours [95%]", "verdict", "Holm", "kind"]
+    assert list(styler.data.columns) == ["id", "claim", "paper's numbers", "ours [95%]", "verdict", "kind", "Holm"]
     html = styler.to_html()
     assert not re.search(r"\bnan\b", html, flags=re.I)
     first = styler.data.iloc[0]

@@ -162,7 +162,7 @@ def _details(r, where: str) -> str:
 def ledger_styler(ledger):
     """The ledger as the page shows it, one compact row per claim: its id (a link to where it is shown), the
     claim with its details on demand (:func:`_details`), the paper's numbers, ours with its interval, verdict
-    (coloured; forced ones marked), Holm verdict and kind. A missing value shows :data:`NONE`."""
+    (coloured; forced ones marked), kind and Holm verdict. A missing value shows :data:`NONE`."""
     import pandas as pd
 
     if not len(ledger):
@@ -173,8 +173,8 @@ def ledger_styler(ledger):
         "claim": [_details(r, w) for (_, r), w in zip(ledger.iterrows(), where)],
         "paper's numbers": ledger["paper"].map(lambda v: NONE if pd_na(v) or v == "" else html.escape(str(v))),
         "ours [95%]": ledger.apply(interval_text, axis=1),
-        "verdict": ledger["verdict"] + np.where(ledger["forced"], " (forced)", ""),
-        "Holm": ledger["holm"].replace("", NONE).fillna(NONE), "kind": ledger["kind"]})
+        "verdict": ledger["verdict"] + np.where(ledger["forced"], " (forced)", ""), "kind": ledger["kind"],
+        "Holm": ledger["holm"].replace("", NONE).fillna(NONE)})
     return table.style.hide(axis="index").map(
         lambda v: f"color: {VERDICT_COLOURS.get(str(v).removesuffix(' (forced)'), 'inherit')}", subset=["verdict"])
 
