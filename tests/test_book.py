@@ -90,6 +90,15 @@ def test_cite_page_is_generated_from_citation_cff(smoke_book):
     assert source in page and "training seeds" in source and f"version={{{cff['version']}}}" in page
 
 
+@pytest.mark.parametrize("book", ["smoke_book", "real_book"])
+def test_worked_example_sentence_is_rendered_markdown(book, request):
+    """Issue 29: the conflicts page names its worked example's prompt and file as code, not as Markdown shown
+    verbatim (a glued text with backticks; the sentence is glued as Markdown)."""
+    _, html, _ = request.getfixturevalue(book)
+    page = (html / "book" / "conflicts.html").read_text(encoding="utf-8")
+    assert "The example is prompt <code" in page and not re.search(r'class="pasted-text">[^<]*`[^`<]+`', page)
+
+
 def test_front_page_names_and_links_the_paper(smoke_book):
     """Issue 29: the front page names the paper's arXiv id and links its abstract page (CITATION.cff's address)."""
     from cheems_lib.publishing import citation
