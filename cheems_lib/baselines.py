@@ -101,21 +101,25 @@ def chance_level(rank: Mapping[str, int]) -> tuple[Fraction, Fraction] | None:
 
 
 def chance_by_size(subsets: Mapping[str, Sequence[Record]]):
-    """One row per subset and ranking shape: ranked responses ``k``, tie groups (best first, ``1-2-2``),
-    prompts, comparisons per prompt and the exact chance of accuracy and exact match (:func:`chance_level`,
-    as a fraction and a number). Prompts without a comparison are left out, as exact match leaves them out."""
+    """The chance level per ranking size: one row per subset and number ``k`` of ranked responses, with its
+    prompts, how many tie patterns they show, the exact chance accuracy (1/2), the exact-match chance of a
+    strict ranking of ``k`` (``1/k!``, as a fraction) and the mean exact-match chance of these prompts with
+    their ties (:func:`chance_level`). Prompts without a comparison are left out, as exact match leaves them out."""
     import pandas as pd
 
     rows = []
     for subset, records in subsets.items():
-        shapes = Counter(rank_pattern(r.rank) for r in records if r.rank and chance_level(r.rank) is not None)
-        for pattern, prompts in sorted(shapes.items(), key=lambda kv: (sum(kv[0]), kv[0])):
-            rank = {f"{g}.{i}": g for g, n in enumerate(pattern) for i in range(n)}  # a ranking of this shape
-            acc, exact = chance_level(rank)
-            rows.append({"subset": subset, "ranked responses": sum(pattern), "tie groups": "-".join(map(str, pattern)),
-                         "prompts": prompts, "comparisons per prompt": len(strict_pairs(rank)),
-                         "chance accuracy": float(acc), "chance exact match": f"{exact.numerator}/{exact.denominator}",
-                         "chance exact match (number)": float(exact)})
+        by_size: dict[int, list] = {}
+        for rec in records:
+            level = chance_level(rec.rank or {})
+            if level is not None:
+                by_size.setdefault(len(rec.rank), []).append((rank_pattern(rec.rank), level))
+        for k, found in sorted(by_size.items()):
+            strict = Fraction(1, math.factorial(k))
+            rows.append({"subset": subset, "ranked responses": k, "prompts": len(found),
+                         "tie patterns": len({pattern for pattern, _ in found}),
+                         "chance accuracy": float(found[0][1][0]), "chance exact match, strict ranking": f"1/{strict.denominator}",
+                         "chance exact match, these rankings": float(sum(em for _, (_, em) in found) / len(found))})
     return pd.DataFrame(rows)
 
 

@@ -79,13 +79,16 @@ class TestChanceLevel:
         assert chance_level({"a": 0, "b": 1}) == (Fraction(1, 2), Fraction(1, 2))
 
 
-def test_chance_by_size_counts_each_shape():
-    """One row per ranking shape with its prompts; a prompt without a comparison is left out."""
+def test_chance_by_size_by_hand():
+    """One row per ranking size: strict 3-rankings have chance 1/6, a 1-2 ranking 1/3, so three prompts of size 3
+    average (1/6 + 1/6 + 1/3) / 3; a prompt without a comparison is left out."""
     recs = [make_record("a", "abc", rank={"a": 0, "b": 1, "c": 2}), make_record("b", "abc", rank={"a": 0, "b": 1, "c": 2}),
-            make_record("c", "abc", rank={"a": 0, "b": 1, "c": 1}), make_record("d", "ab", rank={"a": 0, "b": 0})]
+            make_record("c", "abc", rank={"a": 0, "b": 1, "c": 1}), make_record("d", "ab", rank={"a": 0, "b": 0}),
+            make_record("e", "ab", rank={"a": 1, "b": 0})]
     t = chance_by_size({"open": recs})
-    assert t[["tie groups", "prompts", "comparisons per prompt", "chance exact match"]].values.tolist() == [
-        ["1-1-1", 2, 3, "1/6"], ["1-2", 1, 2, "1/3"]]
+    assert t[["ranked responses", "prompts", "tie patterns", "chance exact match, strict ranking"]].values.tolist() == [
+        [2, 1, 1, "1/2"], [3, 3, 2, "1/6"]]
+    assert t["chance exact match, these rankings"].tolist() == pytest.approx([1 / 2, (1 / 6 + 1 / 6 + 1 / 3) / 3])
     assert set(t["chance accuracy"]) == {0.5}
 
 

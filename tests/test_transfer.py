@@ -156,6 +156,20 @@ def test_table3_has_a_row_per_set_then_the_baselines(sets, evaluated):
         assert (row["one property away"] != "-") <= bool(d and not d["stands_for"])
 
 
+def test_table3_shows_the_null_controls_apart_with_the_exact_chance(files, sets, evaluated):
+    """Given the benchmark, Table 3's baselines and the exact chance (chance_metrics) form their own section, last."""
+    from cheems_lib.analyses.leaderboard import CONTROLS_SECTION
+    from cheems_lib.baselines import CHANCE, chance_metrics
+
+    board, _ = evaluated
+    bench = {"open": files["cheems_bench/open.jsonl"], "human": files["cheems_bench/human.jsonl"]}
+    t = transfer.table3(sets, board, bench)
+    assert list(t["section"]) == ["training data (ours)"] * len(sets) + [CONTROLS_SECTION] * (len(board) - len(sets) + 1)
+    chance = t.iloc[-1]
+    assert chance["training data"] == CHANCE and chance["open acc"] == "0.500 (exact)"
+    assert chance["human exact"] == f"{chance_metrics(bench['human'])['exact_match']:.3f} (exact)"
+
+
 def test_published_table3_adds_our_properties_and_analogue(sets):
     """The paper's rows with each dataset's properties from TABLE3_DATASETS and the analogue standing for it."""
     pub = transfer.published_table3(sets)

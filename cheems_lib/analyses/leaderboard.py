@@ -156,12 +156,17 @@ def _titles(subsets: Sequence[str]) -> list[tuple[str, str]]:
     return cols + [("overall", "Overall")]
 
 
+def _control_kind(name: str) -> str:
+    """A null control's kind in a table: ``null control: pick-longest``, ..."""
+    return f"null control: {CONTROLS[name]}"
+
+
 def _chance_row(subsets: Mapping[str, Sequence[Record]]) -> dict:
     """The exact chance of ``subsets`` (:func:`cheems_lib.baselines.chance_metrics`) as a shown row."""
     chance = {s: chance_metrics(recs) for s, recs in subsets.items()}
     values = {f"{s}_{m}": c[key] for s, c in chance.items() for m, key in (("acc", "accuracy"), ("exact", "exact_match"))}
     values["overall"] = float(np.mean([(c["accuracy"] + c["exact_match"]) / 2 for c in chance.values()]))
-    row = {"section": CONTROLS_SECTION, "model": CHANCE, "kind": "null control",
+    row = {"section": CONTROLS_SECTION, "model": CHANCE, "kind": _control_kind(CHANCE),
            "prompts": sum(len(r) for r in subsets.values()), "seeds": "–"}
     return row | {title: f"{values[col]:.3f} (exact)" for col, title in _titles(list(subsets)) if col in values}
 
@@ -191,7 +196,7 @@ def table2_as_shown(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[
         if section == CONTROLS_SECTION:
             rows = rows.set_index("model").loc[names].reset_index()
         shown = pd.DataFrame({"section": section, "model": rows["model"],
-                              "kind": rows["model"].map(lambda n: "null control" if n in CONTROLS else kinds.get(n, "")),
+                              "kind": rows["model"].map(lambda n: _control_kind(n) if n in CONTROLS else kinds.get(n, "")),
                               "prompts": rows["model"].map(prompts), "seeds": rows["seeds"]})
         for col, title in _titles(list(results[names[0]][0])):
             if col in rows:  # a benchmark subset the files do not hold has no columns
