@@ -110,6 +110,19 @@ def test_category_table_models_then_controls(chapter):
     assert (t.drop(columns=["section", "model"]) != "nan").all().all()
 
 
+def test_findings_pair_a_one_run_model_with_each_training_seed(chapter):
+    """A loaded model (one run) beside models trained with two seeds: the §6.1 claims and Fig. 4's rows average
+    them, the one run broadcast to each seed (as a baseline is paired), instead of refusing to pair them."""
+    c = chapter
+    mixed = {**c["results"], "loaded": lb.evaluate_scores({"loaded": c["truth"]}, c["subsets"], n_boot=60)["loaded"]}
+    rows = lb.category_estimates(mixed, "open")
+    alone = lb.category_estimates({"loaded": mixed["loaded"]}, "open")
+    both = lb.category_estimates(c["results"], "open")
+    key = "all categories (subset accuracy)"
+    assert rows[key].seeds == 2
+    assert rows[key].value == pytest.approx((both[key].value * 2 + alone[key].value) / 3)
+
+
 def test_baseline_sentence_follows_best_of(chapter):
     """The sentence is best_of's verdict for the best trained model against the broadcast baselines."""
     c = chapter

@@ -287,8 +287,12 @@ def deterministic_label() -> str:
 
 
 def _mean_over(results: Mapping[str, list[dict]], stat):
-    """``stat(name)`` averaged over the models of ``results``, paired seed by seed."""
-    return mean_of([stat(name) for name in results])
+    """``stat(name)`` averaged over the models of ``results``, paired seed by seed. A model with one run (one loaded
+    from a path, a models file's entry: no training seeds here) is paired with each training seed of the others,
+    as a baseline is (:meth:`cheems_lib.estimates.Estimate.broadcast`)."""
+    stats = [stat(name) for name in results]
+    most = max(e.seeds for e in stats)
+    return mean_of([e.broadcast(most) if e.seeds == 1 and most > 1 else e for e in stats])
 
 
 TABLE2_ONLY = ("CheemsRM",)
