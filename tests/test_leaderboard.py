@@ -105,8 +105,10 @@ def test_category_table_models_then_controls(chapter):
     col = next(col for col in t.columns if col.startswith(lb.CATEGORIES[cat]))
     mean = np.mean([r["open"].by_category[cat]["accuracy"] for r in per_seed])
     assert t.set_index("model").loc["oracle", col] == f"{mean:.3f}"
-    nulls = null_controls({"open": c["subsets"]["open"]}, seed=1).set_index(["control", "category"])
-    assert t.set_index("model").loc["baseline:longest", "all categories"] == f"{nulls.loc[('baseline:longest', ''), 'accuracy']:.3f}"
+    nulls = null_controls(c["subsets"], seed=1).set_index(["control", "subset", "category"])
+    assert t.set_index("model").loc["baseline:longest", "all categories"] == f"{nulls.loc[('baseline:longest', 'open', ''), 'accuracy']:.3f}"
+    # the random row is the leaderboard's baseline:random draw (seed 1 over all the subsets' records)
+    assert t.set_index("model").loc["baseline:random", "all categories"] == f"{c['baselines']['baseline:random'][0]['open'].accuracy:.3f}"
     assert (t.drop(columns=["section", "model"]) != "nan").all().all()
 
 

@@ -213,10 +213,11 @@ def category_table(results: Mapping[str, list[dict]], subsets: Mapping[str, Sequ
     """Fig. 4 as a table for one subset: per top-level category (deterministic ones marked ``*``) and over
     all categories (macro), the accuracy of each model of ``results`` (mean over its seeds), then, in their
     own section, the null controls of :func:`cheems_lib.baselines.null_controls` on the same records
-    (pick-longest, pick-shortest, random and the exact chance). A category a model has no prompt of shows ``–``."""
+    (pick-longest, pick-shortest, random, drawn over all of ``subsets`` as in Table 2, and the exact chance). A category a model has no prompt of shows ``–``."""
     import pandas as pd
 
-    nulls = null_controls({subset: subsets[subset]}, seed=seed)
+    nulls = null_controls(subsets, seed=seed)  # random drawn over all the subsets, as the leaderboard's baseline:random
+    nulls = nulls[nulls["subset"] == subset]
     cats = [c for c in nulls["category"].drop_duplicates() if c]
     title = lambda c: f"{CATEGORIES.get(c, c)}{' *' if c in DETERMINISTIC else ''}" if c else "all categories"  # noqa: E731
     rows = []
