@@ -8,7 +8,9 @@ accuracy and exact match per subset and Overall, means over seeds with 95% inter
 as a long table without intervals, for one's own score files.
 
 The evaluation chapter (Table 2, Fig. 4, §6.1) is built from the rest: :func:`score_models`
-scores real reward models, :func:`table2_as_shown` is the table as shown, :func:`baseline_sentence` and
+scores real reward models, :func:`table2_as_shown` is the table as shown (the models ranked, then the null
+controls of :mod:`cheems_lib.baselines` in their own section, never ranked with them, with the exact chance),
+:func:`category_table` is Fig. 4 as a table with the same controls per category, :func:`baseline_sentence` and
 :func:`judge_sentence` say whether the best trained model beats the baselines and whether the
 judge beats the random baseline, :func:`add_findings` tests §6.1's three findings (the first on the
 RewardBench-like comparator's mid-vs-mid sections as the finding, and on all of it as a *structural* claim: its

@@ -30,7 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..baselines import CHANCE, chance_metrics, NAMES
+from ..baselines import CHANCE, chance_metrics, CONTROLS, NAMES
 from ..conflicts import resolve_records
 from ..estimates import decide, INSUFFICIENT, VERDICTS
 from ..paper import table
@@ -238,7 +238,8 @@ def table3(sets: dict[str, dict], board, subsets: dict[str, Sequence[Record]] | 
     import pandas as pd
 
     rows = [{"section": "training data (ours)", **_table3_row(name, d, board)} for name, d in sets.items()]
-    rows += [{"section": CONTROLS_SECTION, **_table3_row(name, None, board)} for name in board.index if name not in sets]
+    others = sorted((n for n in board.index if n not in sets), key=lambda n: list(CONTROLS).index(n) if n in CONTROLS else 0)
+    rows += [{"section": CONTROLS_SECTION, **_table3_row(name, None, board)} for name in others]
     if subsets and {"open", "human"} <= set(subsets):
         chance = {s: chance_metrics(subsets[s]) for s in ("open", "human")}
         values = {f"{s} {m}": chance[s][key] for s in chance for m, key in (("acc", "accuracy"), ("exact", "exact_match"))}
