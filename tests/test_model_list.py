@@ -43,6 +43,7 @@ class TestReadModelsFile:
         ("models:\n  - path: [a]\n", 2, "models entry 1: path must be a non-empty string", "path: TEXT"),
         ("models:\n  - a\n - b\n", 3, "not valid YAML", "YAML syntax"),
         ("", None, "not a mapping with `models:`", "start the file with `models:`"),
+        ("judges:\n  - ./no/such/judge\n", 2, 'judges entry 1: no such folder "./no/such/judge"', "hub name"),
     ])
     def test_bad_files_give_one_line(self, tmp_path, text, line, says, fix):
         """Each mistake stops with one line: the file, the line, the entry, what is wrong and the fix."""

@@ -13,7 +13,7 @@ file with ``-p models_file FILE`` (example: ``configs/models.yaml``)::
       - Qwen/Qwen2.5-7B-Instruct
 
 An entry is a string (its path, also its row name) or a mapping with ``path`` or ``zoo`` and an optional
-``name``. Row names are unique. Reward models and judges are loaded with ``from_pretrained`` by the
+``name``. Row names are unique; a path starting with ``/``, ``.`` or ``~`` must exist. Reward models and judges are loaded with ``from_pretrained`` by the
 library's loading code (:func:`cheems_lib.models.reward_model.load`, :mod:`cheems_lib.models.judging`).
 
 How the file combines with the chapter's ``models`` and ``judges`` lists (:func:`choose`): the file
@@ -98,6 +98,9 @@ def _entry(path: Path, section: str, i: int, node) -> tuple[str, str, str]:
     kind, target = kinds[0], fields[kinds[0]]
     if kind == "zoo" and target not in ZOO_NAMES:
         raise DataError(path, line, f"{where}: no zoo model {show(target)}", f"use one of {', '.join(ZOO_NAMES)}")
+    if kind == "path" and target.startswith(("/", "./", "../", "~")) and not Path(target).expanduser().exists():
+        raise DataError(path, line, f"{where}: no such folder {show(target)}",
+                        "check the path (a relative one starts at the working directory) or give a hub name")
     if target.startswith("baseline:"):
         if section == "judges" or target not in NAMES:
             raise DataError(path, line, f"{where}: {show(target)} is not a {section[:-1]}",
