@@ -158,3 +158,18 @@ def test_build_removes_what_killed_atomic_writes_left_in_the_book(tmp_path, monk
     build("smoke", ["reproduce"], root=root, html=False, log=lambda s: None)
     assert [p for p in stale if p.exists()] == []
     assert live.exists() and kept.read_text() == "{}"
+
+
+def test_a_bad_models_file_is_refused_before_anything_runs(tmp_path):
+    """-p models_file with a file that is no models file exits 2 (BookInputError) with one line naming the file, the
+    line, the entry and the fix; a good one is accepted."""
+    root = copy_repo(tmp_path)
+    bad = tmp_path / "models.yaml"
+    bad.write_text("models:\n  - org/rm\n  - pth: runs/rm\n", encoding="utf-8")
+    with pytest.raises(BookInputError) as e:
+        builder._plans("smoke", ["evaluation"], {"models_file": str(bad)}, root, 0)
+    assert str(e.value).startswith(f'-p models_file {bad}: line 3: models entry 2: unknown key "pth" (fix: use path, ')
+    assert "\n" not in str(e.value)
+    bad.write_text("models:\n  - org/rm\n", encoding="utf-8")
+    plans = dict(builder._plans("smoke", ["evaluation"], {"models_file": str(bad)}, root, 0))
+    assert plans["evaluation"]["models_file"] == str(bad)

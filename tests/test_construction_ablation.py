@@ -42,6 +42,26 @@ def test_beside_paper(t4):
     assert side.loc[2, "ours overall"] == f"{ours['overall']:.3f} [{ours['overall_lo']:.3f}, {ours['overall_hi']:.3f}]"
 
 
+def test_beside_paper_with_the_null_controls(t4):
+    """Given the benchmark, the null controls follow the training sets in their own section: null_controls' values,
+    the paper's columns "–" (it reports none), chance marked exact."""
+    from cheems_lib.analyses.leaderboard import CONTROLS_SECTION
+    from cheems_lib.baselines import CHANCE, CONTROLS, null_controls
+    from conftest import make_record
+
+    results = {name: [{sub: SubsetResult(0.5, 0.3, {}, 10, 0) for sub in ("open", "human")}] for name in ABLATION}
+    bench = {k: [make_record(f"{k}{i}", "abc", rank={"a": 0, "b": 1, "c": 1}) for i in range(3)] for k in ("open", "human")}
+    bench["open"][0].responses[0].content = "the longest response of all"
+    side = ablation.beside_paper(results, t4, seed=0, bench=bench)
+    controls = side[side["section"] == CONTROLS_SECTION]
+    assert list(side["section"][:len(ABLATION)]) == ["training data (ours)"] * len(ABLATION)
+    assert list(controls["training data"]) == list(CONTROLS) and set(controls["paper overall"]) == {"–"}
+    ref = null_controls(bench, seed=0).set_index(["control", "subset", "category"])
+    longest = controls.set_index("training data").loc["baseline:longest"]
+    assert longest["ours open acc"] == f"{ref.loc[('baseline:longest', 'open', ''), 'accuracy']:.3f}"
+    assert controls.set_index("training data").loc[CHANCE, "ours human acc"] == "0.500 (exact)"
+
+
 def test_claims_follow_the_rows(t4):
     """With the paper's ordering every tested claim is supported; RewardBench claims are untestable; counts add up."""
     ledger = Ledger("preference", SOURCE)

@@ -117,3 +117,17 @@ def test_chapter_kernel_runs_in_its_root_whatever_the_process_cwd(tmp_path, monk
     monkeypatch.setattr(papermill.execute, "chdir", another_thread_moved_us)
     execute_chapter("where", {"seed": 1}, root, profile="smoke", log=lambda s: None)
     assert (root / "saved-here.txt").is_file() and not (elsewhere / "saved-here.txt").exists()
+
+
+def test_a_models_file_is_one_of_the_files_a_chapter_reads(tmp_path):
+    """A `models file` parameter's file is hashed for the cache key like a `file`'s: editing it executes the chapter again."""
+    from cheems_lib.publishing.chapters import chapter
+
+    models = tmp_path / "models.yaml"
+    models.write_text("models:\n  - org/rm\n", encoding="utf-8")
+    declared = chapter("evaluation").declared(ROOT)
+    assert execute.input_files({"models_file": str(models)}, declared, ROOT) == [models]
+    source = ROOT / "notebooks" / "evaluation.md"
+    before = cache_key(source, {"models_file": str(models)}, ROOT)
+    models.write_text("models:\n  - org/rm\n  - org/other\n", encoding="utf-8")
+    assert cache_key(source, {"models_file": str(models)}, ROOT) != before

@@ -223,3 +223,41 @@ def test_a_simulated_folder_is_described_by_its_own_summary(smoke_dir):
     sensitivity sweep re-simulates), whatever the chapter's size and seed parameters say."""
     w = open_world(str(smoke_dir), "default", 0)
     assert w.simulated and (w.size, w.seed) == ("smoke", 3) and w.label == "the simulated world (size smoke, seed 3)"
+
+
+def test_leaderboard_models_loads_the_models_file_entries(world, tmp_path):
+    """A models file's checkpoint is loaded with from_pretrained and scored under its row name, exactly as
+    score_records scores the loaded model; a path named twice is loaded once; no zoo model is trained then."""
+    from types import SimpleNamespace
+
+    from cheems_lib.analyses.model_list import choose
+    from cheems_lib.models.reward_model import build_tiny, load, train_tokenizer
+    from cheems_lib.models.scoring import score_records
+
+    world = experiments.World(directory=world.directory, files={k: v[:4] for k, v in world.files.items()},
+                              length_scale=1.0, simulated=True, size="smoke", seed=3)
+    texts = [t for r in world.bench_records for t in [r.prompt, *(x.content for x in r.responses)]]
+    tok = train_tokenizer(texts, vocab_size=600)
+    build_tiny("tiny-xs", tok, seed=1).save_pretrained(tmp_path / "rm")
+    tok.save_pretrained(tmp_path / "rm")
+    (tmp_path / "rm" / "cheems_train.json").write_text("{}")  # the marker of a trained head (this test's stand-in)
+    (tmp_path / "models.yaml").write_text(f"models:\n  - path: {tmp_path / 'rm'}\n    name: mine\n  - baseline:longest\n",
+                                          encoding="utf-8")
+    chosen = choose([str(tmp_path / "rm")], [], tmp_path / "models.yaml")
+    rewardbench = SimpleNamespace(records=world.bench_records[:2])
+    board = experiments.leaderboard_models(world, rewardbench, models=chosen.models, zoo=chosen.zoo, seeds=(0,),
+                                           epochs=1)
+    model, tok = load(tmp_path / "rm")
+    ref, _ = score_records(model, tok, world.bench_records)
+    assert list(board.scores) == [str(tmp_path / "rm")] and board.family is None  # one row: the same path twice
+    assert board.scores[str(tmp_path / "rm")] == ref and board.kinds == {str(tmp_path / "rm"): "discriminative"}
+
+
+def test_leaderboard_models_skips_zoo_models_the_folder_cannot_train(world):
+    """A zoo name the world's preference files cannot train is skipped with a note naming what they train."""
+    from types import SimpleNamespace
+
+    board = experiments.leaderboard_models(world, SimpleNamespace(records=[]), zoo=["tiny · preference set"],
+                                           seeds=(0,), epochs=1)
+    assert board.scores == {} and board.family is not None and not board.family.sets
+    assert "tiny · preference set" in board.skipped and "tiny · human subset" in board.skipped

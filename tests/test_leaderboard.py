@@ -67,17 +67,62 @@ def chapter():
 
 
 def test_table2_rows_kinds_prompts_and_intervals(chapter):
-    """table2_as_shown lists every model in leaderboard_frame()'s order with its kind, its own prompt count and its intervals."""
+    """table2_as_shown lists the models in leaderboard_frame()'s order with their kind, own prompt count and
+    intervals, then the null controls in their own section (CONTROLS' order), then the exact chance."""
+    from cheems_lib.baselines import CHANCE, CONTROLS, chance_metrics
+
     c = chapter
-    kinds = {"oracle": "ours", "noisy": "ours", "judge": "judge", **dict.fromkeys(c["baselines"], "baseline")}
+    kinds = {"oracle": "ours", "noisy": "ours", "judge": "judge"}
     shown = lb.table2_as_shown([(c["results"], c["subsets"]), (c["baselines"], c["subsets"]), (c["judged"], c["small"])], kinds)
-    ref = lb.leaderboard_frame({**c["results"], **c["baselines"], **c["judged"]})
-    assert list(shown.columns) == ["model", "kind", "prompts", "seeds", *(t for _, t in lb.TABLE2_COLUMNS)]
-    assert list(shown["model"]) == list(ref["model"]) and list(shown["kind"]) == [kinds[m] for m in ref["model"]]
+    ref = lb.leaderboard_frame({**c["results"], **c["judged"]})
+    assert list(shown.columns) == ["section", "model", "kind", "prompts", "seeds", *(t for _, t in lb.TABLE2_COLUMNS)]
+    models, controls = shown[shown["section"] == lb.MODELS_SECTION], shown[shown["section"] == lb.CONTROLS_SECTION]
+    assert list(shown["section"]) == [lb.MODELS_SECTION] * 3 + [lb.CONTROLS_SECTION] * 4  # never interleaved
+    assert list(models["model"]) == list(ref["model"]) and list(models["kind"]) == [kinds[m] for m in ref["model"]]
+    assert list(controls["model"]) == list(CONTROLS)
+    assert list(controls["kind"]) == ["null control: pick-longest", "null control: pick-shortest", "null control: random",
+                                      "null control: chance"]
     full, few = sum(map(len, c["subsets"].values())), sum(map(len, c["small"].values()))
-    assert list(shown["prompts"]) == [few if m == "judge" else full for m in ref["model"]]
+    assert list(models["prompts"]) == [few if m == "judge" else full for m in ref["model"]]
     row = ref.iloc[0]
     assert shown["Overall"][0] == f"{row['overall']:.3f} [{row['overall_lo']:.3f}, {row['overall_hi']:.3f}]"
+    chance = shown.set_index("model").loc[CHANCE]
+    open_em = chance_metrics(c["subsets"]["open"])["exact_match"]
+    assert chance["Open Prompt acc."] == "0.500 (exact)" and chance["Open Prompt exact"] == f"{open_em:.3f} (exact)"
+    assert chance["seeds"] == "–"
+
+
+def test_category_table_models_then_controls(chapter):
+    """Fig. 4's table: per category the models' mean accuracy over seeds, then the controls of null_controls()."""
+    from cheems_lib.baselines import CONTROLS, null_controls
+
+    c = chapter
+    t = lb.category_table(c["results"], c["subsets"], "open", seed=1)
+    assert list(t["model"]) == ["oracle", "noisy", *CONTROLS]
+    assert list(t["section"]) == ["reward models"] * 2 + [lb.CONTROLS_SECTION] * 4
+    per_seed = c["results"]["oracle"]
+    cat = next(iter(per_seed[0]["open"].by_category))
+    col = next(col for col in t.columns if col.startswith(lb.CATEGORIES[cat]))
+    mean = np.mean([r["open"].by_category[cat]["accuracy"] for r in per_seed])
+    assert t.set_index("model").loc["oracle", col] == f"{mean:.3f}"
+    nulls = null_controls(c["subsets"], seed=1).set_index(["control", "subset", "category"])
+    assert t.set_index("model").loc["baseline:longest", "all categories"] == f"{nulls.loc[('baseline:longest', 'open', ''), 'accuracy']:.3f}"
+    # the random row is the leaderboard's baseline:random draw (seed 1 over all the subsets' records)
+    assert t.set_index("model").loc["baseline:random", "all categories"] == f"{c['baselines']['baseline:random'][0]['open'].accuracy:.3f}"
+    assert (t.drop(columns=["section", "model"]) != "nan").all().all()
+
+
+def test_findings_pair_a_one_run_model_with_each_training_seed(chapter):
+    """A loaded model (one run) beside models trained with two seeds: the §6.1 claims and Fig. 4's rows average
+    them, the one run broadcast to each seed (as a baseline is paired), instead of refusing to pair them."""
+    c = chapter
+    mixed = {**c["results"], "loaded": lb.evaluate_scores({"loaded": c["truth"]}, c["subsets"], n_boot=60)["loaded"]}
+    rows = lb.category_estimates(mixed, "open")
+    alone = lb.category_estimates({"loaded": mixed["loaded"]}, "open")
+    both = lb.category_estimates(c["results"], "open")
+    key = "all categories (subset accuracy)"
+    assert rows[key].seeds == 2
+    assert rows[key].value == pytest.approx((both[key].value * 2 + alone[key].value) / 3)
 
 
 def test_baseline_sentence_follows_best_of(chapter):

@@ -137,6 +137,24 @@ class TestPlotAndTable:
         assert table.loc["10 prompts", "Open Prompt"] == f"{row['accuracy']:.3f} [{row['lo']:.3f}, {row['hi']:.3f}]"
 
 
+    def test_interval_table_with_the_null_controls(self):
+        """Given the benchmark, the models' rows are followed by the null controls in their own section: each
+        control's subset accuracy from null_controls, chance marked exact, "–" in the other index levels."""
+        from cheems_lib.analyses.leaderboard import CONTROLS_SECTION
+        from cheems_lib.baselines import null_controls
+
+        bench = {k: [make_record(f"{k}{i}", "abc", rank={"a": 0, "b": 1, "c": 2}) for i in range(4)] for k in LABELS}
+        for recs in bench.values():
+            recs[0].responses[0].content = "the longest response of all"
+        curve = scaling.sweep_curve(_results(LADDER), {n: 1.0 for n in LADDER}, LABELS).assign(prompts=1)
+        table = scaling.interval_table(curve, ["model", "prompts"], bench, LABELS, sort="model", seed=2)
+        assert list(table.index.get_level_values("section")) == ["reward models"] * 3 + [CONTROLS_SECTION] * 4
+        longest = table.loc[(CONTROLS_SECTION, "null control: pick-longest", "–")]
+        ref = null_controls(bench, seed=2).set_index(["control", "subset", "category"])
+        assert longest["Open Prompt"] == f"{ref.loc[('baseline:longest', 'open', ''), 'accuracy']:.3f}"
+        assert table.loc[(CONTROLS_SECTION, "null control: chance", "–"), "Human Instruction"] == "0.500 (exact)"
+
+
 class TestClaims:
     def test_data_summary(self):
         """The prose's ranges come from the ladder's ends; accuracy rising with size gives a rank correlation of 1."""

@@ -147,13 +147,27 @@ def test_table3_has_a_row_per_set_then_the_baselines(sets, evaluated):
     away' only for analogues that stand for no row."""
     board, _ = evaluated
     t = transfer.table3(sets, board)
-    assert list(t["training data"]) == list(sets) + [n for n in board.index if n not in sets]
+    assert list(t["training data"]) == list(sets) + ["baseline:longest", "baseline:shortest", "baseline:random"]
     for _, row in t.iterrows():
         r = board.loc[row["training data"]]
         assert row["overall"] == f"{r['overall']:.3f} [{r['overall_lo']:.3f}, {r['overall_hi']:.3f}]"
         d = sets.get(row["training data"])
         assert row["prompts"] == (len(d["records"]) if d else "-") and row["seeds"] == r["seeds"]
         assert (row["one property away"] != "-") <= bool(d and not d["stands_for"])
+
+
+def test_table3_shows_the_null_controls_apart_with_the_exact_chance(files, sets, evaluated):
+    """Given the benchmark, Table 3's baselines and the exact chance (chance_metrics) form their own section, last."""
+    from cheems_lib.analyses.leaderboard import CONTROLS_SECTION
+    from cheems_lib.baselines import CHANCE, chance_metrics
+
+    board, _ = evaluated
+    bench = {"open": files["cheems_bench/open.jsonl"], "human": files["cheems_bench/human.jsonl"]}
+    t = transfer.table3(sets, board, bench)
+    assert list(t["section"]) == ["training data (ours)"] * len(sets) + [CONTROLS_SECTION] * (len(board) - len(sets) + 1)
+    chance = t.iloc[-1]
+    assert chance["training data"] == CHANCE and chance["open acc"] == "0.500 (exact)"
+    assert chance["human exact"] == f"{chance_metrics(bench['human'])['exact_match']:.3f} (exact)"
 
 
 def test_published_table3_adds_our_properties_and_analogue(sets):

@@ -25,13 +25,14 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ..baselines import CHANCE, null_controls
 from ..distant_supervision import ABLATION
 from ..estimates import VERDICTS, best_of, p_value
 from ..world import comparators
 from . import experiments
 from .calibration import paper_gpt_human_ratio
 from .claims import Claim, comparison_says
-from .leaderboard import interval_cell, INTERVAL_SAYS as tmpl, leaderboard_frame
+from .leaderboard import CONTROLS_SECTION, interval_cell, INTERVAL_SAYS as tmpl, leaderboard_frame
 
 __all__ = ["Rows", "evaluate_rows", "gap_sentence", "PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "paper_pair", "ratio_text", "beside_paper", "add_claims",
            "add_cycle_claim", "length_balance", "plot_length_balance"]
@@ -54,9 +55,12 @@ DIRECTIONS = (
 """Table 4's direction claims ``(claim id, claim, a, b)``: row ``a`` scores a higher Overall than row ``b``."""
 
 
-def beside_paper(results: Mapping[str, list[dict]], paper, *, seed: int = 0):
+def beside_paper(results: Mapping[str, list[dict]], paper, *, seed: int = 0,
+                 bench: Mapping[str, Sequence] | None = None):
     """One row per training set of ``results`` (in its order): its seeds, and per metric the paper's
-    value beside ours as "mean [95% interval]". ``paper`` is Table 4 indexed by ``training_data``."""
+    value beside ours as "mean [95% interval]". ``paper`` is Table 4 indexed by ``training_data``. With the
+    benchmark's subsets ``bench``, the null controls follow in their own section
+    (:func:`cheems_lib.baselines.null_controls`: point values; the paper's columns ``–``, it reports none)."""
     import pandas as pd
 
     ours = leaderboard_frame(results, seed=seed).set_index("model").loc[list(results)]
@@ -64,11 +68,20 @@ def beside_paper(results: Mapping[str, list[dict]], paper, *, seed: int = 0):
     def cell(name, col):
         return interval_cell(ours.loc[name], col)
 
-    return pd.DataFrame([{"training data": name, "seeds": int(ours.loc[name, "seeds"]),
-                          "paper open acc": paper.loc[name, "open_acc"], "ours open acc": cell(name, "open_acc"),
-                          "paper human acc": paper.loc[name, "human_acc"], "ours human acc": cell(name, "human_acc"),
-                          "paper overall": paper.loc[name, "overall"], "ours overall": cell(name, "overall")}
-                         for name in results])
+    rows = [{"section": "training data (ours)", "training data": name, "seeds": int(ours.loc[name, "seeds"]),
+             "paper open acc": paper.loc[name, "open_acc"], "ours open acc": cell(name, "open_acc"),
+             "paper human acc": paper.loc[name, "human_acc"], "ours human acc": cell(name, "human_acc"),
+             "paper overall": paper.loc[name, "overall"], "ours overall": cell(name, "overall")} for name in results]
+    if bench and {"open", "human"} <= set(bench):
+        nulls = null_controls({s: bench[s] for s in ("open", "human")}, seed=seed)
+        for name, g in nulls[nulls["category"] == ""].set_index("subset").groupby("control", sort=False):
+            exact = " (exact)" if name == CHANCE else ""
+            overall = float(((g["accuracy"] + g["exact_match"]) / 2).mean())
+            rows.append({"section": CONTROLS_SECTION, "training data": name, "seeds": "–", "paper open acc": "–",
+                         "ours open acc": f"{g.loc['open', 'accuracy']:.3f}{exact}", "paper human acc": "–",
+                         "ours human acc": f"{g.loc['human', 'accuracy']:.3f}{exact}", "paper overall": "–",
+                         "ours overall": f"{overall:.3f}{exact}"})
+    return pd.DataFrame(rows)
 
 
 def paper_pair(paper, a: str, b: str) -> str:

@@ -47,7 +47,7 @@ from .transfer import analogues, TABLE3_PROMPTS
 __all__ = ["World", "open_world", "ModelSpec", "Family", "table4_sets", "table3_sets", "data_ladder",
            "ladder_family", "model_sizes", "leaderboard_family", "population", "train", "score_family",
            "evaluate", "estimate", "seeds_text", "SUBSET_NAMES", "GPT_PROMPTS", "LeaderboardModels",
-           "leaderboard_models", "ladder_records", "parameter_counts"]
+           "leaderboard_models", "leaderboard_judges", "ladder_records", "parameter_counts"]
 
 SUBSET_NAMES = {"open": "Open Prompt", "human": "Human Instruction"}
 GPT_PROMPTS = 800
@@ -453,25 +453,57 @@ class LeaderboardModels:
     rewardbench: dict  # model -> its scores on the RewardBench-like comparator's records
     kinds: dict  # model -> its kind in Table 2 ("discriminative", "discriminative (ours)")
     family: Family | None  # the embedded zoo's family, when it was trained here
+    skipped: str | None = None  # the zoo models asked for that this world's files cannot train, and why
 
 
-def leaderboard_models(world: World, rewardbench, *, models: Sequence[str] = (), seeds: Sequence[int], epochs: int,
+def leaderboard_models(world: World, rewardbench, *, models: Mapping[str, str] | Sequence[str] = (),
+                       zoo: Sequence[str] | None = None, seeds: Sequence[int], epochs: int,
                        gpt_prompts: int = GPT_PROMPTS, batch_size: int = 16) -> LeaderboardModels:
-    """The evaluation chapter's reward models scored on the benchmark and on ``rewardbench``: ``models`` (hub names
-    or paths) when given, else the embedded zoo's :func:`leaderboard_family` trained here; none without the
-    benchmark files."""
+    """The evaluation chapter's reward models scored on the benchmark and on ``rewardbench``: ``models`` (row name
+    -> hub name or path, or a list of them), loaded with ``from_pretrained``, and the embedded zoo's
+    :func:`leaderboard_family` trained here: the zoo models named in ``zoo``, or (``zoo=None``) all of them when
+    ``models`` is empty (:func:`cheems_lib.analyses.model_list.choose`); none without the benchmark files."""
     if not world.bench:
         return LeaderboardModels({}, {}, {}, None)
+    models = dict(models) if isinstance(models, Mapping) else {m: m for m in models}
+    out = LeaderboardModels({}, {}, {}, None)
     if models:
-        scores, on_rewardbench = score_models(models, [world.bench_records, rewardbench.records], device=world.device,
+        paths = list(dict.fromkeys(models.values()))
+        scores, on_rewardbench = score_models(paths, [world.bench_records, rewardbench.records], device=world.device,
                                               dtype=world.dtype, batch_size=batch_size)
-        return LeaderboardModels(scores, on_rewardbench, dict.fromkeys(models, "discriminative"), None)
+        out.scores |= {name: scores[path] for name, path in models.items()}
+        out.rewardbench |= {name: on_rewardbench[path] for name, path in models.items()}
+        out.kinds |= dict.fromkeys(models, "discriminative")
+    if zoo is None and models:
+        return out
     family = leaderboard_family(world, seeds=seeds, epochs=epochs, gpt_prompts=gpt_prompts)
-    if not family.sets:
-        return LeaderboardModels({}, {}, {}, family)
-    scores = score_family(family, world)
-    on_rewardbench = score_family(family, world, records={"RewardBench-like": rewardbench.records}, progress=False)
-    return LeaderboardModels(scores, on_rewardbench, dict.fromkeys(family.sets, "discriminative (ours)"), family)
+    if zoo is not None:
+        available, missing = list(family.sets), [n for n in zoo if n not in family.sets]
+        family = Family({n: r for n, r in family.sets.items() if n in zoo}, seeds=family.seeds, epochs=epochs,
+                        models={n: m for n, m in family.models.items() if n in zoo}, group=family.group)
+        if missing:
+            out.skipped = (f"*Skipped: the zoo model{'s' if len(missing) > 1 else ''} {', '.join(missing)} of the "
+                           f"models file; this folder's preference files train only "
+                           f"{', '.join(available) or 'none'}.*")
+    out.family = family
+    if family.sets:
+        out.scores |= score_family(family, world)
+        out.rewardbench |= score_family(family, world, records={"RewardBench-like": rewardbench.records},
+                                        progress=False)
+        out.kinds |= dict.fromkeys(family.sets, "discriminative (ours)")
+    return out
+
+
+def leaderboard_judges(judges: Mapping[str, str], world: World, *, pairs: int, seed: int) -> dict[str, str]:
+    """The evaluation chapter's judges, row name -> hub name or path: ``judges`` when given, else a tiny judge
+    trained here (:func:`cheems_lib.models.zoo.judge_or_load`, ``pairs`` training pairs) on the golden human subset,
+    else on the preference set, else none."""
+    if judges:
+        return dict(judges)
+    train = world.human if world.human is not None else world.preference
+    if train is None:
+        return {}
+    return {"tiny judge (trained here)": zoo.judge_or_load(train, size="tiny-s", max_pairs=pairs, epochs=2, seed=seed)}
 
 
 def ladder_records(world: World, *, gpt_prompts: int = GPT_PROMPTS, seed: int = 0, epochs: int = 2) -> list[Record]:

@@ -8,7 +8,9 @@ accuracy and exact match per subset and Overall, means over seeds with 95% inter
 as a long table without intervals, for one's own score files.
 
 The evaluation chapter (Table 2, Fig. 4, §6.1) is built from the rest: :func:`score_models`
-scores real reward models, :func:`table2_as_shown` is the table as shown, :func:`baseline_sentence` and
+scores real reward models, :func:`table2_as_shown` is the table as shown (the models ranked, then the null
+controls of :mod:`cheems_lib.baselines` in their own section, never ranked with them, with the exact chance),
+:func:`category_table` is Fig. 4 as a table with the same controls per category, :func:`baseline_sentence` and
 :func:`judge_sentence` say whether the best trained model beats the baselines and whether the
 judge beats the random baseline, :func:`add_findings` tests §6.1's three findings (the first on the
 RewardBench-like comparator's mid-vs-mid sections as the finding, and on all of it as a *structural* claim: its
@@ -21,7 +23,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..baselines import named_scores, NAMES
+import numpy as np
+
+from ..baselines import CHANCE, chance_metrics, CONTROLS, named_scores, NAMES, null_controls
 from ..estimates import best_of, category_estimate, decide, INSUFFICIENT, insufficient_text, mean_of, subset_estimate
 from ..metrics import evaluate_subset
 from ..models.reward_model import load
@@ -34,6 +38,7 @@ from .claims import Claim
 
 __all__ = ["evaluate_scores", "leaderboard_frame", "leaderboard_text", "category_accuracy", "baseline_scores",
            "score_models", "TABLE2_COLUMNS", "INTERVAL_SAYS", "interval_cell", "interval_text", "table2_as_shown",
+           "MODELS_SECTION", "CONTROLS_SECTION", "EXACT_NOTE", "category_table", "prose_values",
            "baseline_sentence", "judge_sentence",
            "deterministic_label", "add_findings", "TABLE2_ONLY", "table8_models", "FIG4_CLAIMS", "add_category_claims",
            "category_estimates", "category_figure", "BUILT_IN_BUILDS", "MID_PAIRS_ID", "rewardbench_design"]
@@ -136,25 +141,98 @@ def interval_text(frame, column: str) -> list[str]:
     return [interval_cell(row, column) for _, row in frame.iterrows()]
 
 
+MODELS_SECTION = "reward models (ranked by Overall)"
+CONTROLS_SECTION = "null controls (not ranked)"
+"""The two sections of every accuracy table: the models, ranked, and the null controls
+(:data:`cheems_lib.baselines.CONTROLS`) below them, never ranked with them."""
+EXACT_NOTE = ("–: the chance row is an exact expectation (cheems_lib.baselines.chance_level), "
+              "so it has no seeds and no interval")
+"""What a ``–`` in a table's chance row means; the captions say it."""
+
+
+def _titles(subsets: Sequence[str]) -> list[tuple[str, str]]:
+    """The shown columns for ``subsets``: Table 2's titles for its subsets, ``<subset> acc.``/``exact`` otherwise."""
+    known = dict(TABLE2_COLUMNS)
+    cols = [(f"{s}_{m}", known.get(f"{s}_{m}", f"{s} {'acc.' if m == 'acc' else 'exact'}"))
+            for s in subsets for m in ("acc", "exact")]
+    return cols + [("overall", "Overall")]
+
+
+def _control_kind(name: str) -> str:
+    """A null control's kind in a table: ``null control: pick-longest``, ..."""
+    return f"null control: {CONTROLS[name]}"
+
+
+def _chance_row(subsets: Mapping[str, Sequence[Record]]) -> dict:
+    """The exact chance of ``subsets`` (:func:`cheems_lib.baselines.chance_metrics`) as a shown row."""
+    chance = {s: chance_metrics(recs) for s, recs in subsets.items()}
+    values = {f"{s}_{m}": c[key] for s, c in chance.items() for m, key in (("acc", "accuracy"), ("exact", "exact_match"))}
+    values["overall"] = float(np.mean([(c["accuracy"] + c["exact_match"]) / 2 for c in chance.values()]))
+    row = {"section": CONTROLS_SECTION, "model": CHANCE, "kind": _control_kind(CHANCE),
+           "prompts": sum(len(r) for r in subsets.values()), "seeds": "–"}
+    return row | {title: f"{values[col]:.3f} (exact)" for col, title in _titles(list(subsets)) if col in values}
+
+
 def table2_as_shown(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[str, Sequence[Record]]]],
-           kinds: Mapping[str, str], *, seed: int = 0):
-    """Table 2 as the chapter shows it: model, kind, prompts, seeds and :data:`TABLE2_COLUMNS` as
-    ``value [95% interval]``, sorted by Overall.
+                    kinds: Mapping[str, str], *, seed: int = 0):
+    """Table 2 as the chapter shows it: section, model, kind, prompts, seeds and the accuracy and exact
+    match of each subset and Overall as ``value [95% interval]``. The reward models come first, sorted
+    by Overall (:data:`MODELS_SECTION`); the null controls follow in their own section
+    (:data:`CONTROLS_SECTION`, in :data:`cheems_lib.baselines.CONTROLS`' order, never ranked with
+    the models), ending with the exact chance of the subsets the controls were evaluated on.
 
     ``evaluated`` lists ``(results, subsets)``: :func:`evaluate_scores` results and the subsets
-    they were evaluated on (judges see fewer prompts); ``kinds`` maps each model to its kind.
+    they were evaluated on (judges see fewer prompts); ``kinds`` maps each model to its kind. A
+    result named as a control (``baseline:longest``, ...) goes to the controls.
     """
     import pandas as pd
 
     results = {name: res for group, _ in evaluated for name, res in group.items()}
     prompts = {name: sum(len(s) for s in subsets.values()) for group, subsets in evaluated for name in group}
-    rows = leaderboard_frame(results, seed=seed)
-    shown = pd.DataFrame({"model": rows["model"], "kind": rows["model"].map(kinds), "prompts": rows["model"].map(prompts),
-                          "seeds": rows["seeds"]})
-    for col, title in TABLE2_COLUMNS:
-        if col in rows:  # a benchmark subset the files do not hold has no columns
-            shown[title] = interval_text(rows, col)
-    return shown
+    parts = []
+    for section, names in ((MODELS_SECTION, [n for n in results if n not in CONTROLS]),
+                           (CONTROLS_SECTION, [n for n in CONTROLS if n in results])):
+        if not names:
+            continue
+        rows = leaderboard_frame({n: results[n] for n in names}, seed=seed)
+        if section == CONTROLS_SECTION:
+            rows = rows.set_index("model").loc[names].reset_index()
+        shown = pd.DataFrame({"section": section, "model": rows["model"],
+                              "kind": rows["model"].map(lambda n: _control_kind(n) if n in CONTROLS else kinds.get(n, "")),
+                              "prompts": rows["model"].map(prompts), "seeds": rows["seeds"]})
+        for col, title in _titles(list(results[names[0]][0])):
+            if col in rows:  # a benchmark subset the files do not hold has no columns
+                shown[title] = interval_text(rows, col)
+        parts.append(shown)
+    control_subsets = next((subsets for group, subsets in evaluated if set(group) & set(CONTROLS)), None)
+    if control_subsets:
+        parts.append(pd.DataFrame([_chance_row(control_subsets)]))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def category_table(results: Mapping[str, list[dict]], subsets: Mapping[str, Sequence[Record]], subset: str, *,
+                   seed: int = 0):
+    """Fig. 4 as a table for one subset: per top-level category (deterministic ones marked ``*``) and over
+    all categories (macro), the accuracy of each model of ``results`` (mean over its seeds), then, in their
+    own section, the null controls of :func:`cheems_lib.baselines.null_controls` on the same records
+    (pick-longest, pick-shortest, random, drawn over all of ``subsets`` as in Table 2, and the exact chance). A category a model has no prompt of shows ``–``."""
+    import pandas as pd
+
+    nulls = null_controls(subsets, seed=seed)  # random drawn over all the subsets, as the leaderboard's baseline:random
+    nulls = nulls[nulls["subset"] == subset]
+    cats = [c for c in nulls["category"].drop_duplicates() if c]
+    title = lambda c: f"{CATEGORIES.get(c, c)}{' *' if c in DETERMINISTIC else ''}" if c else "all categories"  # noqa: E731
+    rows = []
+    for name, per_seed in results.items():
+        acc = {"": np.mean([r[subset].accuracy for r in per_seed])}
+        acc |= {c: np.mean([r[subset].by_category[c]["accuracy"] for r in per_seed])
+                for c in cats if all(c in r[subset].by_category for r in per_seed)}
+        rows.append({"section": "reward models", "model": name} | {title(c): f"{acc[c]:.3f}" if c in acc else "–"
+                                                                   for c in ["", *cats]})
+    for name, group in nulls.groupby("control", sort=False):
+        acc = dict(zip(group["category"], group["accuracy"]))
+        rows.append({"section": CONTROLS_SECTION, "model": name} | {title(c): f"{acc[c]:.3f}" for c in ["", *cats]})
+    return pd.DataFrame(rows)
 
 
 def _difference_text(diff, seed: int) -> str:
@@ -212,8 +290,12 @@ def deterministic_label() -> str:
 
 
 def _mean_over(results: Mapping[str, list[dict]], stat):
-    """``stat(name)`` averaged over the models of ``results``, paired seed by seed."""
-    return mean_of([stat(name) for name in results])
+    """``stat(name)`` averaged over the models of ``results``, paired seed by seed. A model with one run (one loaded
+    from a path, a models file's entry: no training seeds here) is paired with each training seed of the others,
+    as a baseline is (:meth:`cheems_lib.estimates.Estimate.broadcast`)."""
+    stats = [stat(name) for name in results]
+    most = max(e.seeds for e in stats)
+    return mean_of([e.broadcast(most) if e.seeds == 1 and most > 1 else e for e in stats])
 
 
 TABLE2_ONLY = ("CheemsRM",)
@@ -248,6 +330,17 @@ def rewardbench_design() -> dict:
     built_in = [s.name for s in REWARDBENCH_SECTIONS if s.build in BUILT_IN_BUILDS]
     return {"built_in": built_in, "mid": [s.name for s in REWARDBENCH_SECTIONS if s.build not in BUILT_IN_BUILDS],
             "share": sum(share[n] for n in built_in), "strong": STRONG[0], "weak": WEAK[0]}
+
+
+def prose_values(ledger, rewardbench) -> dict[str, object]:
+    """The §6.1 section's glued values, by the names the chapter glues them under: the comparator's pairs, its
+    built-in and mid-vs-mid sections, the structural claim's reason (from ``ledger``) and the deterministic
+    categories."""
+    design = rewardbench_design()
+    return {"n_rb_pairs": len(rewardbench.records), "rb_built_in": " and ".join(design["built_in"]),
+            "rb_mid": " and ".join(design["mid"]),
+            "rb_structural_reason": ledger.claims["s61-lower-than-rewardbench"].reason,
+            "det_label": deterministic_label()}
 
 
 def _structural_reason() -> str:

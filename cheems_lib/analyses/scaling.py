@@ -20,12 +20,14 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..baselines import CHANCE, CONTROLS, null_controls
 from ..estimates import subset_estimate
 from ..records import Record, strict_pairs
 from .claims import Claim
+from .leaderboard import CONTROLS_SECTION
 
 __all__ = ["ladder", "nested_subsets", "count_pairs", "sweep_points", "sweep_curve", "data_sweep", "size_sweep",
-           "plot_sweep", "interval_table", "data_summary", "add_data_claim", "add_size_claims"]
+           "plot_sweep", "CONTROLS_NOTE", "interval_table", "data_summary", "add_data_claim", "add_size_claims"]
 
 
 def ladder(total: int, *, points: int = 6, ratio: float = 2.0) -> list[int]:
@@ -136,11 +138,36 @@ def plot_sweep(dots, curve, *, xlabel: str, color: str, title: str, annotate: st
     return fig
 
 
-def interval_table(curve, index: Sequence[str]):
-    """The curve as "mean [low, high]" cells, one column per subset, rows by ``index``."""
+CONTROLS_NOTE = ("null controls in their own section, not ranked (–: a control has no training data and no model; "
+                 "chance is exact)")
+"""What a caption of :func:`interval_table` with the null controls says of them."""
+
+
+def interval_table(curve, index: Sequence[str], bench: Mapping[str, Sequence[Record]] | None = None,
+                   labels: Mapping[str, str] | None = None, *, sort: str | None = None, seed: int = 0):
+    """The curve as "mean [low, high]" cells, one column per subset, rows by ``index`` (sorted by the level
+    ``sort`` when given). With the benchmark's subsets ``bench`` (and their column ``labels``), the null controls
+    follow in their own section (:func:`cheems_lib.baselines.null_controls` on the same records: each
+    subset's accuracy), their row named in the index's first level and ``–`` in the others (no training data)."""
+    import pandas as pd
+
     cells = curve.assign(**{"accuracy [95% interval]": [f"{a:.3f} [{lo:.3f}, {hi:.3f}]" for a, lo, hi in
                                                          zip(curve["accuracy"], curve["lo"], curve["hi"])]})
-    return cells.pivot(index=index, columns="subset", values="accuracy [95% interval]")
+    table = cells.pivot(index=index, columns="subset", values="accuracy [95% interval]")
+    table = table.sort_index(level=sort) if sort else table
+    if bench is None:
+        return table
+    labels = labels or {k: k for k in bench}
+    nulls = null_controls({k: bench[k] for k in labels}, seed=seed)
+    nulls = nulls[nulls["category"] == ""].assign(subset=lambda d: d["subset"].map(labels))
+    rows = {}
+    for name, group in nulls.groupby("control", sort=False):
+        key = (f"null control: {CONTROLS[name]}", *["–"] * (len(index) - 1))
+        rows[key if len(index) > 1 else key[0]] = {sub: f"{acc:.3f}" + (" (exact)" if name == CHANCE else "")
+                                                  for sub, acc in zip(group["subset"], group["accuracy"])}
+    controls = pd.DataFrame.from_dict(rows, orient="index")[list(table.columns)]
+    controls.index = pd.MultiIndex.from_tuples(controls.index, names=index) if len(index) > 1 else controls.index.rename(index[0])
+    return pd.concat({"reward models": table, CONTROLS_SECTION: controls}, names=["section"])
 
 
 def _prompts(curve) -> dict[str, int]:

@@ -30,14 +30,14 @@ from typing import Sequence
 
 import numpy as np
 
-from ..baselines import NAMES
+from ..baselines import CHANCE, chance_metrics, CONTROLS, NAMES
 from ..conflicts import resolve_records
 from ..estimates import decide, INSUFFICIENT, VERDICTS
 from ..paper import table
 from ..records import FIRST, SECOND, Record, strict_pairs
 from ..world_files import LAYOUT
 from .claims import Claim, comparison_says, OURS
-from .leaderboard import interval_cell as _interval
+from .leaderboard import CONTROLS_SECTION, interval_cell as _interval
 
 __all__ = ["TABLE3_PROMPTS", "pairwise_only", "domain_only", "noisy_labels", "analogues", "PROPERTIES", "TABLE3_DATASETS",
            "nearest", "annotation_pairs", "HUMAN_CLAIM", "table3_groups", "paper_accuracy", "MULTI_HUMAN", "MULTI_MACHINE", "PAIR_HUMAN", "PAIR_MACHINE",
@@ -226,17 +226,27 @@ def _table3_row(name: str, d: dict | None, board) -> dict:
             "overall": _interval(r, "overall")}
 
 
-def table3(sets: dict[str, dict], board):
+def table3(sets: dict[str, dict], board, subsets: dict[str, Sequence[Record]] | None = None):
     """Our Table 3: a row per analogue of ``sets`` (:func:`analogues`: its properties, what it isolates,
-    the rows it stands for or, standing for none, those :func:`nearest` it) and per other model of
-    ``board`` (the baselines), each metric as ``value [95% interval]``.
+    the rows it stands for or, standing for none, those :func:`nearest` it), each metric as ``value [95%
+    interval]``; then, in their own section (:data:`cheems_lib.analyses.leaderboard.CONTROLS_SECTION`), the
+    other models of ``board`` (the null controls) and, given the benchmark's ``subsets``, the exact chance
+    (:func:`cheems_lib.baselines.chance_metrics`).
 
     ``board`` is :func:`cheems_lib.analyses.leaderboard.leaderboard_frame` indexed by model.
     """
     import pandas as pd
 
-    rows = [_table3_row(name, d, board) for name, d in sets.items()]
-    return pd.DataFrame(rows + [_table3_row(name, None, board) for name in board.index if name not in sets])
+    rows = [{"section": "training data (ours)", **_table3_row(name, d, board)} for name, d in sets.items()]
+    others = sorted((n for n in board.index if n not in sets), key=lambda n: list(CONTROLS).index(n) if n in CONTROLS else 0)
+    rows += [{"section": CONTROLS_SECTION, **_table3_row(name, None, board)} for name in others]
+    if subsets and {"open", "human"} <= set(subsets):
+        chance = {s: chance_metrics(subsets[s]) for s in ("open", "human")}
+        values = {f"{s} {m}": chance[s][key] for s in chance for m, key in (("acc", "accuracy"), ("exact", "exact_match"))}
+        values["overall"] = float(np.mean([(c["accuracy"] + c["exact_match"]) / 2 for c in chance.values()]))
+        rows.append({**dict.fromkeys(rows[0], "-"), "section": CONTROLS_SECTION, "training data": CHANCE, "seeds": "–",
+                     **{k: f"{v:.3f} (exact)" for k, v in values.items()}})
+    return pd.DataFrame(rows)
 
 
 def published_table3(sets: dict[str, dict]):

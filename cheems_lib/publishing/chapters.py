@@ -27,6 +27,8 @@ where the help may start with a declared constraint, followed by a colon:
 - ``in [LO, HI]``: a number (``int``, ``float``, or each element of ``list[int]``/``list[float]``)
   from LO to HI inclusive; every numeric parameter declares one.
 - ``one of a|b|c``: a string (or each element of a ``list[str]``) among these.
+- ``models file``: a file that :func:`cheems_lib.analyses.model_list.read_models_file` accepts (its entries are
+  checked too).
 - ``file``, ``folder``, ``world folder`` (holding records files of the spec §6/§6b layout): a path,
   relative to the repository root, that must exist and be of that kind; ``... or missing``: the
   path (or a world folder's files) may be missing, the chapter reports what it found. An empty
@@ -48,6 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..analyses.model_list import read_models_file
+from ..records import DataError
 from ..world_files import WORLD_PATHS, layout_files
 
 __all__ = ["PROFILES", "REAL_DIR", "REAL_SMOKE", "REPLICATE_SEEDS", "Chapter", "CHAPTERS", "chapter", "base_profile",
@@ -219,7 +223,7 @@ _PARAM = re.compile(r"^(?P<name>[A-Za-z_]\w*)\s*:\s*(?P<type>[^=]+?)\s*=\s*(?P<d
 # the constraint a help may start with (see the module docstring), then ": " and the text
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _CHECK = re.compile(rf"^(?:in \[(?P<lo>{_NUM}), (?P<hi>{_NUM})\]|one of (?P<choices>[\w.-]+(?:\|[\w.-]+)+)"
-                    rf"|(?P<path>file|folder|world folder)(?P<missing> or missing)?)(?::\s|$)")
+                    rf"|(?P<path>models file|file|folder|world folder)(?P<missing> or missing)?)(?::\s|$)")
 
 
 
@@ -316,10 +320,16 @@ def _path_problem(value: str, check: dict, default: str, root: Path) -> tuple[st
     if not path.exists():
         if check["missing"]:
             return None
-        return f"no such {'file' if kind == 'file' else 'folder'}", f"check the path (relative paths start at {root})"
-    if kind == "file" and not path.is_file():
+        return f"no such {'file' if kind.endswith('file') else 'folder'}", f"check the path (relative paths start at {root})"
+    if kind.endswith("file") and not path.is_file():
         return "is a folder, not a file", "pass the file itself, not a folder"
-    if kind != "file" and not path.is_dir():
+    if kind == "models file":  # its entries too, so a bad file is refused before any kernel starts
+        try:
+            read_models_file(path)
+        except DataError as e:
+            return e.problem if not e.line else f"line {e.line}: {e.problem}", e.fix
+        return None
+    if not kind.endswith("file") and not path.is_dir():
         return "is a file, not a folder", "pass the folder that holds the files"
     if kind == "world folder" and not check["missing"] and not any(
             str(f.relative_to(path)) in WORLD_PATHS for f in layout_files(path)):

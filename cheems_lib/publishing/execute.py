@@ -77,7 +77,7 @@ def input_files(params: dict[str, Any], declared: dict[str, dict], root: Path) -
         if not kind or not isinstance(value, str) or not value:
             continue
         path = root / value
-        if kind == "file":
+        if kind in ("file", "models file"):
             files += [path] if path.is_file() else []
         elif kind == "world folder":
             files += layout_files(path)
