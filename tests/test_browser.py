@@ -1,7 +1,7 @@
 """The smoke book in a real browser: headless Chromium opens every page.
 
 A page fails on a broken image or a figure without one, math that MathJax did not
-typeset, a JavaScript error (exception or console error), or any request that leaves the
+typeset, an interactive table (itables) that never loaded, a JavaScript error (exception or console error), or any request that leaves the
 machine (every asset must be a local file). Chromium is driven over the DevTools protocol;
 `.ci/run` installs the Debian package, elsewhere the test skips with the reason.
 """
@@ -28,7 +28,9 @@ CHECK_PAGE = """(() => {
                   .map(f => f.id || f.textContent.slice(0, 60));
   const maths = [...main.querySelectorAll('.math')];
   const untyped = maths.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 60));
-  return {broken, empty, untyped, maths: maths.length, figures: main.querySelectorAll('figure').length};
+  const loading = [...main.querySelectorAll('table')].filter(t => !t.hidden && t.textContent.includes('Loading ITables'))
+                    .map(t => t.id);
+  return {broken, empty, untyped, loading, maths: maths.length, figures: main.querySelectorAll('figure').length};
 })()"""
 
 
@@ -101,6 +103,11 @@ def _visit(tools: DevTools, path: Path) -> dict:
     tools.call("Runtime.evaluate", awaitPromise=True, expression=(
         "(async () => { if (window.MathJax && MathJax.startup && MathJax.startup.promise) "
         "await MathJax.startup.promise; })()"))
+    # and until every interactive table (itables) has replaced its "Loading ITables" placeholder
+    tools.call("Runtime.evaluate", awaitPromise=True, expression=(
+        "(async () => { for (let i = 0; i < 400; i++) { if (![...document.querySelectorAll('table')].some("
+        "t => !t.hidden && t.textContent.includes('Loading ITables'))) return; "
+        "await new Promise(r => setTimeout(r, 50)); } })()"))
     out = tools.call("Runtime.evaluate", expression=CHECK_PAGE, returnByValue=True)
     if "exceptionDetails" in out:
         raise RuntimeError(f"{path}: the page check failed: {out['exceptionDetails']}")
@@ -121,6 +128,7 @@ def _visit(tools: DevTools, path: Path) -> dict:
     problems += [f"broken image {src}" for src in result["broken"]]
     problems += [f"figure without an image: {f}" for f in result["empty"]]
     problems += [f"math not typeset: {t}" for t in result["untyped"]]
+    problems += [f"interactive table never loaded DataTables: {t}" for t in result["loading"]]
     return {"problems": problems, **result}
 
 
@@ -239,6 +247,32 @@ IN_VIEW = """(() => {
   const article = document.querySelector('.bd-article').getBoundingClientRect();
   return {found: true, column: true, clips, right: cell.right, page_right: article.right};
 })()"""
+
+SORT_BY = """(async () => {
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const table = document.getElementById(%(id)s);
+  for (let i = 0; i < 200 && !(table && table.classList.contains('dataTable')); i++) await sleep(50);
+  const header = [...table.querySelectorAll('thead th')];
+  const column = header.findIndex(th => th.textContent.trim() === %(column)s);
+  const before = [...table.querySelectorAll('tbody tr')].map(r => r.cells[1].textContent.trim());
+  const sectionsBefore = [...table.querySelectorAll('tbody tr')].map(r => r.cells[0].textContent.trim());
+  header[column].click();
+  await sleep(300);
+  const rows = [...table.querySelectorAll('tbody tr')];
+  return {before, sectionsBefore, sections: rows.map(r => r.cells[0].textContent.trim()), models: rows.map(r => r.cells[1].textContent.trim())};
+})()"""
+
+
+def test_leaderboard_sorts_within_its_sections(browser, smoke_book):
+    """Issue 29: Table 2 sorts by Overall within its sections: the null controls stay below the reward models,
+    never ranked with them."""
+    _, html, _ = smoke_book
+    _visit(browser, html / "book" / "evaluation.html")
+    got = _run(browser, SORT_BY % {"id": json.dumps("T_paper-table2"), "column": json.dumps("Overall")})
+    sections = list(dict.fromkeys(got["sectionsBefore"]))
+    assert len(sections) == 2 and got["sections"] == sorted(got["sectionsBefore"], key=sections.index), got
+    assert sorted(got["models"]) == sorted(got["before"]) and got["models"] != got["before"], got
+
 
 KEY_COLUMNS = [("evaluation", "paper-table2", "Overall"), ("conflicts", "paper-table5", "difference"),
                ("data", "paper-table1", "ours"), ("evaluation", "tab-evaluation-claims", "paper")]

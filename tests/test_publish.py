@@ -350,3 +350,17 @@ def test_key_first_moves_the_key_column_next_to_the_name():
     assert list(publish.key_first(frame, "Overall").columns) == ["section", "model", "Overall", "kind", "acc"]
     assert list(publish.key_first(frame.drop(columns="model"), "Overall").columns) == ["Overall", "section", "kind", "acc"]
     assert publish.key_first(frame, "missing") is frame
+
+
+def test_interactive_table_sorts_within_its_sections():
+    """A table whose first column is `section` (Table 2: reward models, then the null controls) keeps its sections
+    in their order when sorted (DataTables' orderFixed, in the direction that gives the table's order); a table
+    without the column, or whose sections no fixed direction keeps, fixes nothing."""
+    from cheems_lib.publishing import interactive
+
+    two = pd.DataFrame({"section": ["reward models", "reward models", "null controls"], "Overall": [0.3, 0.2, 0.5]})
+    assert interactive._sections(two) == {"orderFixed": {"pre": [[0, "desc"]]}}
+    assert interactive._sections(two.iloc[::-1]) == {"orderFixed": {"pre": [[0, "asc"]]}}
+    assert interactive._sections(two[["Overall"]]) == {}
+    assert interactive._sections(pd.DataFrame({"section": ["b", "a", "c"]})) == {}
+    assert '"orderFixed": {"pre": [[0, "desc"]]}' in interactive.datatable(two.style, "paper-table2").data

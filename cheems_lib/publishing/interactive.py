@@ -14,6 +14,7 @@ the chapters that show no interactive table never load it.
 from __future__ import annotations
 
 import re
+import warnings
 
 __all__ = ["PAGE_LENGTH", "datatable", "page_script"]
 
@@ -30,19 +31,35 @@ def _layout(rows: int) -> dict:
             "bottomStart": "info" if long else None, "bottomEnd": "paging" if long else None}
 
 
+def _sections(data) -> dict:
+    """DataTables' ``orderFixed`` for a table whose first column is ``section`` (e.g. Table 2: the reward models,
+    then the null controls, never ranked together): a sort then orders the rows within each section and keeps
+    the sections in the table's order. Only when that order is the sections' alphabetical order or its reverse
+    (DataTables sorts the fixed column by its text); otherwise, and without the column, nothing is fixed."""
+    if not len(data.columns) or data.columns[0] != "section":
+        return {}
+    order = list(dict.fromkeys(data["section"]))
+    if order == sorted(order):
+        return {"orderFixed": {"pre": [[0, "asc"]]}}
+    return {"orderFixed": {"pre": [[0, "desc"]]}} if order == sorted(order, reverse=True) else {}
+
+
 def datatable(styler, label: str):
     """``styler`` (a pandas Styler, caption included) as an interactive table with the stable HTML id
-    ``T_<label>``: click a column header to sort, type in the search box to filter the rows. Returns an
-    IPython ``HTML`` object holding itables' plain-table fallback and the interactive table."""
+    ``T_<label>``: click a column header to sort, type in the search box to filter the rows; a table with a
+    first column ``section`` sorts within its sections (:func:`_sections`). Returns an IPython ``HTML`` object
+    holding itables' plain-table fallback and the interactive table."""
     import itables
     from IPython.display import HTML
 
     table_id = f"T_{label}"
-    html = itables.to_html_datatable(
-        styler, connected=False, allow_html=True, table_id=table_id,
-        classes="display compact cheems-datatable", style="width:auto;margin:0;caption-side:top",
-        layout=_layout(len(styler.data)), pageLength=PAGE_LENGTH, lengthMenu=[PAGE_LENGTH, 50, 100, 500],
-        autoWidth=False, text_in_header_can_be_selected=False)
+    with warnings.catch_warnings():  # orderFixed is DataTables' own option, passed on though itables does not list it
+        warnings.filterwarnings("ignore", message="These arguments are not documented")
+        html = itables.to_html_datatable(
+            styler, connected=False, allow_html=True, table_id=table_id,
+            classes="display compact cheems-datatable", style="width:auto;margin:0;caption-side:top",
+            layout=_layout(len(styler.data)), pageLength=PAGE_LENGTH, lengthMenu=[PAGE_LENGTH, 50, 100, 500],
+            autoWidth=False, text_in_header_can_be_selected=False, **_sections(styler.data))
     # itables' fallback reuses the Styler's table, id included: give the plain copy its own id, so that the
     # page's ids stay unique and DataTables enhances only the interactive table
     fallback = f'<div id="{table_id}_fallback">'
