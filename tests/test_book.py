@@ -18,10 +18,16 @@ pytestmark = pytest.mark.book
 
 def _published(kind: str) -> dict[str, int]:
     """Per registered chapter, its unconditional ``publish.<kind>(`` calls (at a cell's top level): each
-    renders one figure or table, so a page shows at least that many."""
-    return {ch.name: len(re.findall(rf"^publish\.{kind}\(", (ROOT / "notebooks" / f"{ch.name}.md").read_text(encoding="utf-8"),
-                                    re.M))
-            for ch in CHAPTERS}
+    renders one figure or table, so a page shows at least that many. A table published in a ``remove-cell``
+    cell is a download only (the Claims page's ``claims.csv``), so it is not counted; a figure always is (it
+    is glued there and shown by a ``glue:figure`` directive)."""
+    counts = {}
+    for ch in CHAPTERS:
+        cells = re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", (ROOT / "notebooks" / f"{ch.name}.md").read_text(encoding="utf-8"),
+                           re.S)
+        shown = [c for c in cells if kind == "figure" or not re.match(r":tags: \[[^\]]*remove-cell", c)]
+        counts[ch.name] = sum(len(re.findall(rf"^publish\.{kind}\(", c, re.M)) for c in shown)
+    return counts
 
 
 def test_smoke_build_renders_every_chapter(smoke_book):
@@ -84,6 +90,25 @@ def test_cite_page_is_generated_from_citation_cff(smoke_book):
     assert source in page and "training seeds" in source and f"version={{{cff['version']}}}" in page
 
 
+@pytest.mark.parametrize("book", ["smoke_book", "real_book"])
+def test_worked_example_sentence_is_rendered_markdown(book, request):
+    """Issue 29: the conflicts page names its worked example's prompt and file as code, not as Markdown shown
+    verbatim (a glued text with backticks; the sentence is glued as Markdown)."""
+    _, html, _ = request.getfixturevalue(book)
+    page = (html / "book" / "conflicts.html").read_text(encoding="utf-8")
+    assert "The example is prompt <code" in page and not re.search(r'class="pasted-text">[^<]*`[^`<]+`', page)
+
+
+def test_front_page_names_and_links_the_paper(smoke_book):
+    """Issue 29: the front page names the paper's arXiv id and links its abstract page (CITATION.cff's address)."""
+    from cheems_lib.publishing import citation
+
+    root, html, _ = smoke_book
+    page = (html / "book" / "intro.html").read_text(encoding="utf-8")
+    url = citation.load(root)["preferred-citation"]["url"]
+    assert url == "https://arxiv.org/abs/2502.17173" and f'href="{url}"' in page and "arXiv 2502.17173" in _text(page)
+
+
 def test_build_stats_page_lists_every_chapter(smoke_book):
     """The "How this book was built" page has one row per chapter, none failed, and the build's commit."""
     root, html, _ = smoke_book
@@ -120,7 +145,7 @@ def test_every_figure_and_table_can_be_downloaded(smoke_book):
         assert all((label, ext) in fig_links for label in labels for ext in ("png", "svg", "pdf"))
         # data tables (pandas); the header's parameter table is page metadata, not data
         n_tab = len(re.findall(r'<table (?:id="T_|border="1" class="dataframe)', text))
-        csv = re.findall(r'href="\.\./tables/([\w-]+)\.csv"', text)
+        csv = re.findall(r'class="cheems-csv" href="\.\./tables/([\w-]+)\.csv"', text)  # a caption's link (publish.table)
         assert len(csv) == n_tab, (page.name, n_tab, csv)
         for label in csv:
             assert (html / "tables" / f"{label}.csv").stat().st_size > 0
@@ -500,16 +525,34 @@ def test_real_profile_builds_every_chapter_on_data_real(real_book):
     assert "real-judge-position" in page and "data: data/real" in page
 
 
+RAW_ON_A_PAGE = (r".{0,80}(\{glue(:\w*)?\}"  # glue markup of any role that was not replaced (or a docstring quoting it)
+                 r"|>\s*(nan|NaN|<NA>|&lt;NA&gt;)\s*<|\bnan \["  # a missing value printed as nan, also in an interval
+                 r"|<td[^>]*>\s*(None|True|False)\s*</td>).{0,40}")  # a table cell that speaks Python ("present False")
+"""What no rendered page may show (:func:`test_no_page_shows_raw_glue_or_nan`)."""
+
+
+def test_raw_on_a_page_bites():
+    """The pattern catches each thing it is meant to catch, and not the page's ordinary text."""
+    import re
+
+    for bad in ("<code>{glue:text}`x`</code>", "{glue}", "<p>{glue:md}`x`</p>", "<td>nan</td>", "<td>0.5 </td><td> NaN </td>",
+                "nan [nan, nan]", '<td class="data">False</td>', "<td>None</td>"):
+        assert re.search(RAW_ON_A_PAGE, bad), bad
+    for good in ("<td>–</td>", "<td>no</td>", "<p>finance</p>", "{glue name: text}", "<code>None</code>"):
+        assert not re.search(RAW_ON_A_PAGE, good), good
+
+
 @pytest.mark.parametrize("book", ["smoke_book", "real_book"])
 def test_no_page_shows_raw_glue_or_nan(book, request):
-    """No built page shows glue markup that was not replaced (e.g. a glue role inside backticks) or a
-    ``nan`` table cell: a missing value is shown as a dash or left empty."""
+    """No built page shows glue markup that was not replaced (e.g. a glue role inside backticks; any role), a
+    ``nan`` (a missing value is shown as a dash or left empty) or a table cell reading True, False or None (say
+    what it means: found/missing, yes/no)."""
     import re
 
     _, html, _ = request.getfixturevalue(book)
-    bad = {p.name: m[0] for p in sorted((html / "book").glob("*.html"))
-           if (m := re.search(r".{0,80}(\{glue(:text)?\}|>nan<).{0,40}", p.read_text(encoding="utf-8")))}
-    assert not bad, bad
+    pages = sorted((html / "book").glob("*.html"))
+    bad = {p.name: m[0] for p in pages if (m := re.search(RAW_ON_A_PAGE, p.read_text(encoding="utf-8")))}
+    assert len(pages) >= 12 and not bad, bad
 
 
 def _kernels_of(pid: int) -> list[int]:

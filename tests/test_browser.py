@@ -1,7 +1,7 @@
 """The smoke book in a real browser: headless Chromium opens every page.
 
 A page fails on a broken image or a figure without one, math that MathJax did not
-typeset, a JavaScript error (exception or console error), or any request that leaves the
+typeset, an interactive table (itables) that never loaded, a JavaScript error (exception or console error), or any request that leaves the
 machine (every asset must be a local file). Chromium is driven over the DevTools protocol;
 `.ci/run` installs the Debian package, elsewhere the test skips with the reason.
 """
@@ -28,7 +28,9 @@ CHECK_PAGE = """(() => {
                   .map(f => f.id || f.textContent.slice(0, 60));
   const maths = [...main.querySelectorAll('.math')];
   const untyped = maths.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 60));
-  return {broken, empty, untyped, maths: maths.length, figures: main.querySelectorAll('figure').length};
+  const loading = [...main.querySelectorAll('table')].filter(t => !t.hidden && t.textContent.includes('Loading ITables'))
+                    .map(t => t.id);
+  return {broken, empty, untyped, loading, maths: maths.length, figures: main.querySelectorAll('figure').length};
 })()"""
 
 
@@ -101,6 +103,11 @@ def _visit(tools: DevTools, path: Path) -> dict:
     tools.call("Runtime.evaluate", awaitPromise=True, expression=(
         "(async () => { if (window.MathJax && MathJax.startup && MathJax.startup.promise) "
         "await MathJax.startup.promise; })()"))
+    # and until every interactive table (itables) has replaced its "Loading ITables" placeholder
+    tools.call("Runtime.evaluate", awaitPromise=True, expression=(
+        "(async () => { for (let i = 0; i < 400; i++) { if (![...document.querySelectorAll('table')].some("
+        "t => !t.hidden && t.textContent.includes('Loading ITables'))) return; "
+        "await new Promise(r => setTimeout(r, 50)); } })()"))
     out = tools.call("Runtime.evaluate", expression=CHECK_PAGE, returnByValue=True)
     if "exceptionDetails" in out:
         raise RuntimeError(f"{path}: the page check failed: {out['exceptionDetails']}")
@@ -121,6 +128,7 @@ def _visit(tools: DevTools, path: Path) -> dict:
     problems += [f"broken image {src}" for src in result["broken"]]
     problems += [f"figure without an image: {f}" for f in result["empty"]]
     problems += [f"math not typeset: {t}" for t in result["untyped"]]
+    problems += [f"interactive table never loaded DataTables: {t}" for t in result["loading"]]
     return {"problems": problems, **result}
 
 
@@ -146,3 +154,167 @@ def test_every_real_page_renders_in_chromium(browser, real_book):
     pages = sorted((html / "book").glob("*.html"))
     report = {str(p.relative_to(html)): seen["problems"] for p in pages if (seen := _visit(browser, p))["problems"]}
     assert len(pages) >= 12 and not report, json.dumps(report, indent=1, ensure_ascii=False)
+
+
+SORT_AND_FILTER = """(async () => {
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const table = document.getElementById(%(id)s);
+  for (let i = 0; i < 200 && !(table && table.classList.contains('dataTable')); i++) await sleep(50);
+  if (!table || !table.classList.contains('dataTable')) return {interactive: false};
+  const box = table.closest('.dt-container');
+  const length = box.querySelector('select');
+  if (length) {  // every row on one page
+    length.value = length.options[length.options.length - 1].value;
+    length.dispatchEvent(new Event('change', {bubbles: true}));
+    await sleep(300);
+  }
+  const header = [...table.querySelectorAll('thead th')];
+  const column = header.findIndex(th => th.textContent.trim() === %(column)s);
+  const cells = () => [...table.querySelectorAll('tbody tr')].map(r => r.cells[column].textContent.trim());
+  const before = cells();
+  header[column].click();
+  await sleep(300);
+  const up = cells();
+  header[column].click();
+  await sleep(300);
+  const down = cells();
+  const search = box.querySelector('input[type=search]');
+  search.value = %(word)s;
+  search.dispatchEvent(new Event('input', {bubbles: true}));
+  await sleep(500);
+  const kept = [...table.querySelectorAll('tbody tr')].map(r => r.textContent);
+  return {interactive: true, column, before, up, down, kept,
+          fallback_hidden: document.getElementById(%(id)s + '_fallback').hidden};
+})()"""
+
+PLAIN_TABLE = """(() => {
+  const box = document.getElementById(%(id)s + '_fallback');
+  return {hidden: box.hidden || box.offsetHeight === 0, rows: box.querySelectorAll('tbody tr').length,
+          interactive_hidden: document.getElementById(%(id)s).hidden, caption: box.textContent.includes('CSV')};
+})()"""
+
+
+def _run(tools: DevTools, expression: str) -> dict:
+    out = tools.call("Runtime.evaluate", expression=expression, awaitPromise=True, returnByValue=True)
+    if "exceptionDetails" in out:
+        raise RuntimeError(out["exceptionDetails"])
+    return out["result"]["value"]
+
+
+def test_ledger_sorts_filters_and_reads_without_javascript(browser, smoke_book):
+    """Issue 29: the claims ledger is a sortable, filterable table (itables, offline, no request leaves the
+    machine): a click on the header `id` reorders the rows by id, the search box keeps only the rows that mention
+    a word; with JavaScript off the page shows the plain table, every claim and the CSV link in it."""
+    import pandas as pd
+
+    _, html, _ = smoke_book
+    page = html / "book" / "claims.html"
+    seen = _visit(browser, page)
+    assert not seen["problems"], seen["problems"]
+    table = json.dumps("T_tab-claims-ledger")
+    got = _run(browser, SORT_AND_FILTER % {"id": table, "column": json.dumps("id"), "word": json.dumps("supported")})
+    n_claims = len(pd.read_csv(html / "tables" / "claims.csv"))
+    assert got["interactive"] and got["fallback_hidden"] and got["column"] == 0, got
+    assert len(got["before"]) == n_claims > 1 and sorted(got["up"]) == sorted(got["before"]), got
+    assert got["up"] != got["before"] and got["down"] == got["up"][::-1], got  # sorted one way, then the other
+    assert 0 < len(got["kept"]) < n_claims and all("supported" in row for row in got["kept"]), got["kept"]
+    browser.call("Emulation.setScriptExecutionDisabled", value=True)
+    try:
+        browser.events.clear()
+        browser.call("Page.navigate", url=page.as_uri())
+        browser.wait_for("Page.loadEventFired")
+        plain = _run(browser, PLAIN_TABLE % {"id": table})
+    finally:
+        browser.call("Emulation.setScriptExecutionDisabled", value=False)
+    assert not plain["hidden"] and plain["interactive_hidden"] and plain["caption"], plain
+    assert plain["rows"] == n_claims, plain
+
+
+IN_VIEW = """(() => {
+  const caption = [...document.querySelectorAll('main table caption, main table tfoot, main table thead tr')]
+    .find(c => c.textContent.includes(%(label)s) && c.closest('table').offsetParent !== null);
+  if (!caption) return {found: false};
+  const table = caption.closest('table');
+  const th = [...table.querySelectorAll('thead th')].find(h => h.textContent.trim() === %(column)s);
+  if (!th) return {found: true, column: false};
+  const cell = th.getBoundingClientRect();
+  const clips = [];
+  for (let box = th.parentElement; box && box !== document.body; box = box.parentElement) {
+    const style = getComputedStyle(box), edge = box.getBoundingClientRect();
+    if (style.overflowX !== 'visible' && (cell.right > edge.right + 1 || cell.left < edge.left - 1))
+      clips.push(box.className || box.tagName);
+  }
+  const article = document.querySelector('.bd-article').getBoundingClientRect();
+  return {found: true, column: true, clips, right: cell.right, page_right: article.right};
+})()"""
+
+SORT_BY = """(async () => {
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const table = document.getElementById(%(id)s);
+  for (let i = 0; i < 200 && !(table && table.classList.contains('dataTable')); i++) await sleep(50);
+  const header = [...table.querySelectorAll('thead th')];
+  const column = header.findIndex(th => th.textContent.trim() === %(column)s);
+  const before = [...table.querySelectorAll('tbody tr')].map(r => r.cells[1].textContent.trim());
+  const sectionsBefore = [...table.querySelectorAll('tbody tr')].map(r => r.cells[0].textContent.trim());
+  header[column].click();
+  await sleep(300);
+  const rows = [...table.querySelectorAll('tbody tr')];
+  return {before, sectionsBefore, sections: rows.map(r => r.cells[0].textContent.trim()), models: rows.map(r => r.cells[1].textContent.trim())};
+})()"""
+
+
+def test_leaderboard_sorts_within_its_sections(browser, smoke_book):
+    """Issue 29: Table 2 sorts by Overall within its sections: the null controls stay below the reward models,
+    never ranked with them."""
+    _, html, _ = smoke_book
+    _visit(browser, html / "book" / "evaluation.html")
+    got = _run(browser, SORT_BY % {"id": json.dumps("T_paper-table2"), "column": json.dumps("Overall")})
+    sections = list(dict.fromkeys(got["sectionsBefore"]))
+    assert len(sections) == 2 and got["sections"] == sorted(got["sectionsBefore"], key=sections.index), got
+    assert sorted(got["models"]) == sorted(got["before"]) and got["models"] != got["before"], got
+
+
+KEY_COLUMNS = [("evaluation", "paper-table2", "Overall"), ("conflicts", "paper-table5", "difference"),
+               ("data", "paper-table1", "ours"), ("evaluation", "tab-evaluation-claims", "paper")]
+
+
+def test_key_columns_are_in_view_at_1280_px(browser, smoke_book):
+    """Issue 29: at a 1280 px window, the column that matters in each wide table is on screen without a sideways
+    scroll: Overall in Table 2, the difference in Table 5, ours in Table 1, the paper's numbers beside the evaluation
+    chapter's claims."""
+    _, html, _ = smoke_book
+    browser.call("Emulation.setDeviceMetricsOverride", width=1280, height=1000, deviceScaleFactor=1, mobile=False)
+    try:
+        report = {}
+        for chapter, label, column in KEY_COLUMNS:
+            _visit(browser, html / "book" / f"{chapter}.html")
+            seen = _run(browser, IN_VIEW % {"label": json.dumps(label), "column": json.dumps(column)})
+            if not (seen["found"] and seen["column"] and not seen["clips"] and seen["right"] <= seen["page_right"] + 1):
+                report[f"{label}/{column}"] = seen
+    finally:
+        browser.call("Emulation.clearDeviceMetricsOverride")
+    assert not report, report
+
+
+LEDGER_SHAPE = """(() => {
+  const tables = [...document.querySelectorAll('main table')].filter(t => t.offsetParent !== null);
+  const ledgers = tables.filter(t => /tab-claims-(ledger|csv)/.test(t.textContent.slice(0, 400)) &&
+                                     t.querySelector('tbody tr'));
+  const rows = ledgers.flatMap(t => [...t.querySelectorAll('tbody tr')].map(r => r.getBoundingClientRect().height));
+  return {ledgers: ledgers.length, tallest: Math.max(...rows), rows: rows.length,
+          details: ledgers.length ? ledgers[0].querySelectorAll('details:not([open])').length : 0};
+})()"""
+
+
+def test_claims_page_shows_the_ledger_once_and_compactly(browser, smoke_book):
+    """Issue 29: the Claims page shows the ledger once (tables/claims.csv is a download, not a second table), each
+    claim on a short row, its long texts in a closed <details> per row."""
+    _, html, _ = smoke_book
+    browser.call("Emulation.setDeviceMetricsOverride", width=1280, height=1000, deviceScaleFactor=1, mobile=False)
+    try:
+        _visit(browser, html / "book" / "claims.html")
+        seen = _run(browser, LEDGER_SHAPE)
+    finally:
+        browser.call("Emulation.clearDeviceMetricsOverride")
+    assert seen["ledgers"] == 1 and seen["rows"] >= 1 and seen["details"] == seen["rows"], seen
+    assert seen["tallest"] < 320, seen  # a reason in its own column made rows over 1,000 px tall

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -101,10 +102,28 @@ def test_ledger_table_links_and_colours(tmp_path):
     assert '<a href="preference.html#tab-x">preference#tab-x</a>' in html
     assert f"color: {claims_page.VERDICT_COLOURS['supported']}" in html
     assert claims_page.interval_text({"estimate": 0.5, "ci_low": float("nan"), "ci_high": float("nan")}) == "0.500"
-    assert claims_page.interval_text({"estimate": float("nan"), "ci_low": 0.0, "ci_high": 1.0}) == "-"
+    assert claims_page.interval_text({"estimate": float("nan"), "ci_low": 0.0, "ci_high": 1.0}) == claims_page.NONE
     assert claims_page.link("data") == '<a href="data.html">data</a>'
     assert list(claims_page.csv_frame(ledger).columns) == claims.CSV_COLUMNS
     assert list(claims_page.csv_frame(ledger.iloc[:0]).columns) == claims.CSV_COLUMNS
+
+
+def test_ledger_is_compact_with_details_on_demand_and_no_nan(tmp_path):
+    """Issue 29: one short row per claim. The long texts (statistic, reason) sit in a closed <details> under the
+    claim, not in columns of their own; a missing value shows a dash, never "nan"; every text is escaped."""
+    _saved(tmp_path)
+    ledger = claims_page.load(claims.claims_dir(tmp_path), tmp_path / "book").ledger
+    ledger.loc[ledger.index[0], ["paper", "reason", "seeds", "n", "estimate"]] = [float("nan"), "<b>why</b>", float("nan"),
+                                                                                    float("nan"), float("nan")]
+    styler = claims_page.ledger_styler(ledger)
+    assert list(styler.data.columns) == ["id", "claim", "paper's numbers", "ours [95%]", "verdict", "kind", "Holm"]
+    html = styler.to_html()
+    assert not re.search(r"\bnan\b", html, flags=re.I)
+    first = styler.data.iloc[0]
+    assert first["paper's numbers"] == first["ours [95%]"] == claims_page.NONE
+    assert first["claim"].count("<details>") == 1 and "&lt;b&gt;why&lt;/b&gt;" in first["claim"]
+    assert "training seeds" not in first["claim"] and "<b>paper</b>: Table 4" in first["claim"]
+    assert all(row.count("<details>") == 1 for row in styler.data["claim"])
 
 
 def test_replicate_table_hides_the_bookkeeping_and_marks_flips():

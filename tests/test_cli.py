@@ -33,14 +33,15 @@ def _random_world(tmp_path, seed=0, n=40):
 
 
 def test_help_lists_every_subcommand_without_torch():
-    """`cheems --help` lists the subcommands; parsing the CLI never imports torch."""
+    """`cheems --help` lists the subcommands; parsing the CLI never imports torch, nor itables (the book's tables)."""
     out = run("--help")
     assert out.returncode == 0
     for cmd in ("resolve", "evaluate", "simulate", "book"):
         assert cmd in out.stdout
     probe = ("import sys; from cheems_lib.cli import _parser; _parser(); "
              "import cheems_lib.conflicts, cheems_lib.metrics, cheems_lib.records, cheems_lib.world.simulation; "
-             "assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
+             "import cheems_lib.publishing.publish, cheems_lib.publishing.sphinx_hook; "
+             "assert 'torch' not in sys.modules and 'transformers' not in sys.modules and 'itables' not in sys.modules")
     assert subprocess.run([sys.executable, "-c", probe]).returncode == 0
 
 

@@ -99,10 +99,14 @@ def test_plot_table5_bars_are_the_table():
 
 
 def test_table5_styler_formats_four_decimals():
-    """The styled table shows ratios with four decimals and signed differences, without the index."""
+    """The styled table shows ratios with four decimals and signed differences, without the index; the
+    difference comes right after the paper's ratio and ours, the file last (issue 29: in view at 1280 px)."""
     t5 = table5_estimates(_files(), n_boot=0, seed=0)
-    html = table5_styler(t5).to_html()
+    styler = table5_styler(t5)
+    html = styler.to_html()
     assert f"{t5['ours'][0]:.4f}" in html and f"{t5['difference'][0]:+.4f}" in html
+    assert list(styler.data.columns)[:5] == ["subset", "annotator", "paper", "ours", "difference"]
+    assert list(styler.data.columns)[-1] == "file" and sorted(styler.data.columns) == sorted(t5.columns)
 
 
 def test_equivalence_claim():
@@ -178,6 +182,27 @@ class TestChapterHelpers:
         left, right = fig.axes
         assert len(left.collections[0].get_offsets()) == 4 and len(right.collections[0].get_offsets()) == 2
         assert right.get_title() == "after merging, columns = rounds"
+
+    @pytest.mark.parametrize("annotations", [
+        [("a", "b", "1"), ("b", "c", "1"), ("c", "a", "1"), ("c", "d", "1")],  # one merged node and d: one row
+        [("a", "c", "1"), ("c", "e", "1"), ("e", "a", "1"), ("a", "b", "1"), ("b", "d", "1"), ("e", "d", "1")],
+        [("a", "b", "1"), ("b", "c", "1"), ("c", "d", "1"), ("d", "e", "1")]])  # a chain: one node per column
+    def test_plot_worked_example_keeps_every_node_inside_its_panel(self, annotations):
+        """Issue 29: no node is clipped: every node's disc (its marker's radius around its centre, in pixels) lies
+        inside its panel, also when every node sits on one row of the layout (the top of the discs was cut)."""
+        import matplotlib
+        import numpy as np
+
+        matplotlib.use("Agg")
+        fig = plot_worked_example(worked_example(make_record("1", "abcde", annotations)))
+        fig.canvas.draw()
+        for ax in fig.axes:
+            nodes = ax.collections[0]
+            centres = ax.transData.transform(nodes.get_offsets())
+            radius = np.sqrt(nodes.get_sizes()) / 2 * fig.dpi / 72  # marker size is an area in points^2
+            box = ax.bbox
+            assert (centres[:, 0] - radius >= box.x0).all() and (centres[:, 0] + radius <= box.x1).all(), ax.get_title()
+            assert (centres[:, 1] - radius >= box.y0).all() and (centres[:, 1] + radius <= box.y1).all(), ax.get_title()
 
     def test_prompt_table_hand_count(self):
         """The cycle's three annotations are not reproduced; a tie is; an unannotated prompt has one round."""

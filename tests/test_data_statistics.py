@@ -1,6 +1,8 @@
 """cheems_lib.analyses.data_statistics: Table 1 beside the paper, the comparison bound, the data chapter's claims and plots."""
 from __future__ import annotations
 
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -58,6 +60,19 @@ class TestBesidePaper:
         assert row["paper"] == paper.loc["responses_per_prompt", "cheemspreference_gpt"] and row["ours"] == 3.5
         assert np.allclose(side["ours / paper"], side["ours"] / side["paper"])
         assert len(side) == len(ours.index) * len(ours.columns)
+
+    def test_styler_shows_counts_as_integers_and_wrappable_labels(self, files):
+        """Issue 29: prompts and comparisons print as integers (1,146, not 1,146.00), other statistics and ratios
+        with two decimals, a missing paper value as a dash; labels have spaces where the names have underscores."""
+        side = data_statistics.beside_paper(table1(files), paper_table1(), {"cheemsbench_open_prompt": "other"})
+        html = data_statistics.table1_styler(side).to_html()
+        paper = paper_table1()
+        assert f">{paper.loc['prompts', 'cheemspreference_gpt']:,.0f}<" in html
+        assert f">{paper.loc['comparisons_excluding_ties', 'cheemspreference_gpt']:,.0f}<" in html
+        assert f">{paper.loc['avg_chars_prompt', 'cheemspreference_gpt']:,.2f}<" in html
+        assert ">2<" in html and ">3.50<" in html  # ours: 2 prompts, 3.5 responses per prompt
+        assert ">–<" in html and "nan" not in html and ">comparisons excluding ties<" in html
+        assert not re.search(r">[\d,]+\.00<", html.split("ours / paper")[0])
 
 
 class TestComparisonBound:

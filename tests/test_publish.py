@@ -320,3 +320,47 @@ def test_unresolved_glue_lists_keys_no_cell_glued():
     nb = _nb(glued, nbformat.v4.new_markdown_cell("{glue:text}`ok` {glue:text}`gone`\n\n```{glue:figure} fig-x\n```"),
              nbformat.v4.new_markdown_cell("{glue:text}`dropped`", metadata={"tags": ["remove-cell"]}))
     assert unresolved_glue(nb) == ["fig-x", "gone"]
+
+
+def test_interactive_table_keeps_the_plain_table_csv_and_caption(tmp_path):
+    """interactive=True: the CSV and caption link as before; the HTML holds the plain table (every cell, the
+    caption) for readers without JavaScript and the itables table under the stable id T_<label>, with unique
+    ids; the page gets DataTables (offline, no URL) only when it holds such a table."""
+    import re
+
+    from cheems_lib.publishing import interactive
+
+    df = pd.DataFrame({"model": ["a", "b"], "acc": [0.5, 0.75]})
+    out = publish.table(df.style.set_caption("Ours").format(precision=3), "tab-test-acc", root=tmp_path, interactive=True)
+    assert (tmp_path / "book/_extra/tables/tab-test-acc.csv").exists()
+    html = out.data
+    plain = html.split('<div id="T_tab-test-acc_fallback">', 1)[1].split("</div>", 1)[0]
+    assert all(f">{v}</td>" in plain for v in ("a", "b", "0.500", "0.750")), plain
+    assert 'href="../tables/tab-test-acc.csv"' in plain and "Ours" in plain
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    assert ids.count("T_tab-test-acc") == 1 and len(ids) == len(set(ids))
+    assert interactive.page_script("<p>no table</p>") == ""
+    script = interactive.page_script(html)
+    assert len(script) > 100_000 and "http" not in script.split("<noscript>")[0]
+
+
+def test_key_first_moves_the_key_column_next_to_the_name():
+    """key_first puts the key column right after the name column (first without one), the others in order."""
+    frame = pd.DataFrame(columns=["section", "model", "kind", "acc", "Overall"])
+    assert list(publish.key_first(frame, "Overall").columns) == ["section", "model", "Overall", "kind", "acc"]
+    assert list(publish.key_first(frame.drop(columns="model"), "Overall").columns) == ["Overall", "section", "kind", "acc"]
+    assert publish.key_first(frame, "missing") is frame
+
+
+def test_interactive_table_sorts_within_its_sections():
+    """A table whose first column is `section` (Table 2: reward models, then the null controls) keeps its sections
+    in their order when sorted (DataTables' orderFixed, in the direction that gives the table's order); a table
+    without the column, or whose sections no fixed direction keeps, fixes nothing."""
+    from cheems_lib.publishing import interactive
+
+    two = pd.DataFrame({"section": ["reward models", "reward models", "null controls"], "Overall": [0.3, 0.2, 0.5]})
+    assert interactive._sections(two) == {"orderFixed": {"pre": [[0, "desc"]]}}
+    assert interactive._sections(two.iloc[::-1]) == {"orderFixed": {"pre": [[0, "asc"]]}}
+    assert interactive._sections(two[["Overall"]]) == {}
+    assert interactive._sections(pd.DataFrame({"section": ["b", "a", "c"]})) == {}
+    assert '"orderFixed": {"pre": [[0, "desc"]]}' in interactive.datatable(two.style, "paper-table2").data

@@ -10,6 +10,7 @@ and publishes what these return.
 """
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from ..publishing.chapters import CHAPTERS
 from .claims import CSV_COLUMNS, KINDS, holm_rule, load_shown, multiplicity, pd_na, to_frame
 
 __all__ = ["VERDICT_COLOURS", "NOT_TESTING", "Page", "load", "summary", "plot_intervals", "decides_at",
-           "power_table", "interval_text", "link", "ledger_styler", "csv_frame", "replicate_styler"]
+           "power_table", "NONE", "interval_text", "link", "ledger_styler", "csv_frame", "replicate_styler"]
 
 VERDICT_COLOURS = {"supported": "#2e7d32", "contradicted": "#c62828", "inconclusive": "#9c9c9c",
                    "insufficient data": "#d4a017"}
@@ -125,38 +126,56 @@ def power_table(ledger):
                                     "decided at the observed effect by": decided_by})
 
 
+NONE = "–"
+"""What a ledger cell shows for a value the claim does not have (not a missing number's text): no paper number (our own
+question), no estimate or interval, no Holm verdict (outside the family of findings)."""
+
+
 def interval_text(r) -> str:
-    """A ledger row's ``estimate [ci_low, ci_high]`` (three decimals); the estimate alone without an interval; "-"
-    without an estimate."""
+    """A ledger row's ``estimate [ci_low, ci_high]`` (three decimals); the estimate alone without an interval;
+    :data:`NONE` without an estimate."""
     if not np.isfinite(float(r["estimate"])):
-        return "-"
+        return NONE
     if not np.isfinite(float(r["ci_low"])):
         return f"{r['estimate']:.3f}"
     return f"{r['estimate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
 
 
-def link(target) -> str:
-    """``chapter#anchor`` as an HTML link to that chapter's page."""
+def link(target, text=None) -> str:
+    """``chapter#anchor`` as an HTML link to that chapter's page (its text: ``text``, else the target)."""
     page, _, anchor = str(target).partition("#")
-    return f'<a href="{page}.html{"#" + anchor if anchor else ""}">{target}</a>'
+    return f'<a href="{page}.html{"#" + anchor if anchor else ""}">{html.escape(str(text or target))}</a>'
+
+
+def _details(r, where: str) -> str:
+    """The claim's text, then its details on demand (a closed ``<details>``): the statistic, the paper's section,
+    training seeds, units, why its kind, and where it is shown. Every text escaped."""
+    facts = [("statistic", r["statistic"]), ("paper", r["paper_ref"]),
+             ("training seeds", "" if pd_na(r["seeds"]) else int(r["seeds"])),
+             ("n", "" if pd_na(r["n"]) else int(r["n"])), (f"why {r['kind']}", r["reason"])]
+    items = "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(str(v))}</li>" for k, v in facts
+                    if not pd_na(v) and str(v) != "")
+    return (f"{html.escape(str(r['claim']))}<details><summary>details</summary><ul>{items}"
+            f"<li><b>shown in</b>: {link(where)}</li></ul></details>")
 
 
 def ledger_styler(ledger):
-    """The ledger as the page shows it: one row per claim with the paper's numbers, ours with its interval, kind,
-    verdict (coloured; forced ones marked), Holm verdict, reason and a link to where it is shown."""
+    """The ledger as the page shows it, one compact row per claim: its id (a link to where it is shown), the
+    claim with its details on demand (:func:`_details`), the paper's numbers, ours with its interval, verdict
+    (coloured; forced ones marked), kind and Holm verdict. A missing value shows :data:`NONE`."""
     import pandas as pd
 
     if not len(ledger):
         return pd.DataFrame().style
+    where = [f"{c}#{lk}" if lk else c for c, lk in zip(ledger["chapter"], ledger["link"].fillna(""))]
     table = pd.DataFrame({
-        "id": ledger["id"], "paper": ledger["paper_ref"], "claim": ledger["claim"], "paper's numbers": ledger["paper"],
-        "statistic": ledger["statistic"], "ours [95%]": ledger.apply(interval_text, axis=1), "seeds": ledger["seeds"],
-        "n": ledger["n"].map(lambda v: "-" if pd.isna(v) else str(int(v))),
-        "kind": ledger["kind"], "verdict": ledger["verdict"] + np.where(ledger["forced"], " (forced)", ""),
-        "Holm": ledger["holm"].replace("", "-"),
-        "why (kind)": ledger["reason"],
-        "where": [f"{c}#{lk}" if lk else c for c, lk in zip(ledger["chapter"], ledger["link"].fillna(""))]})
-    return table.style.hide(axis="index").format(escape="html").format(link, subset=["where"]).map(
+        "id": [link(w, i) for w, i in zip(where, ledger["id"])],
+        "claim": [_details(r, w) for (_, r), w in zip(ledger.iterrows(), where)],
+        "paper's numbers": ledger["paper"].map(lambda v: NONE if pd_na(v) or v == "" else html.escape(str(v))),
+        "ours [95%]": ledger.apply(interval_text, axis=1),
+        "verdict": ledger["verdict"] + np.where(ledger["forced"], " (forced)", ""), "kind": ledger["kind"],
+        "Holm": ledger["holm"].replace("", NONE).fillna(NONE)})
+    return table.style.hide(axis="index").map(
         lambda v: f"color: {VERDICT_COLOURS.get(str(v).removesuffix(' (forced)'), 'inherit')}", subset=["verdict"])
 
 

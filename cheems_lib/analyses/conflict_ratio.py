@@ -23,6 +23,7 @@ from typing import Sequence
 from .. import conflicts, estimates
 from ..paper import table as paper_table
 from ..publishing.figures import draw_preference_graph
+from ..publishing.publish import md_code, md_text
 from ..records import Record
 from . import calibration, claims
 
@@ -86,7 +87,11 @@ def plot_table5(t5):
 
 
 def table5_styler(t5):
-    """:func:`table5_estimates` formatted for ``publish.table``: four decimals, signed differences, no index."""
+    """:func:`table5_estimates` formatted for ``publish.table``: four decimals, signed differences, no index; the
+    paper's ratio, ours and their difference right after the row's subset and annotator, the file last (so the
+    difference is in view on a narrow page)."""
+    first = ["subset", "annotator", "paper", "ours", "difference"]
+    t5 = t5[[c for c in first if c in t5] + [c for c in t5 if c not in first + ["file"]] + ["file"]]
     return t5.style.format(_TABLE5_FORMAT).hide(axis="index")
 
 
@@ -227,7 +232,8 @@ def choose_example(sources: Sequence[tuple[str, Sequence[Record]]]) -> tuple[Rec
     ``world_dir`` benchmark files, then :data:`SHIPPED_EXAMPLE`): the first that holds an annotated
     prompt is used, and of its first 500 annotated prompts the one whose annotations hold the largest
     cycle (the first on a tie). The sentence names the prompt and its file, and the sources passed
-    over for holding no annotated prompt, so the page says plainly when it shows the shipped example.
+    over for holding no annotated prompt, so the page says plainly when it shows the shipped example. The
+    sentence is Markdown (the labels as given, the id as code, the prompt's excerpt escaped), for ``glue:md``.
     """
     import networkx as nx
 
@@ -244,7 +250,7 @@ def choose_example(sources: Sequence[tuple[str, Sequence[Record]]]) -> tuple[Rec
         excerpt = rec.prompt if len(rec.prompt) <= 40 else rec.prompt[:40] + "…"
         why = (f"the one whose annotations contradict each other most (a cycle through {size} responses)" if size > 1
                else "none of them contradicts itself, so nothing is merged here")
-        text = (f"The example is prompt `{rec.id}` of {label} (“{excerpt}”): of its first {len(annotated):,} annotated "
+        text = (f"The example is prompt {md_code(rec.id)} of {label} (“{md_text(excerpt)}”): of its first {len(annotated):,} annotated "
                 f"prompts, {why}.")
         if skipped:
             text = f"{' and '.join(skipped)} hold{'s' if len(skipped) == 1 else ''} no annotated prompt. " + text

@@ -31,7 +31,7 @@ from ..world_files import GPT_LAYOUT, PAPER_FILES, RELEASE_FILES
 from .calibration import claim_kind, paper_table1 as _paper_table1, table1 as _table1, TABLE1_COLUMNS, table1_per_prompt
 from .claims import TABLE1_TOLERANCE, Claim
 
-__all__ = ["FILE_NAMES", "WHOLE_PREFERENCE", "TABLE1_FILES", "table1", "paper_table1", "beside_paper", "comparison_bound", "bound_texts", "add_comparison_claims",
+__all__ = ["FILE_NAMES", "WHOLE_PREFERENCE", "TABLE1_FILES", "table1", "paper_table1", "beside_paper", "TABLE1_COUNTS", "table1_styler", "comparison_bound", "bound_texts", "add_comparison_claims",
            "add_length_claims", "LENGTH_DIRECTION_FILES", "add_length_direction_claims", "response_counts_figure", "category_counts", "categories_figure", "lengths_figure"]
 
 FILE_NAMES = {f.column: (f.short, f.name) for f in PAPER_FILES.values()}
@@ -80,6 +80,23 @@ def beside_paper(ours, paper, other: dict | None = None):
     side["ours / paper"] = side["ours"] / side["paper"]
     side.index.names = ["file", "statistic"]
     return side
+
+
+TABLE1_COUNTS = ("prompts", "comparisons_excluding_ties")
+"""Table 1's statistics that are counts, shown as integers."""
+
+
+def table1_styler(side):
+    """:func:`beside_paper` as the chapter shows it: counts (:data:`TABLE1_COUNTS`) as integers with thousands
+    separators (``1,146``, not ``1,146.00``), the other statistics and every ratio with two decimals, a missing
+    value as "–"; row labels with spaces for underscores, so that they wrap on a narrow page and the column
+    ``ours`` stays in view (the CSV keeps the names as they are)."""
+    import pandas as pd
+
+    counts = side.index[side.index.get_level_values("statistic").isin(TABLE1_COUNTS)]
+    return (side.style.format("{:,.2f}", na_rep="–")
+            .format("{:,.0f}", na_rep="–", subset=pd.IndexSlice[counts, ["paper", "ours"]])
+            .format_index(lambda label: str(label).replace("_", " "), axis="index"))
 
 
 def comparison_bound(mean: float, target: float) -> tuple[float, float]:

@@ -46,9 +46,25 @@ def draw_preference_graph(graph, *, ax, rank: Mapping[str, int] | None = None, t
     nx.draw_networkx_labels(graph, pos, ax=ax, labels=labels, font_color="white", font_size=10)
     nx.draw_networkx_edges(graph, pos, ax=ax, arrows=True, arrowsize=16, node_size=sizes,
                            connectionstyle="arc3,rad=0.12", edge_color="#555555")
+    _fit_nodes(ax, pos, max(sizes, default=0))
     ax.set_title(title)
     ax.set_axis_off()
     return ax
+
+
+def _fit_nodes(ax, pos, size: float) -> None:
+    """Limits that keep every node's disc (marker area ``size`` in points²) inside ``ax``: the layout's extent plus a
+    node's radius each side, converted from points to data units on each axis. Autoscaling alone clips the discs,
+    most visibly when every node sits on one row (a layout with one node per column)."""
+    if not pos:
+        return
+    xs, ys = zip(*pos.values())
+    box = ax.get_window_extent()  # pixels
+    radius = (size ** 0.5 / 2 + 6) * ax.figure.dpi / 72  # pixels, with a margin for the outline and arrow heads
+    for lo, hi, pixels, setter in ((min(xs), max(xs), box.width, ax.set_xlim), (min(ys), max(ys), box.height, ax.set_ylim)):
+        span = max(hi - lo, 1.0)
+        pad = span * radius / max(pixels - 2 * radius, 1.0)  # data units of one radius once the pad is added
+        setter(lo - pad, hi + pad)
 
 
 def seed_dots(estimates: Mapping[str, object], *, ax, seed: int = 0, xlabel: str = "", color: str = "#4e79a7"):

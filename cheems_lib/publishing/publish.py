@@ -40,12 +40,13 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..outputs import atomic_path
+from .interactive import datatable
 
 # re-exported so a chapter needs only `publish`; documented in cheems_lib.publishing.provenance
 from .provenance import (check_source, file_source, footer_text, paper_source, resolve_source, set_source, sha256,  # noqa: F401
                          sidecar_json, world_source, write_index)
 
-__all__ = ["EXTRA", "LABEL", "figure", "downloads", "table", "header", "footer", "PACKAGES",
+__all__ = ["EXTRA", "LABEL", "figure", "downloads", "table", "key_first", "header", "footer", "PACKAGES",
            "rerun_commands", "run_facts", "md_code", "md_text", "glue_values", "note"]
 
 EXTRA = Path("book") / "_extra"
@@ -156,7 +157,7 @@ def _check_columns(label: str, data, paper_columns: PaperColumns | None) -> None
 
 def table(styler_or_frame, label: str, *, root: str | Path = ".", index: bool | None = None,
           source: str | None = None, paper_columns: PaperColumns | None = None,
-          row_sources: Sequence[str] | None = None, csv_name: str | None = None):
+          row_sources: Sequence[str] | None = None, csv_name: str | None = None, interactive: bool = False):
     """Save a table as ``tables/<label>.csv`` and return its Styler with a CSV link in the caption.
 
     Pass a pandas ``Styler`` (its data is saved, its formatting shown) or a DataFrame.
@@ -168,6 +169,9 @@ def table(styler_or_frame, label: str, *, root: str | Path = ".", index: bool | 
     ``row_sources`` gives each row its own source instead (a table gathered from several
     chapters, such as the claims ledger); ``csv_name`` saves ``tables/<csv_name>.csv`` instead of
     ``tables/<label>.csv`` (a download with a documented name, such as ``claims.csv``).
+    ``interactive`` returns the captioned table as a sortable, filterable one instead
+    (:func:`cheems_lib.publishing.interactive.datatable`, HTML id ``T_<label>``), the plain table kept for
+    readers without JavaScript.
     """
     import pandas as pd
 
@@ -196,7 +200,23 @@ def table(styler_or_frame, label: str, *, root: str | Path = ".", index: bool | 
         tmp.write_text(sidecar_json(label, source, styler.caption or ""), encoding="utf-8")
     caption = html.escape(styler.caption or "")
     link = f'<a class="cheems-csv" href="../tables/{stem}.csv" download>CSV</a>'
-    return styler.set_caption(f"{caption} ({link}, <code>{label}</code>)" if caption else f"{link} <code>{label}</code>")
+    styler = styler.set_caption(f"{caption} ({link}, <code>{label}</code>)" if caption else f"{link} <code>{label}</code>")
+    return datatable(styler, label) if interactive else styler
+
+
+def key_first(frame, key: str, *, after: str = "model"):
+    """``frame`` with its column ``key`` moved right after the name column ``after`` (first when there is none),
+    the rest in their order: the column that matters (Overall on a leaderboard) stays in view on a narrow page
+    instead of behind a sideways scroll. ``frame`` unchanged when it has no column ``key``.
+
+    ``key_first(DataFrame(columns=["model", "kind", "acc", "Overall"]), "Overall").columns`` ->
+    ``["model", "Overall", "kind", "acc"]``
+    """
+    if key not in frame.columns:
+        return frame
+    rest = [c for c in frame.columns if c != key]
+    at = rest.index(after) + 1 if after in rest else 0
+    return frame[rest[:at] + [key] + rest[at:]]
 
 
 def md_code(text: Any, *, in_table: bool = False) -> str:
@@ -422,7 +442,9 @@ _GLUE_REF = re.compile(r"\{glue:(?:text|any|md|figure|math)?\}`([^`<]+?)(?::[^`]
 
 
 def glue_values(values: Mapping[str, Any]) -> None:
-    """Glue every value of ``values`` under its name, hidden, for the chapter's prose (``{glue:text}`name```)."""
+    """Glue every value of ``values`` under its name, hidden, for the chapter's prose to quote with MyST-NB's
+    ``glue:text`` role (this docstring avoids the role's literal markup: the API page shows docstrings, and a
+    rendered page must never show unreplaced glue markup)."""
     from myst_nb import glue
 
     for name, value in values.items():

@@ -1,0 +1,80 @@
+"""Sortable, filterable tables in the book: itables (DataTables) in its offline mode, with the plain table kept.
+
+``publish.table(..., interactive=True)`` returns :func:`datatable` of the captioned Styler instead of the Styler.
+itables writes the table twice: a plain HTML table, shown by default, and the interactive one, hidden; a one-line
+script of itables' swaps them when JavaScript runs. With JavaScript off the reader sees the plain table, with the
+same cells, caption and CSV link.
+
+The offline mode needs DataTables itself on the page (about 1 MB, from the itables package, no CDN: the book's
+machines reach nothing else). Rather than in the first table's output, where a removed cell would take it away,
+the book's Sphinx extension adds it once to each page that holds an interactive table (:func:`page_script`,
+called by :mod:`cheems_lib.publishing.sphinx_hook`). itables is imported only here, lazily: ``cheems --help`` and
+the chapters that show no interactive table never load it.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+
+__all__ = ["PAGE_LENGTH", "datatable", "page_script"]
+
+PAGE_LENGTH = 15
+"""Rows per page of an interactive table; a longer table gets paging and a page-length menu."""
+_USES_ITABLES = re.compile(r"await window\._itables_\w+")  # what every offline table's script waits for
+
+
+def _layout(rows: int) -> dict:
+    """The controls: the search box always (itables drops it from a table that fits one page), paging only when
+    the rows do not fit one page."""
+    long = rows > PAGE_LENGTH
+    return {"topStart": "pageLength" if long else None, "topEnd": "search",
+            "bottomStart": "info" if long else None, "bottomEnd": "paging" if long else None}
+
+
+def _sections(data) -> dict:
+    """DataTables' ``orderFixed`` for a table whose first column is ``section`` (e.g. Table 2: the reward models,
+    then the null controls, never ranked together): a sort then orders the rows within each section and keeps
+    the sections in the table's order. Only when that order is the sections' alphabetical order or its reverse
+    (DataTables sorts the fixed column by its text); otherwise, and without the column, nothing is fixed."""
+    if not len(data.columns) or data.columns[0] != "section":
+        return {}
+    order = list(dict.fromkeys(data["section"]))
+    if order == sorted(order):
+        return {"orderFixed": {"pre": [[0, "asc"]]}}
+    return {"orderFixed": {"pre": [[0, "desc"]]}} if order == sorted(order, reverse=True) else {}
+
+
+def datatable(styler, label: str):
+    """``styler`` (a pandas Styler, caption included) as an interactive table with the stable HTML id
+    ``T_<label>``: click a column header to sort, type in the search box to filter the rows; a table with a
+    first column ``section`` sorts within its sections (:func:`_sections`). Returns an IPython ``HTML`` object
+    holding itables' plain-table fallback and the interactive table."""
+    import itables
+    from IPython.display import HTML
+
+    table_id = f"T_{label}"
+    with warnings.catch_warnings():  # orderFixed is DataTables' own option, passed on though itables does not list it
+        warnings.filterwarnings("ignore", message="These arguments are not documented")
+        html = itables.to_html_datatable(
+            styler, connected=False, allow_html=True, table_id=table_id,
+            classes="display compact cheems-datatable", style="width:auto;margin:0;caption-side:top",
+            layout=_layout(len(styler.data)), pageLength=PAGE_LENGTH, lengthMenu=[PAGE_LENGTH, 50, 100, 500],
+            autoWidth=False, text_in_header_can_be_selected=False, **_sections(styler.data))
+    # itables' fallback reuses the Styler's table, id included: give the plain copy its own id, so that the
+    # page's ids stay unique and DataTables enhances only the interactive table
+    fallback = f'<div id="{table_id}_fallback">'
+    head, sep, rest = html.partition(fallback)
+    if sep:
+        rest = rest.replace(f'id="{table_id}"', f'id="{table_id}-static"', 1)
+    return HTML(head + sep + rest)
+
+
+def page_script(body: str) -> str:
+    """The HTML that loads DataTables, offline, for a page whose ``body`` holds an interactive table (itables'
+    offline bundle, inlined); ``""`` for a page without one."""
+    if not _USES_ITABLES.search(body):
+        return ""
+    from itables import options
+    from itables.javascript import generate_init_offline_itables_html
+
+    return generate_init_offline_itables_html(options.dt_bundle)
