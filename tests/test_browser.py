@@ -156,32 +156,44 @@ def test_every_real_page_renders_in_chromium(browser, real_book):
     assert len(pages) >= 12 and not report, json.dumps(report, indent=1, ensure_ascii=False)
 
 
-SORT_AND_FILTER = """(async () => {
+# Waits poll for the state each step must reach (bounded at 10 s), never a fixed pause: a loaded machine only
+# makes them slower, and a step that never lands fails on the assertion that follows.
+UNTIL = """
   const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const until = async (done) => { for (let i = 0; i < 400 && !done(); i++) await sleep(25); };
+"""
+
+SORT_AND_FILTER = """(async () => {""" + UNTIL + """
   const table = document.getElementById(%(id)s);
   for (let i = 0; i < 200 && !(table && table.classList.contains('dataTable')); i++) await sleep(50);
   if (!table || !table.classList.contains('dataTable')) return {interactive: false};
   const box = table.closest('.dt-container');
   const length = box.querySelector('select');
+  const rows = () => table.querySelectorAll('tbody tr').length;
+  // "Showing 1 to N of N entries": the last two numbers agree once every row is on the page
+  const allShown = () => { const n = (box.querySelector('.dt-info') || {textContent: ''}).textContent
+    .replace(/,/g, '').match(/\\d+/g) || []; return n.length >= 2 && n[n.length - 1] === n[n.length - 2]
+    && rows() === +n[n.length - 1]; };
   if (length) {  // every row on one page
     length.value = length.options[length.options.length - 1].value;
     length.dispatchEvent(new Event('change', {bubbles: true}));
-    await sleep(300);
+    await until(allShown);
   }
   const header = [...table.querySelectorAll('thead th')];
   const column = header.findIndex(th => th.textContent.trim() === %(column)s);
   const cells = () => [...table.querySelectorAll('tbody tr')].map(r => r.cells[column].textContent.trim());
+  const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
   const before = cells();
   header[column].click();
-  await sleep(300);
+  await until(() => !same(cells(), before));
   const up = cells();
   header[column].click();
-  await sleep(300);
+  await until(() => !same(cells(), up));
   const down = cells();
   const search = box.querySelector('input[type=search]');
   search.value = %(word)s;
   search.dispatchEvent(new Event('input', {bubbles: true}));
-  await sleep(500);
+  await until(() => rows() < before.length);
   const kept = [...table.querySelectorAll('tbody tr')].map(r => r.textContent);
   return {interactive: true, column, before, up, down, kept,
           fallback_hidden: document.getElementById(%(id)s + '_fallback').hidden};
@@ -248,8 +260,7 @@ IN_VIEW = """(() => {
   return {found: true, column: true, clips, right: cell.right, page_right: article.right};
 })()"""
 
-SORT_BY = """(async () => {
-  const sleep = ms => new Promise(r => setTimeout(r, ms));
+SORT_BY = """(async () => {""" + UNTIL + """
   const table = document.getElementById(%(id)s);
   for (let i = 0; i < 200 && !(table && table.classList.contains('dataTable')); i++) await sleep(50);
   const header = [...table.querySelectorAll('thead th')];
@@ -257,7 +268,8 @@ SORT_BY = """(async () => {
   const before = [...table.querySelectorAll('tbody tr')].map(r => r.cells[1].textContent.trim());
   const sectionsBefore = [...table.querySelectorAll('tbody tr')].map(r => r.cells[0].textContent.trim());
   header[column].click();
-  await sleep(300);
+  const models = () => [...table.querySelectorAll('tbody tr')].map(r => r.cells[1].textContent.trim());
+  await until(() => models().join('\\n') !== before.join('\\n'));
   const rows = [...table.querySelectorAll('tbody tr')];
   return {before, sectionsBefore, sections: rows.map(r => r.cells[0].textContent.trim()), models: rows.map(r => r.cells[1].textContent.trim())};
 })()"""
