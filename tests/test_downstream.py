@@ -145,6 +145,40 @@ class TestStudy:
         assert s.down["MT-bench-like grade"].tolist() == [7.0, 3.0] and s.clusters == ["s1", "s2"]
         assert s.table().columns[0] == "group" and s.table()["group"].tolist() == ["A", "B"]
 
+    def test_null_controls_pick_by_length_and_stay_out_of_the_models(self):
+        """The null rows score the same benchmarks and samples by length (and at random): pick-longest picks each
+        prompt's longest sample and gets length's accuracy; models_table puts them below every reward model."""
+        from types import SimpleNamespace
+
+        from cheems_lib.baselines import length_scores
+        from cheems_lib.records import Response
+        from cheems_lib.world import best_of_n
+
+        rb, rmb = _comparators()
+        world = _world(False)
+        long_last = make_record("t", "pq")
+        long_last.responses = [Response("p", "short"), Response("q", "a much longer sample")]
+        c = best_of_n.Candidates(best_of_n.TASKS["mt_bench_sim"], [long_last], np.zeros((1, 2)), np.array([[3.0, 7.0]]), None)
+        setting = SimpleNamespace(rewardbench=rb, rmb=rmb, tasks={"mt_bench_sim": c})
+        nulls = downstream.null_controls(world, setting, seed=0)
+        assert list(nulls.bench.index) == ["pick-longest", "pick-shortest", "random"]
+        assert nulls.down.loc["pick-longest", "MT-bench-like grade"] == 7.0
+        assert nulls.down.loc["pick-shortest", "MT-bench-like grade"] == 3.0
+        sets = downstream.benchmark_sets(world, rb, rmb)
+        records = world.bench_records + rb.records + rmb.records
+        ref = downstream.benchmark_table(sets, {"pick-longest": length_scores(records)})
+        assert nulls.bench.loc["pick-longest", "CheemsBench acc"] == ref.loc["pick-longest", "CheemsBench acc"]
+        from cheems_lib.baselines import random_scores
+
+        rms = downstream.RewardModels({"m1": "a", "m2": "b"}, {"m1": "B", "m2": "A"}, {"m1": "m1", "m2": "m2"})
+        models = downstream.tabulate(sets, {m: random_scores(records, seed=k) for k, m in enumerate(rms.paths)},
+                                     {m: {"mt_bench_sim": random_scores(c.records, seed=k)} for k, m in enumerate(rms.paths)},
+                                     setting.tasks, rms)
+        table = downstream.models_table(models, nulls)
+        assert list(table.index[:2]) == ["m2", "m1"]  # by group first
+        assert set(table.index[2:]) == set(nulls.bench.index) and (table["group"][2:] == downstream.CONTROLS_GROUP).all()
+        assert list(table.columns) == list(models.table().columns)
+
     def test_prose_values(self):
         """Population size, training sets and groups are counted from the scores; responses from the world."""
         s = _scores(n_sets=3, seeds=2)

@@ -131,3 +131,29 @@ def test_a_models_file_is_one_of_the_files_a_chapter_reads(tmp_path):
     before = cache_key(source, {"models_file": str(models)}, ROOT)
     models.write_text("models:\n  - org/rm\n  - org/other\n", encoding="utf-8")
     assert cache_key(source, {"models_file": str(models)}, ROOT) != before
+
+
+def test_local_checkpoints_a_chapter_names_are_files_it_reads(tmp_path):
+    """A checkpoint folder listed in a models file, or passed in a list parameter, is read by the chapter: its
+    weights retrained in place execute the chapter again; a hub name adds no file and the folder's other files
+    (a score file written into it) change nothing."""
+    from cheems_lib.publishing.chapters import chapter
+
+    ckpt = tmp_path / "runs" / "rm"
+    ckpt.mkdir(parents=True)
+    (ckpt / "model.safetensors").write_bytes(b"weights v1")
+    (ckpt / "config.json").write_text("{}")
+    models = tmp_path / "models.yaml"
+    models.write_text(f"models:\n  - org/rm\n  - path: {ckpt}\n    name: mine\n", encoding="utf-8")
+    declared = chapter("evaluation").declared(ROOT)
+    assert execute.input_files({"models_file": str(models)}, declared, ROOT) == [
+        models, ckpt / "config.json", ckpt / "model.safetensors"]
+    assert execute.input_files({"models": [str(ckpt), "org/rm"]}, declared, ROOT) == [
+        ckpt / "config.json", ckpt / "model.safetensors"]
+    source = ROOT / "notebooks" / "evaluation.md"
+    for params in ({"models_file": str(models)}, {"models": [str(ckpt)]}):
+        before = cache_key(source, params, ROOT)
+        (ckpt / "scores.jsonl").write_text("{}")
+        assert cache_key(source, params, ROOT) == before
+        (ckpt / "model.safetensors").write_bytes(b"weights v2, retrained")
+        assert cache_key(source, params, ROOT) != before

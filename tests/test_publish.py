@@ -322,13 +322,17 @@ def test_unresolved_glue_lists_keys_no_cell_glued():
     assert unresolved_glue(nb) == ["fig-x", "gone"]
 
 
-def test_interactive_table_keeps_the_plain_table_csv_and_caption(tmp_path):
+def test_interactive_table_keeps_the_plain_table_csv_and_caption(tmp_path, monkeypatch):
     """interactive=True: the CSV and caption link as before; the HTML holds the plain table (every cell, the
     caption) for readers without JavaScript and the itables table under the stable id T_<label>, with unique
-    ids; the page gets DataTables (offline, no URL) only when it holds such a table."""
+    ids. The first such table of a kernel carries DataTables (offline, no URL, no noscript notice), so the
+    downloaded notebook loads its tables; the page gets it from the hook only when its body holds a table but
+    not the bundle."""
     import re
 
     from cheems_lib.publishing import interactive
+
+    monkeypatch.setattr(interactive, "_carried", False)  # a fresh kernel
 
     df = pd.DataFrame({"model": ["a", "b"], "acc": [0.5, 0.75]})
     out = publish.table(df.style.set_caption("Ours").format(precision=3), "tab-test-acc", root=tmp_path, interactive=True)
@@ -339,9 +343,14 @@ def test_interactive_table_keeps_the_plain_table_csv_and_caption(tmp_path):
     assert 'href="../tables/tab-test-acc.csv"' in plain and "Ours" in plain
     ids = re.findall(r'\bid="([^"]+)"', html)
     assert ids.count("T_tab-test-acc") == 1 and len(ids) == len(set(ids))
+    bundle = interactive.bundle()
+    assert len(bundle) > 100_000 and "http" not in bundle and "<noscript>" not in bundle
+    assert html.startswith(bundle) and html.count(bundle) == 1
+    second = interactive.datatable(df.style, "tab-test-other").data
+    assert bundle not in second and "T_tab-test-other" in second  # once per kernel
     assert interactive.page_script("<p>no table</p>") == ""
-    script = interactive.page_script(html)
-    assert len(script) > 100_000 and "http" not in script.split("<noscript>")[0]
+    assert interactive.page_script(html) == ""  # the notebook's output carries it
+    assert interactive.page_script(second) == bundle
 
 
 def test_key_first_moves_the_key_column_next_to_the_name():

@@ -24,6 +24,8 @@ The study of the downstream chapter is wired here too:
   by every model), so every interval resamples training sets and prompts together;
 - :func:`cheemsbench_at_size` and :func:`equal_size_table` cut CheemsBench to each comparator's number of
   prompts or compared pairs;
+- :func:`null_controls` scores the benchmarks and picks the Best-of-N samples by length and at random, and
+  :func:`models_table` shows those rows below the reward models, never inside a correlation;
 - :func:`plot_correlations` (Fig. 5) and :func:`plot_scatter` draw the results;
 - :func:`add_claims` tests Fig. 5's claims, :func:`add_controls` adds their *robustness* rows (equal size,
   length-controlled Best-of-N, the judge-identity case), and :func:`comparisons` gives the same
@@ -41,6 +43,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..baselines import CONTROLS, named_scores, NAMES
 from ..correlation import correlation
 from ..estimates import all_of, Estimate, p_value
 from ..metrics import evaluate_subset, lookup_scores, prompt_outcomes
@@ -64,7 +67,7 @@ __all__ = ["benchmark_table", "task_average", "correlate", "COMPARATORS", "bench
            "cheemsbench_at_size", "equal_size_spearman", "equal_size_table", "add_controls", "relabeled",
            "NOISE_TARGETS", "noise_sweeps", "add_noise_claims", "Robustness", "add_robustness", "noise_figure",
            "noise_table", "WIN_RATE_JUDGES", "MT_JUDGE", "Setting", "setting", "population_scores",
-           "sharing_sentences"]
+           "sharing_sentences", "CONTROLS_GROUP", "null_controls", "models_table"]
 
 
 def benchmark_table(benchmarks: Mapping[str, Sequence[Record]], scores_by_model: Mapping[str, Mapping], *,
@@ -311,6 +314,34 @@ def score(models: RewardModels, world, rewardbench, rmb, candidates: Mapping) ->
             bench_scores[name].update(score_or_load(path, recs, **kw))
         bon_scores[name] = {t: score_or_load(path, c.records, **kw) for t, c in candidates.items()}
     return tabulate(benchmark_sets(world, rewardbench, rmb), bench_scores, bon_scores, candidates, models)
+
+
+CONTROLS_GROUP = "null control (not in Fig. 5)"
+"""The group of :func:`null_controls`' rows in :func:`models_table`."""
+
+
+def null_controls(world, setting: "Setting", *, seed: int = 0) -> Scores:
+    """The null controls of the per-model table, as :class:`Scores` of their own: pick-longest, pick-shortest and
+    random scores (:data:`cheems_lib.baselines.NAMES`, the random one drawn with ``seed``) on the same benchmarks
+    and Best-of-N samples as the reward models. Nothing is trained or scored by a model; these rows show what
+    length alone earns on each benchmark and task, and no correlation takes them."""
+    benchmarks = benchmark_sets(world, setting.rewardbench, setting.rmb)
+    records = [*world.bench_records, *setting.rewardbench.records, *setting.rmb.records]
+    labels = {word: n for n, word in CONTROLS.items() if n in NAMES}  # pick-longest, pick-shortest, random
+    models = RewardModels(labels, dict.fromkeys(labels, CONTROLS_GROUP), {k: k for k in labels})
+    bench_scores = {k: named_scores(n, records, seed=seed) for k, n in labels.items()}
+    bon_scores = {k: {t: named_scores(n, c.records, seed=seed) for t, c in setting.tasks.items()} for k, n in labels.items()}
+    return tabulate(benchmarks, bench_scores, bon_scores, setting.tasks, models)
+
+
+def models_table(scores: Scores, controls: Scores):
+    """The chapter's per-model table: the reward models by group and Human win rate, then the null controls
+    (:func:`null_controls`) in their own group below them."""
+    import pandas as pd
+
+    models = scores.table()
+    order = ["group", *[TASK_LABELS["human_win_rate"]][:TASK_LABELS["human_win_rate"] in models]]
+    return pd.concat([models.sort_values(order), controls.table()[list(models.columns)]])
 
 
 def prose_values(scores: Scores, world, seeds: Sequence[int]) -> dict[str, object]:

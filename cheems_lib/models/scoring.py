@@ -36,7 +36,8 @@ from .judging import judge_records, judge_scores, load_judge, position_consisten
 from .reward_model import check_pair, encode_pairs, load
 from .training_config import default_device
 
-__all__ = ["score_records", "ScoreOutput", "score_to_file", "make_scorer", "model_fingerprint", "record_fingerprint"]
+__all__ = ["score_records", "ScoreOutput", "score_to_file", "make_scorer", "checkpoint_files", "model_fingerprint",
+           "record_fingerprint"]
 
 JUDGE_CHUNK = 16  # records judged between two writes of a judge run
 
@@ -111,6 +112,15 @@ def _file_fingerprint(path: Path) -> str:
     return h.hexdigest()
 
 
+def checkpoint_files(folder: str | Path) -> list[Path]:
+    """The files of a local checkpoint folder that change its scores (:data:`WEIGHT_SUFFIXES`, :data:`MODEL_FILES`),
+    sorted; ``[]`` for anything that is not a folder (a hub name, a baseline)."""
+    path = Path(folder).expanduser()
+    if not path.is_dir():
+        return []
+    return [f for f in sorted(path.iterdir()) if f.is_file() and (f.suffix in WEIGHT_SUFFIXES or f.name in MODEL_FILES)]
+
+
 def model_fingerprint(model: str | Path, config=None) -> str:
     """What identifies the weights that ``model`` names, for reusing its scores.
 
@@ -125,9 +135,8 @@ def model_fingerprint(model: str | Path, config=None) -> str:
     path = Path(model)
     if path.is_dir():
         h = hashlib.sha256()
-        for f in sorted(path.iterdir()):
-            if f.is_file() and (f.suffix in WEIGHT_SUFFIXES or f.name in MODEL_FILES):
-                h.update(f"{f.name}:{_file_fingerprint(f)}\n".encode())
+        for f in checkpoint_files(path):
+            h.update(f"{f.name}:{_file_fingerprint(f)}\n".encode())
         return "sha256:" + h.hexdigest()
     if path.is_file():
         return "sha256:" + _file_fingerprint(path)

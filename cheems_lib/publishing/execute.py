@@ -38,7 +38,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..analyses.claims import inputs_digest as claims_digest
+from ..analyses.model_list import read_models_file
+from ..models.scoring import checkpoint_files
 from ..outputs import atomic_path, interrupt_point
+from ..records import DataError
 from ..world import simulation
 from ..world_files import layout_files
 from .chapters import CHAPTERS, BookError, parameters_of
@@ -67,18 +70,39 @@ def _library_fingerprint() -> str:
     return h.hexdigest()
 
 
+def _listed_checkpoints(models_file: Path, root: Path) -> list[Path]:
+    """The checkpoint files of the local folders a models file lists (reward models and judges); none for a
+    file that does not read (the chapter's parameter check refuses it before any kernel starts)."""
+    try:
+        listed = read_models_file(models_file)
+    except DataError:
+        return []
+    return [f for p in [*listed.models.values(), *listed.judges.values()] for f in checkpoint_files(_local(p, root))]
+
+
+def _local(path: str, root: Path) -> Path:
+    """Where a path a chapter's kernel opens lies (the kernel runs in ``root``)."""
+    return Path(path).expanduser() if path.startswith("~") else root / path
+
+
 def input_files(params: dict[str, Any], declared: dict[str, dict], root: Path) -> list[Path]:
     """The files the path parameters in ``params`` name: a ``file``'s file, a ``world folder``'s spec
     §6/§6b files (:func:`cheems_lib.world_files.layout_files`), a ``folder``'s files (not its
-    subfolders). Never walks a tree, so ``-p world_dir /`` costs a few lookups."""
+    subfolders); a ``models file`` and the weights and configs of the local checkpoints it lists
+    (:func:`cheems_lib.models.scoring.checkpoint_files`), and those of every local folder a list
+    parameter names (``-p models '["runs/rm"]'``), so a checkpoint retrained in place executes the chapter
+    again. Never walks a tree, so ``-p world_dir /`` costs a few lookups."""
     files: list[Path] = []
     for name, value in params.items():
+        if isinstance(value, list):
+            files += [f for v in value if isinstance(v, str) and v for f in checkpoint_files(_local(v, root))]
         kind = ((declared.get(name) or {}).get("check") or {}).get("path")
         if not kind or not isinstance(value, str) or not value:
             continue
         path = root / value
         if kind in ("file", "models file"):
             files += [path] if path.is_file() else []
+            files += _listed_checkpoints(path, root) if kind == "models file" and path.is_file() else []
         elif kind == "world folder":
             files += layout_files(path)
         elif path.is_dir():

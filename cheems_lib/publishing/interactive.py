@@ -5,22 +5,35 @@ itables writes the table twice: a plain HTML table, shown by default, and the in
 script of itables' swaps them when JavaScript runs. With JavaScript off the reader sees the plain table, with the
 same cells, caption and CSV link.
 
-The offline mode needs DataTables itself on the page (about 1 MB, from the itables package, no CDN: the book's
-machines reach nothing else). Rather than in the first table's output, where a removed cell would take it away,
-the book's Sphinx extension adds it once to each page that holds an interactive table (:func:`page_script`,
-called by :mod:`cheems_lib.publishing.sphinx_hook`). itables is imported only here, lazily: ``cheems --help`` and
-the chapters that show no interactive table never load it.
+The offline mode needs DataTables itself (about 1 MB, from the itables package, no CDN: the book's machines
+reach nothing else). The first interactive table a kernel shows carries it (:func:`bundle`, once per chapter
+run), so a chapter's executed notebook, downloaded from its page and opened in a trusted Jupyter, loads its tables
+instead of showing "Loading ITables" (untrusted, Jupyter drops the scripts and shows the plain tables). For a page
+whose body lacks it (a table in a removed cell, or a page that is not a notebook), the book's Sphinx extension adds
+it once (:func:`page_script`, called by :mod:`cheems_lib.publishing.sphinx_hook`). itables is imported only here,
+lazily: ``cheems --help`` and the chapters that show no interactive table never load it.
 """
 from __future__ import annotations
 
 import re
 import warnings
 
-__all__ = ["PAGE_LENGTH", "datatable", "page_script"]
+__all__ = ["PAGE_LENGTH", "bundle", "datatable", "page_script"]
 
 PAGE_LENGTH = 15
 """Rows per page of an interactive table; a longer table gets paging and a page-length menu."""
 _USES_ITABLES = re.compile(r"await window\._itables_\w+")  # what every offline table's script waits for
+_carried = False  # whether this kernel's output already holds the bundle (one chapter run is one kernel)
+
+
+def bundle() -> str:
+    """itables' offline DataTables bundle (its init script, CSS and JavaScript inlined), without the ``<noscript>``
+    notice itables appends: a page or notebook with JavaScript off shows the plain tables and no notice."""
+    from itables import options
+    from itables.javascript import generate_init_offline_itables_html
+
+    html = generate_init_offline_itables_html(options.dt_bundle)
+    return html[:html.rindex("</script>") + len("</script>")] + "\n"
 
 
 def _layout(rows: int) -> dict:
@@ -48,9 +61,12 @@ def datatable(styler, label: str):
     """``styler`` (a pandas Styler, caption included) as an interactive table with the stable HTML id
     ``T_<label>``: click a column header to sort, type in the search box to filter the rows; a table with a
     first column ``section`` sorts within its sections (:func:`_sections`). Returns an IPython ``HTML`` object
-    holding itables' plain-table fallback and the interactive table."""
+    holding itables' plain-table fallback and the interactive table, preceded by DataTables itself (:func:`bundle`)
+    the first time a process shows one."""
     import itables
     from IPython.display import HTML
+
+    global _carried
 
     table_id = f"T_{label}"
     with warnings.catch_warnings():  # orderFixed is DataTables' own option, passed on though itables does not list it
@@ -66,15 +82,14 @@ def datatable(styler, label: str):
     head, sep, rest = html.partition(fallback)
     if sep:
         rest = rest.replace(f'id="{table_id}"', f'id="{table_id}-static"', 1)
-    return HTML(head + sep + rest)
+    carry, _carried = not _carried, True
+    return HTML((bundle() if carry else "") + head + sep + rest)
 
 
 def page_script(body: str) -> str:
-    """The HTML that loads DataTables, offline, for a page whose ``body`` holds an interactive table (itables'
-    offline bundle, inlined); ``""`` for a page without one."""
+    """The HTML that loads DataTables, offline (:func:`bundle`), for a page whose ``body`` holds an interactive table
+    but not the bundle; ``""`` for a page without one, or whose notebook output carries it already."""
     if not _USES_ITABLES.search(body):
         return ""
-    from itables import options
-    from itables.javascript import generate_init_offline_itables_html
-
-    return generate_init_offline_itables_html(options.dt_bundle)
+    own = bundle()
+    return "" if own in body else own
