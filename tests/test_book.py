@@ -55,9 +55,12 @@ def _text(page: str) -> str:
 
 def test_every_chapter_page_shows_its_rerun_commands_and_notebook(smoke_book):
     """Each chapter page shows, above its collapsed parameters box, the ``cheems book`` and papermill commands with its
-    own name and the parameters it ran with, and links its executed notebook, which the HTML build holds as is."""
+    own name and the parameters it ran with, and links its executed notebook, which the HTML build holds as is; the
+    parameters cell (defaults) is folded, and a notebook with sortable tables carries DataTables once."""
     from cheems_lib.publishing import publish
     from cheems_lib.publishing.chapters import parameters_of
+    from cheems_lib.publishing.execute import PARAMETERS_PROMPT
+    from cheems_lib.publishing.interactive import bundle
 
     root, html, _ = smoke_book
     for ch in CHAPTERS:
@@ -71,6 +74,11 @@ def test_every_chapter_page_shows_its_rerun_commands_and_notebook(smoke_book):
         assert all(command in visible for command in shown), ch.name
         link = re.search(rf'href="(\.\./_downloads/\w+/{ch.name}\.ipynb)"', page)
         assert link and (html / "book" / link[1]).read_bytes() == notebook.read_bytes(), ch.name
+        # the parameters cell lists defaults, not this run's values: folded under its own prompt
+        assert re.search(r'<div class="cell tag_parameters tag_hide-input\b', page) and PARAMETERS_PROMPT in page, ch.name
+        if "await window._itables_" in page:  # its notebook loads its sortable tables in Jupyter too (once)
+            outputs = [o for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"] for o in c.get("outputs", [])]
+            assert sum(bundle() in "".join(o.get("data", {}).get("text/html", "")) for o in outputs) == 1, ch.name
 
 
 def test_cite_page_is_generated_from_citation_cff(smoke_book):

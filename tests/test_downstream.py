@@ -133,8 +133,8 @@ class TestStudy:
                  ("t", "p"): 0.0, ("t", "q"): 1.0}
         flipped = {k: -v for k, v in truth.items()}
         by_path = {"good": truth, "bad": flipped}
-        monkeypatch.setattr(downstream, "score_or_load", lambda path, recs, **kw: {
-            (r.id, x.id): by_path[path][(r.id, x.id)] for r in recs for x in r.responses})
+        monkeypatch.setattr(downstream, "score_all", lambda jobs, **kw: [{
+            (r.id, x.id): by_path[path][(r.id, x.id)] for r in recs for x in r.responses} for path, recs in jobs])
         models = downstream.RewardModels({"m1": "good", "m2": "bad"}, {"m1": "A", "m2": "B"}, {"m1": "s1", "m2": "s2"})
         s = downstream.score(models, world, rb, rmb, {"mt_bench_sim": c})
         sets = downstream.benchmark_sets(world, rb, rmb)

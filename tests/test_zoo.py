@@ -109,3 +109,40 @@ def test_busy_entry_refuses_or_waits(tmp_path, monkeypatch):
     assert calls == []
     assert zoo.train_or_load(recs, TrainConfig(), cache_dir=tmp_path, wait=False) == entry and calls == [entry]
     assert not entry.with_name(entry.name + ".lock").exists()
+
+
+def test_a_busy_score_entry_is_scored_last_and_once(tmp_path, monkeypatch):
+    """score_or_load(wait=False) refuses an entry another holder is scoring (Busy, nothing scored);
+    score_all scores the free jobs first, the busy one last (waiting for it), and returns jobs' order."""
+    from cheems_lib.models import zoo
+    from cheems_lib.outputs import OutputLock
+
+    w = build_world(WorldConfig(size="smoke"))
+    recs = w.files["cheems_preference/gpt.jsonl"][:24]
+    cfg = TrainConfig(model="tiny-xs", epochs=1, max_length=128, tokenizer_vocab=400, max_tokens_per_batch=1024)
+    path = train_or_load(recs, cfg, cache_dir=tmp_path)
+    bench = w.files["cheems_bench/open.jsonl"][:4]
+    scores_dir = path / "scores"
+    scores_dir.mkdir(exist_ok=True)
+    zoo.score_or_load(path, bench)  # learn the entry's file name
+    entry = next(scores_dir.glob("*.json"))
+    entry.unlink()
+    with OutputLock(entry):
+        with pytest.raises(zoo.Busy, match="another process"):
+            zoo.score_or_load(path, bench, wait=False)
+    assert not entry.exists()
+
+    calls = []
+    real = zoo.score_or_load
+
+    def busy_first(model_dir, records, *, wait=True, **kw):
+        calls.append((model_dir, wait))
+        if model_dir == "busy" and not wait:
+            raise zoo.Busy("held")
+        return {("p", "r"): float(len(calls))} if model_dir != path else real(model_dir, records, **kw)
+
+    monkeypatch.setattr(zoo, "score_or_load", busy_first)
+    got = zoo.score_all([("busy", bench), ("free", bench), (path, bench)])
+    assert calls == [("busy", False), ("free", False), (path, False), ("busy", True)]
+    assert got[0] == {("p", "r"): 4.0} and got[1] == {("p", "r"): 2.0}  # jobs' order, not the order scored
+    assert got[2] == real(path, bench)

@@ -48,7 +48,7 @@ from ..correlation import correlation
 from ..estimates import all_of, Estimate, p_value
 from ..metrics import evaluate_subset, lookup_scores, prompt_outcomes
 from ..models.reward_model import is_tiny
-from ..models.zoo import score_or_load
+from ..models.zoo import score_all
 from ..records import Record, strict_pairs
 from ..world import best_of_n, comparators
 from ..world.annotators import GPTAnnotator, HumanAnnotator
@@ -305,14 +305,15 @@ def tabulate(benchmarks: Mapping[str, Sequence[Record]], bench_scores: Mapping[s
 
 def score(models: RewardModels, world, rewardbench, rmb, candidates: Mapping) -> Scores:
     """Score every model on ``world``'s benchmarks, the two comparators and each task's samples
-    (:func:`cheems_lib.models.zoo.score_or_load`: cached), then :func:`tabulate`."""
-    kw = {"device": world.device, "dtype": world.dtype}
+    (:func:`cheems_lib.models.zoo.score_all`: cached, each score once across parallel chapters), then :func:`tabulate`."""
+    sets = {"bench": world.bench_records, "rewardbench": rewardbench.records, "rmb": rmb.records,
+            **{("task", t): c.records for t, c in candidates.items()}}
+    jobs = [(name, key) for name in models.paths for key in sets]
+    done = dict(zip(jobs, score_all([(models.paths[n], sets[k]) for n, k in jobs], device=world.device, dtype=world.dtype)))
     bench_scores, bon_scores = {}, {}
-    for name, path in models.paths.items():
-        bench_scores[name] = {}
-        for recs in (world.bench_records, rewardbench.records, rmb.records):  # response ids never collide
-            bench_scores[name].update(score_or_load(path, recs, **kw))
-        bon_scores[name] = {t: score_or_load(path, c.records, **kw) for t, c in candidates.items()}
+    for name in models.paths:  # response ids never collide across the benchmarks
+        bench_scores[name] = {k: v for key in ("bench", "rewardbench", "rmb") for k, v in done[name, key].items()}
+        bon_scores[name] = {t: done[name, ("task", t)] for t in candidates}
     return tabulate(benchmark_sets(world, rewardbench, rmb), bench_scores, bon_scores, candidates, models)
 
 

@@ -421,8 +421,9 @@ def score_family(family: Family | Sequence[ModelSpec], world: World, *, records:
     all_records = [r for recs in dict(records or world.bench).values() for r in recs]
     specs = family.specs() if isinstance(family, Family) else list(family)
     out: dict[str, list[dict]] = {spec.name: [] for spec in specs}
-    for spec, path in zip(specs, train(specs, progress=progress)):
-        out[spec.name].append(zoo.score_or_load(path, all_records, device=world.device, dtype=world.dtype))
+    paths = train(specs, progress=progress)
+    for spec, scores in zip(specs, zoo.score_all([(p, all_records) for p in paths], device=world.device, dtype=world.dtype)):
+        out[spec.name].append(scores)
     return out
 
 

@@ -27,7 +27,7 @@ from .scoring import model_fingerprint, score_records
 from .training import train
 from .training_config import TrainConfig
 
-__all__ = ["Busy", "zoo_key", "train_or_load", "judge_or_load", "score_or_load"]
+__all__ = ["Busy", "zoo_key", "train_or_load", "judge_or_load", "score_or_load", "score_all"]
 
 
 def _code_fingerprint() -> str:
@@ -94,7 +94,7 @@ def _responses_fingerprint(records: Sequence[Record]) -> str:
 
 
 def score_or_load(model_dir: str | Path, records: Sequence[Record], *, batch_size: int = 32, device: str | None = None,
-                  dtype=None, progress: bool = False) -> dict[tuple[str, str], float]:
+                  dtype=None, progress: bool = False, wait: bool = True) -> dict[tuple[str, str], float]:
     """Scores of the zoo model in ``model_dir`` on ``records``, computed once and cached beside it.
 
     The key is the records' content (:func:`_responses_fingerprint`) and the weights
@@ -102,15 +102,34 @@ def score_or_load(model_dir: str | Path, records: Sequence[Record], *, batch_siz
     passed here that changes, gets new scores). Scores do not depend on the batch size (see
     :mod:`cheems_lib.models.scoring`), so it is not part of the key; ``device`` and ``dtype`` are where
     and how the model is loaded (a GPU and bfloat16 for large models). The cache is
-    ``<model_dir>/scores/<fingerprint>.json``, written atomically.
+    ``<model_dir>/scores/<fingerprint>.json``, written atomically. A lock per entry makes parallel chapters
+    score it once: the second waits for the first, or with ``wait=False`` raises :class:`Busy`, so the caller
+    can score something else meanwhile (:func:`score_all`).
     """
     key = hashlib.sha256(f"{_responses_fingerprint(records)}:{model_fingerprint(model_dir)}".encode()).hexdigest()[:16]
     path = Path(model_dir) / "scores" / f"{key}.json"
     if not path.exists():
-        model, tok = reward_model.load(model_dir, dtype=dtype)
-        if device:
-            model = model.to(device)
-        scores, _ = score_records(model, tok, records, batch_size=batch_size, progress=progress)
-        with atomic_path(path) as tmp:
-            tmp.write_bytes(orjson.dumps([[p, r, s] for (p, r), s in scores.items()]))
+        with OutputLock(path, wait=wait):
+            if not path.exists():
+                model, tok = reward_model.load(model_dir, dtype=dtype)
+                if device:
+                    model = model.to(device)
+                scores, _ = score_records(model, tok, records, batch_size=batch_size, progress=progress)
+                with atomic_path(path) as tmp:
+                    tmp.write_bytes(orjson.dumps([[p, r, s] for (p, r), s in scores.items()]))
     return {(p, r): s for p, r, s in orjson.loads(path.read_bytes())}
+
+
+def score_all(jobs: Sequence[tuple[str | Path, Sequence[Record]]], **kw) -> list[dict[tuple[str, str], float]]:
+    """:func:`score_or_load` of every ``(model_dir, records)`` job, results in ``jobs``' order. Jobs another
+    process is scoring are skipped at first and done last (waiting for it if it is still at them), so two
+    chapters that need the same models score each once and neither idles behind the other."""
+    out: dict[int, dict] = {}
+    for wait in (False, True):
+        for i, (model_dir, records) in enumerate(jobs):
+            if i not in out:
+                try:
+                    out[i] = score_or_load(model_dir, records, wait=wait, **kw)
+                except Busy:
+                    continue
+    return [out[i] for i in range(len(jobs))]

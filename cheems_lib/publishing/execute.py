@@ -143,6 +143,10 @@ def data_files(source: Path, params: dict[str, Any], root: Path) -> tuple[str | 
     return world, files
 
 
+PARAMETERS_PROMPT = "Show every parameter of this chapter, with its default and help (this run's values are above)"
+"""The toggle of a chapter's folded parameters cell (its source lists the defaults, not the run's values)."""
+
+
 def _add_header_footer(nb, source: Path, params: dict[str, Any], root: Path, *, profile: str,
                        wall_time_s: float) -> dict[str, Any]:
     """Put the commands that rerun the chapter and the run's parameters under the chapter title and the
@@ -161,6 +165,9 @@ def _add_header_footer(nb, source: Path, params: dict[str, Any], root: Path, *, 
         tags = cell.metadata.setdefault("tags", [])
         if "injected-parameters" in tags and "remove-cell" not in tags:
             tags.append("remove-cell")
+        if "parameters" in tags and "hide-input" not in tags:  # its defaults, folded: not mistaken for this run's values
+            tags.append("hide-input")
+            cell.metadata["mystnb"] = {"code_prompt_show": PARAMETERS_PROMPT, "code_prompt_hide": "Hide the parameters"}
     nb.cells.append(nbformat.v4.new_markdown_cell(footer(root, files, wall_time_s, facts)))
     return facts
 
