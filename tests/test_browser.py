@@ -276,24 +276,28 @@ SORT_BY = """(async () => {""" + UNTIL + """
 
 
 def test_leaderboard_sorts_within_its_sections(browser, smoke_book):
-    """Issue 29: Table 2 sorts by Overall within its sections: the null controls stay below the reward models,
-    never ranked with them."""
+    """Issue 29: Table 2 opens in the table's own order (ranked by Overall, then the null controls), and sorts by
+    Overall within its sections: the null controls stay below the reward models, never ranked with them."""
+    import pandas as pd
+
     _, html, _ = smoke_book
     _visit(browser, html / "book" / "evaluation.html")
     got = _run(browser, SORT_BY % {"id": json.dumps("T_paper-table2"), "column": json.dumps("Overall")})
+    assert got["before"] == list(pd.read_csv(html / "tables" / "paper-table2.csv")["model"]), got["before"]
     sections = list(dict.fromkeys(got["sectionsBefore"]))
     assert len(sections) == 2 and got["sections"] == sorted(got["sectionsBefore"], key=sections.index), got
     assert sorted(got["models"]) == sorted(got["before"]) and got["models"] != got["before"], got
 
 
 KEY_COLUMNS = [("evaluation", "paper-table2", "Overall"), ("conflicts", "paper-table5", "difference"),
-               ("data", "paper-table1", "ours"), ("evaluation", "tab-evaluation-claims", "paper")]
+               ("data", "paper-table1", "ours"), ("evaluation", "tab-evaluation-claims", "paper"),
+               ("downstream", "tab-downstream-models", "Human win rate")]
 
 
 def test_key_columns_are_in_view_at_1280_px(browser, smoke_book):
     """Issue 29: at a 1280 px window, the column that matters in each wide table is on screen without a sideways
     scroll: Overall in Table 2, the difference in Table 5, ours in Table 1, the paper's numbers beside the evaluation
-    chapter's claims."""
+    chapter's claims, the win rate beside every reward model of Fig. 5."""
     _, html, _ = smoke_book
     browser.call("Emulation.setDeviceMetricsOverride", width=1280, height=1000, deviceScaleFactor=1, mobile=False)
     try:

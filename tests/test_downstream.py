@@ -177,7 +177,7 @@ class TestStudy:
         table = downstream.models_table(models, nulls)
         assert list(table.index[:2]) == ["m2", "m1"]  # by group first
         assert set(table.index[2:]) == set(nulls.bench.index) and (table["group"][2:] == downstream.CONTROLS_GROUP).all()
-        assert list(table.columns) == list(models.table().columns)
+        assert list(table.columns) == ["group", *models.down.columns, *models.bench.columns]  # the tasks in view
 
     def test_prose_values(self):
         """Population size, training sets and groups are counted from the scores; responses from the world."""

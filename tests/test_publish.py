@@ -368,7 +368,7 @@ def test_interactive_table_sorts_within_its_sections():
     from cheems_lib.publishing import interactive
 
     two = pd.DataFrame({"section": ["reward models", "reward models", "null controls"], "Overall": [0.3, 0.2, 0.5]})
-    assert interactive._sections(two) == {"orderFixed": {"pre": [[0, "desc"]]}}
+    assert interactive._sections(two) == {"orderFixed": {"pre": [[0, "desc"]]}, "orderDescReverse": False}
     assert interactive._sections(two.iloc[::-1]) == {"orderFixed": {"pre": [[0, "asc"]]}}
     assert interactive._sections(two[["Overall"]]) == {}
     assert interactive._sections(pd.DataFrame({"section": ["b", "a", "c"]})) == {}

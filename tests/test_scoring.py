@@ -44,6 +44,9 @@ def test_scores_are_unchanged_by_cutting_before_tokenizing(setup, monkeypatch):
     from cheems_lib.models import reward_model
     from cheems_lib.records import Response
 
+    from cheems_lib.models import scoring
+
+    monkeypatch.setattr(scoring, "ENCODED_SETS", 0)  # every call tokenizes: the old path must really run
     recs, tok, model = setup
     long = replace(recs[0], id="long", responses=[Response("x", "很长的回答。" * 3_000), *recs[0].responses])
     records = [*recs[:4], long]
@@ -53,3 +56,32 @@ def test_scores_are_unchanged_by_cutting_before_tokenizing(setup, monkeypatch):
     for (a, ra), (b, rb) in zip(new, old):
         assert ra == rb and ra["truncated"] >= 1
         assert a.keys() == b.keys() and all(abs(a[k] - b[k]) <= 1e-6 for k in a)
+
+
+def test_a_tokenization_is_reused_only_for_the_same_tokenizer_limit_and_texts(setup, monkeypatch):
+    """Scoring the same records again with the same tokenizer (another training seed of one set) tokenizes
+    nothing and gives the same scores; another tokenizer, limit or text tokenizes again; at most
+    ENCODED_SETS tokenizations are kept."""
+    from dataclasses import replace
+
+    from cheems_lib.models import scoring
+    from cheems_lib.records import Response
+
+    monkeypatch.setattr(scoring, "_ENCODED", {})
+    calls = []
+    real = scoring.encode_pairs
+    monkeypatch.setattr(scoring, "encode_pairs", lambda tok, pairs, **kw: calls.append(len(pairs)) or real(tok, pairs, **kw))
+    recs, tok, model = setup
+    first, _ = score_records(model, tok, recs)
+    again, _ = score_records(build_tiny("tiny-s", tok, seed=4), tok, recs)  # another seed, the same tokenizer
+    assert len(calls) == 1 and again.keys() == first.keys() and again != first
+    assert score_records(model, tok, recs)[0] == first
+    other_tok = train_tokenizer((t for r in recs for t in [r.prompt, *(x.content for x in r.responses)]), vocab_size=500)
+    score_records(build_tiny("tiny-s", other_tok, seed=3), other_tok, recs)
+    score_records(model, tok, recs, max_length=16)
+    edited = [replace(recs[0], responses=[Response(recs[0].responses[0].id, "改过的回答"), *recs[0].responses[1:]]), *recs[1:]]
+    score_records(model, tok, edited)
+    assert len(calls) == 4
+    for k in range(scoring.ENCODED_SETS + 2):
+        score_records(model, tok, recs[:1], max_length=20 + k)
+    assert len(scoring._ENCODED) == scoring.ENCODED_SETS

@@ -337,12 +337,14 @@ def null_controls(world, setting: "Setting", *, seed: int = 0) -> Scores:
 
 def models_table(scores: Scores, controls: Scores):
     """The chapter's per-model table: the reward models by group and Human win rate, then the null controls
-    (:func:`null_controls`) in their own group below them."""
+    (:func:`null_controls`) in their own group below them. The downstream tasks come right after the group,
+    before the benchmarks: the columns every row is read against stay in view on a narrow page."""
     import pandas as pd
 
     models = scores.table()
+    columns = ["group", *scores.down.columns, *scores.bench.columns]
     order = ["group", *[TASK_LABELS["human_win_rate"]][:TASK_LABELS["human_win_rate"] in models]]
-    return pd.concat([models.sort_values(order), controls.table()[list(models.columns)]])
+    return pd.concat([models.sort_values(order), controls.table()])[columns]
 
 
 def prose_values(scores: Scores, world, seeds: Sequence[int]) -> dict[str, object]:

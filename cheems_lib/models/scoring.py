@@ -40,6 +40,10 @@ __all__ = ["score_records", "ScoreOutput", "score_to_file", "make_scorer", "chec
            "record_fingerprint"]
 
 JUDGE_CHUNK = 16  # records judged between two writes of a judge run
+ENCODED_SETS = 8
+"""Tokenized record sets a process keeps (:func:`score_records`): the training seeds of one training set
+share its tokenizer, so the zoo scores a benchmark once per seed but tokenizes it once per set."""
+_ENCODED: dict[str, list] = {}  # key -> token ids as array('i'), oldest first
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 """Files of a checkpoint folder that hold weights (all of them are fingerprinted)."""
@@ -77,8 +81,7 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     skip = skip or set()
     todo = [(rec, r) for rec in records for r in rec.responses if (rec.id, r.id) not in skip]
     skipped = sum(len(rec.responses) for rec in records) - len(todo)
-    # cut before tokenizing (reward_model.text_budget): a huge response costs its budget, not its size
-    encoded = encode_pairs(tokenizer, [(rec.prompt, r.content, rec.sys_prompt) for rec, r in todo], max_length=limit)
+    encoded = _encoded(tokenizer, [(rec.prompt, r.content, rec.sys_prompt) for rec, r in todo], limit)
     truncated = sum(len(ids) > limit for ids in encoded)
     items = [((rec.id, r.id), ids[:limit]) for (rec, r), ids in zip(todo, encoded)]
     items.sort(key=lambda kv: len(kv[1]))
@@ -92,6 +95,39 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
         if on_batch is not None:
             on_batch(batch)
     return scores, {"scored": len(items), "truncated": truncated, "skipped": skipped}
+
+
+def _encoding_key(tokenizer, pairs: list, limit: int) -> str | None:
+    """What a tokenization depends on: the fast tokenizer's whole state (vocabulary, merges, normalizer,
+    truncation; ``backend_tokenizer.to_str()``), its chat template, the length limit and the texts; None for
+    a tokenizer without a serialisable backend (never cached)."""
+    import orjson
+
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return None
+    h = hashlib.sha256(backend.to_str().encode())
+    h.update(orjson.dumps([type(tokenizer).__name__, getattr(tokenizer, "chat_template", None), limit]))
+    h.update(orjson.dumps(pairs))
+    return h.hexdigest()
+
+
+def _encoded(tokenizer, pairs: list, limit: int) -> list:
+    """Token ids of ``pairs`` (:func:`cheems_lib.models.reward_model.encode_pairs`, each text cut to its character
+    budget before tokenizing, so a huge response costs its budget, not its size), reused from the last
+    :data:`ENCODED_SETS` tokenizations of this process when tokenizer, limit and texts are the same."""
+    from array import array
+
+    key = _encoding_key(tokenizer, pairs, limit)
+    if key in _ENCODED:
+        _ENCODED[key] = _ENCODED.pop(key)  # most recent last
+        return _ENCODED[key]
+    encoded = [array("i", ids) for ids in encode_pairs(tokenizer, pairs, max_length=limit)]
+    if key is not None:
+        _ENCODED[key] = encoded
+        while len(_ENCODED) > ENCODED_SETS:
+            _ENCODED.pop(next(iter(_ENCODED)))
+    return encoded
 
 
 def _file_fingerprint(path: Path) -> str:

@@ -47,14 +47,15 @@ def _layout(rows: int) -> dict:
 def _sections(data) -> dict:
     """DataTables' ``orderFixed`` for a table whose first column is ``section`` (e.g. Table 2: the reward models,
     then the null controls, never ranked together): a sort then orders the rows within each section and keeps
-    the sections in the table's order. Only when that order is the sections' alphabetical order or its reverse
+    the sections in the table's order, and before any click every row is where the table put it. Only when that order is the sections' alphabetical order or its reverse
     (DataTables sorts the fixed column by its text); otherwise, and without the column, nothing is fixed."""
     if not len(data.columns) or data.columns[0] != "section":
         return {}
     order = list(dict.fromkeys(data["section"]))
     if order == sorted(order):
         return {"orderFixed": {"pre": [[0, "asc"]]}}
-    return {"orderFixed": {"pre": [[0, "desc"]]}} if order == sorted(order, reverse=True) else {}
+    # orderDescReverse off: rows that tie on a descending column keep the table's order (DataTables reverses them)
+    return {"orderFixed": {"pre": [[0, "desc"]]}, "orderDescReverse": False} if order == sorted(order, reverse=True) else {}
 
 
 def datatable(styler, label: str):
