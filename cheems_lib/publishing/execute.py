@@ -143,7 +143,7 @@ def data_files(source: Path, params: dict[str, Any], root: Path) -> tuple[str | 
     return world, files
 
 
-PARAMETERS_PROMPT = "Show every parameter of this chapter, with its default and help (this run's values are above)"
+PARAMETERS_PROMPT = "Show every parameter of this chapter, with its default and help (the values of this run are above)"
 """The toggle of a chapter's folded parameters cell (its source lists the defaults, not the run's values)."""
 
 
