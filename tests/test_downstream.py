@@ -174,9 +174,41 @@ class TestStudy:
         models = downstream.tabulate(sets, {m: random_scores(records, seed=k) for k, m in enumerate(rms.paths)},
                                      {m: {"mt_bench_sim": random_scores(c.records, seed=k)} for k, m in enumerate(rms.paths)},
                                      setting.tasks, rms)
-        table = downstream.models_table(models, nulls)
+        table = downstream.models_table(models, world, setting, seed=0)
         assert list(table.index[:2]) == ["m2", "m1"]  # by group first
-        assert set(table.index[2:]) == set(nulls.bench.index) and (table["group"][2:] == downstream.CONTROLS_GROUP).all()
+        assert list(table.index[2:]) == ["pick-longest", "pick-shortest", "random", "chance (exact)"]
+        assert (table["group"][2:] == downstream.CONTROLS_GROUP).all()
+        pd.testing.assert_frame_equal(table.loc[list(nulls.bench.index), list(nulls.bench.columns)], nulls.bench,
+                                      check_dtype=False)
+        # chance: accuracy 1/2 on every benchmark; exact match 1/k! of a strict ranking of k (open: 2 responses,
+        # human: 3 with a tie, 1!2!/3! = 1/3); a random pick's expected grade (3 + 7) / 2
+        chance = table.loc["chance (exact)"]
+        assert chance["CheemsBench acc"] == chance["RewardBench-like acc"] == 0.5
+        assert chance["Open Prompt exact"] == 0.5 and chance["Human Instruction exact"] == pytest.approx(1 / 3)
+        assert chance["RMB-like BoN acc"] == pytest.approx(1 / 3) and chance["MT-bench-like grade"] == 5.0
+
+    def test_models_table_puts_the_best_win_rate_first_in_each_group(self):
+        """Within a group the reward models run from the highest Human win rate down."""
+        from types import SimpleNamespace
+
+        from cheems_lib.world import best_of_n
+
+        rb, rmb = _comparators()
+        world = _world(False)
+        c = best_of_n.Candidates(best_of_n.TASKS["human_win_rate"], [make_record("t", "pq")], np.zeros((1, 2)),
+                                 np.array([[0.0, 1.0]]), None)
+        setting = SimpleNamespace(rewardbench=rb, rmb=rmb, tasks={"human_win_rate": c})
+        sets = downstream.benchmark_sets(world, rb, rmb)
+        records = world.bench_records + rb.records + rmb.records
+        picks_second = {("t", "p"): 0.0, ("t", "q"): 1.0}
+        rms = downstream.RewardModels({"low": "a", "high": "b"}, {"low": "G", "high": "G"}, {"low": "a", "high": "b"})
+        from cheems_lib.baselines import random_scores
+
+        models = downstream.tabulate(sets, {m: random_scores(records, seed=1) for m in rms.paths},
+                                     {"low": {"human_win_rate": {k: -v for k, v in picks_second.items()}},
+                                      "high": {"human_win_rate": picks_second}}, setting.tasks, rms)
+        table = downstream.models_table(models, world, setting)
+        assert list(table.index[:2]) == ["high", "low"] and table["Human win rate"].iloc[0] == 1.0
         assert list(table.columns) == ["group", *models.down.columns, *models.bench.columns]  # the tasks in view
 
     def test_prose_values(self):

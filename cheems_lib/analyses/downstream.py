@@ -24,8 +24,9 @@ The study of the downstream chapter is wired here too:
   by every model), so every interval resamples training sets and prompts together;
 - :func:`cheemsbench_at_size` and :func:`equal_size_table` cut CheemsBench to each comparator's number of
   prompts or compared pairs;
-- :func:`null_controls` scores the benchmarks and picks the Best-of-N samples by length and at random, and
-  :func:`models_table` shows those rows below the reward models, never inside a correlation;
+- :func:`null_controls` scores the benchmarks and picks the Best-of-N samples by length and at random,
+  :func:`chance_row` gives the exact expectation under random scores, and :func:`models_table` shows those rows
+  below the reward models, never inside a correlation;
 - :func:`plot_correlations` (Fig. 5) and :func:`plot_scatter` draw the results;
 - :func:`add_claims` tests Fig. 5's claims, :func:`add_controls` adds their *robustness* rows (equal size,
   length-controlled Best-of-N, the judge-identity case), and :func:`comparisons` gives the same
@@ -43,7 +44,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..baselines import CONTROLS, named_scores, NAMES
+from ..baselines import CHANCE, chance_metrics, CONTROLS, named_scores, NAMES
 from ..correlation import correlation
 from ..estimates import all_of, Estimate, p_value
 from ..metrics import evaluate_subset, lookup_scores, prompt_outcomes
@@ -67,7 +68,7 @@ __all__ = ["benchmark_table", "task_average", "correlate", "COMPARATORS", "bench
            "cheemsbench_at_size", "equal_size_spearman", "equal_size_table", "add_controls", "relabeled",
            "NOISE_TARGETS", "noise_sweeps", "add_noise_claims", "Robustness", "add_robustness", "noise_figure",
            "noise_table", "WIN_RATE_JUDGES", "MT_JUDGE", "Setting", "setting", "population_scores",
-           "sharing_sentences", "CONTROLS_GROUP", "null_controls", "models_table"]
+           "sharing_sentences", "CONTROLS_GROUP", "null_controls", "chance_row", "models_table"]
 
 
 def benchmark_table(benchmarks: Mapping[str, Sequence[Record]], scores_by_model: Mapping[str, Mapping], *,
@@ -335,16 +336,40 @@ def null_controls(world, setting: "Setting", *, seed: int = 0) -> Scores:
     return tabulate(benchmarks, bench_scores, bon_scores, setting.tasks, models)
 
 
-def models_table(scores: Scores, controls: Scores):
-    """The chapter's per-model table: the reward models by group and Human win rate, then the null controls
-    (:func:`null_controls`) in their own group below them. The downstream tasks come right after the group,
-    before the benchmarks: the columns every row is read against stay in view on a narrow page."""
+def chance_row(world, setting: "Setting") -> dict[str, float]:
+    """The exact expectation under uniformly random scores, by the columns of :func:`tabulate`: each benchmark's
+    accuracy and exact match (:func:`cheems_lib.baselines.chance_metrics`; RMB-like BoN accuracy is its exact
+    match, as there) and each task's value (a random pick's expected outcome: the mean over each prompt's samples,
+    averaged over prompts)."""
+    benchmarks = benchmark_sets(world, setting.rewardbench, setting.rmb)
+    pairwise = ("RewardBench-like", "RMB-like pairwise")
+    row = {}
+    for name, records in benchmarks.items():
+        chance = chance_metrics(records)
+        if name == "RMB-like BoN":
+            row[f"{name} acc"] = chance["exact_match"]
+            continue
+        row[f"{name} acc"] = chance["accuracy"]
+        if name not in pairwise:
+            row[f"{name} exact"] = chance["exact_match"]
+    for t, c in setting.tasks.items():
+        row[TASK_LABELS[t]] = float(np.mean(c.outcome.mean(axis=1)))
+    return row
+
+
+def models_table(scores: Scores, world, setting: "Setting", *, seed: int = 0):
+    """The chapter's per-model table: the reward models by group and Human win rate (best first), then in their
+    own group the null controls on the same benchmarks and samples (:func:`null_controls`, random drawn with
+    ``seed``) and the exact chance (:func:`chance_row`). The downstream tasks come right after the group, before
+    the benchmarks: the columns every row is read against stay in view on a narrow page."""
     import pandas as pd
 
     models = scores.table()
     columns = ["group", *scores.down.columns, *scores.bench.columns]
-    order = ["group", *[TASK_LABELS["human_win_rate"]][:TASK_LABELS["human_win_rate"] in models]]
-    return pd.concat([models.sort_values(order), controls.table()])[columns]
+    win = [TASK_LABELS["human_win_rate"]][:TASK_LABELS["human_win_rate"] in models]
+    chance = pd.DataFrame([{"group": CONTROLS_GROUP, **chance_row(world, setting)}], index=[CHANCE])
+    return pd.concat([models.sort_values(["group", *win], ascending=[True] + [False] * len(win)),
+                      null_controls(world, setting, seed=seed).table(), chance])[columns]
 
 
 def prose_values(scores: Scores, world, seeds: Sequence[int]) -> dict[str, object]:

@@ -103,6 +103,11 @@ def _tally(rows: list[dict[str, Any]], key: str) -> dict[tuple[str, str], list[s
     return out
 
 
+def _chapters(n: int) -> str:
+    """``1 chapter``, ``2 chapters``."""
+    return f"{n} chapter{'' if n == 1 else 's'}"
+
+
 def _who(chapters: list[str], rows: list[dict[str, Any]], key: str = "data_files") -> str:
     """The chapters, or "every chapter that recorded it" when no chapter that recorded ``key`` is left out."""
     recorded = [r["name"] for r in rows if r["meta"].get(key)]
@@ -118,7 +123,7 @@ def page(root: str | Path, outcomes: Mapping[str, str] | None = None, build_s: f
     total = sum(r["meta"].get("wall_time_s", 0) for r in rows)
     lines = ["(build-stats)=", "# How this book was built", "",
              f"Rendered {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} from git commit {md_code(commit)}, "
-             f"generated from the executed notebooks' metadata. This build executed {done['executed']} chapters, "
+             f"generated from the executed notebooks' metadata. This build executed {_chapters(done['executed'])}, "
              f"found {done['cached']} up to date (cache hits) and saw {done['failed']} fail"
              + (f", in {build_s:.1f} s." if build_s is not None else "."),
              f"Executing every chapter shown took {total:.1f} s in all (the sum of their wall times). "

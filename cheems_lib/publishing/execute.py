@@ -99,7 +99,7 @@ def input_files(params: dict[str, Any], declared: dict[str, dict], root: Path) -
         kind = ((declared.get(name) or {}).get("check") or {}).get("path")
         if not kind or not isinstance(value, str) or not value:
             continue
-        path = root / value
+        path = _local(value, root)
         if kind in ("file", "models file"):
             files += [path] if path.is_file() else []
             files += _listed_checkpoints(path, root) if kind == "models file" and path.is_file() else []
