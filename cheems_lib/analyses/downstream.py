@@ -146,6 +146,8 @@ def correlate(bench, down, *, n_boot: int = 1000, seed: int = 0, ci: float = 0.9
     return pd.DataFrame(rows)
 
 
+PAIRWISE = ("RewardBench-like", "RMB-like pairwise")
+"""The benchmarks of one pair per prompt: accuracy only (their exact match is the same number)."""
 COMPARATORS = ["RewardBench-like acc", "RMB-like pairwise acc", "RMB-like BoN acc"]
 """The columns of the benchmarks built independently of CheemsBench (:mod:`cheems_lib.world.comparators`)."""
 
@@ -285,8 +287,7 @@ def tabulate(benchmarks: Mapping[str, Sequence[Record]], bench_scores: Mapping[s
     A task's value is the mean outcome of the model's Best-of-N picks (each response scored once; the
     picks are kept, so a re-judged or length-controlled task needs no new scores).
     """
-    pairwise = ("RewardBench-like", "RMB-like pairwise")
-    bench = benchmark_table(benchmarks, bench_scores, exact=[b for b in benchmarks if b not in pairwise])
+    bench = benchmark_table(benchmarks, bench_scores, exact=[b for b in benchmarks if b not in PAIRWISE])
     bench = bench.drop(columns="RMB-like BoN acc").rename(columns={"RMB-like BoN exact": "RMB-like BoN acc"})
     names = list(bench.index)
     picks = {TASK_LABELS[t]: np.array([select_best(c.records, bon_scores[m][t]) for m in names]).reshape(len(names), -1)
@@ -342,7 +343,6 @@ def chance_row(world, setting: "Setting") -> dict[str, float]:
     match, as there) and each task's value (a random pick's expected outcome: the mean over each prompt's samples,
     averaged over prompts)."""
     benchmarks = benchmark_sets(world, setting.rewardbench, setting.rmb)
-    pairwise = ("RewardBench-like", "RMB-like pairwise")
     row = {}
     for name, records in benchmarks.items():
         chance = chance_metrics(records)
@@ -350,7 +350,7 @@ def chance_row(world, setting: "Setting") -> dict[str, float]:
             row[f"{name} acc"] = chance["exact_match"]
             continue
         row[f"{name} acc"] = chance["accuracy"]
-        if name not in pairwise:
+        if name not in PAIRWISE:
             row[f"{name} exact"] = chance["exact_match"]
     for t, c in setting.tasks.items():
         row[TASK_LABELS[t]] = float(np.mean(c.outcome.mean(axis=1)))

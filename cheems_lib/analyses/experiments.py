@@ -400,17 +400,9 @@ def train(specs: Sequence[ModelSpec], *, progress: bool = True) -> list[Path]:
     """
     from tqdm.auto import tqdm
 
-    paths: dict[int, Path] = {}
     with tqdm(total=len(specs), desc="models", disable=not progress) as bar:
-        for wait in (False, True):
-            for i, s in enumerate(specs):
-                if i not in paths:
-                    try:
-                        paths[i] = zoo.train_or_load(s.records, s.config, wait=wait)
-                        bar.update()
-                    except zoo.Busy:
-                        continue
-    return [paths[i] for i in range(len(specs))]
+        return zoo.busy_last(specs, lambda s, wait: zoo.train_or_load(s.records, s.config, wait=wait),
+                             done=lambda _: bar.update())
 
 
 def score_family(family: Family | Sequence[ModelSpec], world: World, *, records: Mapping | None = None,

@@ -15,7 +15,7 @@ import hashlib
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import orjson
 
@@ -27,7 +27,7 @@ from .scoring import model_fingerprint, score_records
 from .training import train
 from .training_config import TrainConfig
 
-__all__ = ["Busy", "zoo_key", "train_or_load", "judge_or_load", "score_or_load", "score_all"]
+__all__ = ["Busy", "zoo_key", "train_or_load", "judge_or_load", "score_or_load", "busy_last", "score_all"]
 
 
 def _code_fingerprint() -> str:
@@ -120,16 +120,24 @@ def score_or_load(model_dir: str | Path, records: Sequence[Record], *, batch_siz
     return {(p, r): s for p, r, s in orjson.loads(path.read_bytes())}
 
 
-def score_all(jobs: Sequence[tuple[str | Path, Sequence[Record]]], **kw) -> list[dict[tuple[str, str], float]]:
-    """:func:`score_or_load` of every ``(model_dir, records)`` job, results in ``jobs``' order. Jobs another
-    process is scoring are skipped at first and done last (waiting for it if it is still at them), so two
-    chapters that need the same models score each once and neither idles behind the other."""
-    out: dict[int, dict] = {}
+def busy_last(jobs: Sequence, run, *, done=None) -> list:
+    """``run(job, wait=...)`` of every job, results in ``jobs``' order: first with ``wait=False``, skipping the
+    jobs another process holds (:class:`Busy`), then the skipped ones with ``wait=True``, so no core idles on a
+    lock while there is other work. ``done(result)`` is called after each job (a progress bar)."""
+    out: dict[int, Any] = {}
     for wait in (False, True):
-        for i, (model_dir, records) in enumerate(jobs):
+        for i, job in enumerate(jobs):
             if i not in out:
                 try:
-                    out[i] = score_or_load(model_dir, records, wait=wait, **kw)
+                    out[i] = run(job, wait=wait)
                 except Busy:
                     continue
+                if done is not None:
+                    done(out[i])
     return [out[i] for i in range(len(jobs))]
+
+
+def score_all(jobs: Sequence[tuple[str | Path, Sequence[Record]]], **kw) -> list[dict[tuple[str, str], float]]:
+    """:func:`score_or_load` of every ``(model_dir, records)`` job, results in ``jobs``' order (:func:`busy_last`):
+    two chapters that need the same models score each once and neither idles behind the other."""
+    return busy_last(jobs, lambda job, wait: score_or_load(*job, wait=wait, **kw))
