@@ -385,6 +385,57 @@ def test_claims_ledger_is_complete(smoke_book):
     assert rows.loc["tab3-human-beats-machine", "estimate"] != rows.loc["tab4-human-beats-gpt", "estimate"]
 
 
+
+# What a speed change must leave alone (issue 28): every claim of the smoke book, recorded on one kind of machine.
+SMOKE_LEDGER = ROOT / "tests" / "data" / "smoke_ledger.json"
+LEDGER_FIELDS = ("verdict", "estimate", "ci_low", "ci_high", "seeds", "n", "p")
+
+
+def _machine() -> dict[str, str]:
+    """What float results depend on besides the code and the seed: torch's version and CPU kernels, the cores
+    a kernel's torch threads default to."""
+    import os
+
+    import torch
+
+    return {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "cpu_count": str(os.cpu_count()), "omp_num_threads": os.environ.get("OMP_NUM_THREADS", "")}
+
+
+def _ledger(csv_path) -> dict[str, dict[str, str]]:
+    """Each claim's :data:`LEDGER_FIELDS` by ``chapter/id``, as the published CSV writes them (full float repr)."""
+    import pandas as pd
+
+    frame = pd.read_csv(csv_path, dtype=str, keep_default_na=False)
+    return {f"{row['chapter']}/{row['id']}": {k: row[k] for k in LEDGER_FIELDS} for _, row in frame.iterrows()}
+
+
+def test_smoke_ledger_is_unchanged_for_the_same_seed(smoke_book):
+    """The smoke book's ledger (every claim's verdict, estimate, interval, seeds, n and p, to the last digit
+    of the published CSV) equals tests/data/smoke_ledger.json, so speed work that moves a result fails here.
+
+    Float results also depend on the machine (torch's CPU kernels, the default thread count), so the file
+    records the machine it was made on and the comparison is exact there; elsewhere the test skips and
+    says so. ``CHEEMS_RECORD_LEDGER=1 pytest tests/test_book.py -k smoke_ledger`` records it again (that run
+    skips too, so a recording never counts as a pass): do it only for a change that is meant to move results."""
+    import os
+
+    _, html, _ = smoke_book
+    ledger = _ledger(html / "tables" / "claims.csv")
+    if os.environ.get("CHEEMS_RECORD_LEDGER") == "1":
+        body = {"what": "tests/test_book.py::test_smoke_ledger_is_unchanged_for_the_same_seed: the smoke book's "
+                        "claims as the test session builds it (seed 0)", "machine": _machine(), "claims": ledger}
+        SMOKE_LEDGER.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        pytest.skip(f"recorded {len(ledger)} claims in {SMOKE_LEDGER.relative_to(ROOT)}")
+    recorded = json.loads(SMOKE_LEDGER.read_text(encoding="utf-8"))
+    if recorded["machine"] != _machine():
+        pytest.skip(f"the ledger was recorded on {recorded['machine']}, this is {_machine()}: float results may "
+                    "differ in their last bits")
+    assert ledger.keys() == recorded["claims"].keys(), set(ledger) ^ set(recorded["claims"])
+    moved = {k: (recorded["claims"][k], v) for k, v in ledger.items() if v != recorded["claims"][k]}
+    assert not moved, f"{len(moved)} claims changed (recorded, now): {moved}"
+
+
 # the stable claim ids the ledger must hold (issue 14)
 ISSUE_14_IDS = (
     "alg1-scc-equivalence", "tab1-comparisons", "tab1-gpt-length-gap", "tab5-gpt-more-conflicts",
