@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 from pathlib import Path
@@ -18,6 +19,13 @@ ROOT = Path(__file__).resolve().parents[1]
 # children exec with SIGINT at its default, and Python installs its handler).
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# One torch (OpenMP, MKL) thread in the tests and in every command and kernel they start, unless the caller
+# sets another count. CI machines are often shared: beside other CPU-bound work, a second thread gets
+# descheduled and the first waits for it at every barrier (a training loop of 15 s with one thread took 446 s
+# with two beside two busy processes; benchmarks/README.md). Multi-chapter builds set their own count per kernel.
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 
 def make_record(pid: str, ids: str | list[str], annotations=(), rank=None, category=("理解",)) -> Record:
