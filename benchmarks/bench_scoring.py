@@ -4,7 +4,12 @@ file as `cheems score` does, and another training seed's model on the same recor
 is the same, so the tokenization is reused: what the zoo does for a training set's seeds), in one
 run (responses/s and real tokens/s). Every row but the last tokenizes from scratch.
 
-Usage: python benchmarks/bench_scoring.py [--prompts N] [--batch-size N]
+``--alternatives`` adds, in the same run and on tokenization already done, what else could speed scoring up
+and how far each moves a score from the default's (``scaled_dot_product_attention``, batches of 16): eager
+attention, larger batches, and ``torch.compile`` (its warm-up reported apart). None of them is used: each
+moves scores in their last bits, so none is free under "the same seed, the same results" (issue 28).
+
+Usage: python benchmarks/bench_scoring.py [--prompts N] [--batch-size N] [--threads N] [--alternatives]
 """
 from __future__ import annotations
 
@@ -31,7 +36,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prompts", type=int, default=400)
     ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    ap.add_argument("--alternatives", action="store_true", help="also time eager attention, larger batches and "
+                                                                      "torch.compile against the default")
     args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     recs = build_world(WorldConfig(size="default")).files["cheems_bench/human.jsonl"][: args.prompts]
     tok = train_tokenizer((t for r in recs for t in [r.prompt, *(x.content for x in r.responses)]), vocab_size=3000)
     model = build_tiny("tiny", tok, seed=0).eval()
@@ -73,10 +83,45 @@ def main():
             model(input_ids=ids, attention_mask=mask)
     dt = time.perf_counter() - t
     result["unsorted, batch %d" % args.batch_size] = {"responses_per_s": round(n / dt, 1), "tokens_per_s": round(tokens / dt)}
+    if args.alternatives:
+        result["alternatives (tokenization reused)"] = alternatives(recs, tok, args.batch_size)
     result["gpu"] = "not measured: no GPU was available to this session"
     print(json.dumps(result, indent=2))
     OUT.mkdir(exist_ok=True)
     (OUT / "bench_scoring.json").write_text(json.dumps(result, indent=2))
+
+
+def alternatives(recs, tok, batch_size: int) -> dict:
+    """Forward-only time of each alternative on ``recs`` (tokenized already), beside the default, and the
+    largest change of any score from the default's."""
+    import torch
+
+    def timed(model, bs):
+        t = time.perf_counter()
+        scores, _ = score_records(model, tok, recs, batch_size=bs)
+        return time.perf_counter() - t, scores
+
+    def fresh(attn):
+        model = build_tiny("tiny", tok, seed=0).eval()
+        model.config._attn_implementation = attn
+        return model
+
+    score_records(fresh("sdpa"), tok, recs, batch_size=batch_size)  # tokenize once, outside every row
+    base_s, base = timed(fresh("sdpa"), batch_size)
+    n = len(base)
+    rows = {f"sdpa, batch {batch_size} (the default)": (base_s, base)}
+    rows[f"eager attention, batch {batch_size}"] = timed(fresh("eager"), batch_size)
+    for bs in (4 * batch_size, 8 * batch_size):
+        rows[f"sdpa, batch {bs}"] = timed(fresh("sdpa"), bs)
+    compiled = fresh("sdpa")
+    compiled.forward = torch.compile(compiled.forward, dynamic=True)
+    t = time.perf_counter()
+    score_records(compiled, tok, recs[:8], batch_size=batch_size)
+    warm = time.perf_counter() - t
+    rows[f"torch.compile (dynamic shapes), batch {batch_size}, after a {warm:.1f} s warm-up"] = timed(compiled, batch_size)
+    return {label: {"seconds": round(dt, 2), "responses_per_s": round(n / dt, 1), "speed-up": round(base_s / dt, 2),
+                    "max_score_change": float(max(abs(s[k] - base[k]) for k in base))}
+            for label, (dt, s) in rows.items()}
 
 
 if __name__ == "__main__":
