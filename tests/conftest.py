@@ -51,7 +51,7 @@ def copy_repo(dst: Path) -> Path:
 
 
 def _book(tmp_path_factory, profile: str, name: str, zoo_of: Path | None = None):
-    """A build of the whole book with ``profile`` in a fresh copy: (root, html folder, build log).
+    """A build of the whole book with ``profile`` in a fresh copy, two chapters at a time: (root, html folder, build log).
     ``zoo_of``: another build's root whose model zoo this one shares, as two profiles built in one
     checkout do (the zoo is keyed by records, settings and code, so sharing only saves training)."""
     from cheems_lib.publishing.build import build
@@ -61,7 +61,9 @@ def _book(tmp_path_factory, profile: str, name: str, zoo_of: Path | None = None)
         (root / "build").mkdir()
         (root / "build" / "zoo").symlink_to(zoo_of / "build" / "zoo", target_is_directory=True)
     logs: list[str] = []
-    html = build(profile, root=root, log=logs.append)
+    # two chapters at a time, as `make book` builds on 2 cores: the shared-zoo path is exercised, and the session
+    # is shorter (each kernel one thread on 2 cores)
+    html = build(profile, root=root, log=logs.append, jobs=2)
     return root, html, logs
 
 

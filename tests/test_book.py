@@ -393,14 +393,14 @@ LEDGER_FIELDS = ("verdict", "estimate", "ci_low", "ci_high", "seeds", "n", "p")
 
 def _machine() -> dict[str, str]:
     """What float results may depend on besides the code and the seed: torch's version, its CPU kernels and the
-    thread count (1 in the tests unless set, conftest.py; 1 and 2 threads gave the same ledger when it was
-    recorded)."""
+    threads of each chapter's kernel (the smoke book is built two chapters at a time, so ``cpu_count // 2``;
+    1 and 2 threads gave the same ledger when it was recorded)."""
     import os
 
     import torch
 
     return {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            "omp_num_threads": os.environ.get("OMP_NUM_THREADS", "")}
+            "kernel_threads": str(max(1, (os.cpu_count() or 1) // 2))}
 
 
 def _ledger(csv_path) -> dict[str, dict[str, str]]:
