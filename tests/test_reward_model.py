@@ -106,15 +106,11 @@ def test_batched_encoding_equals_one_at_a_time(tok):
     assert rm.encode_pairs(tok, []) == []
 
 
-def test_batched_encoding_equals_one_at_a_time_for_smollm2():
-    """The same on SmolLM2's own tokenizer and chat template (default system turn), when its converted checkpoint exists."""
-    from conftest import ROOT
+def test_batched_encoding_equals_one_at_a_time_for_smollm2(smollm2):
+    """The same on SmolLM2's own tokenizer and chat template (default system turn)."""
     from transformers import AutoTokenizer
 
-    found = sorted((ROOT / "build" / "real-checkpoints").glob("smollm2-*"))
-    if not found:
-        pytest.skip("no converted SmolLM2 under build/real-checkpoints (fix: run tests/test_real_checkpoint.py first)")
-    t = AutoTokenizer.from_pretrained(found[-1])
+    t = AutoTokenizer.from_pretrained(smollm2)
     assert t.chat_template
     assert rm.encode_pairs(t, PAIRS, chunk=4) == [rm.encode_pair(t, p, r, sys_prompt=s) for p, r, s in PAIRS]
 
