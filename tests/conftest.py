@@ -72,10 +72,25 @@ def _book(tmp_path_factory, profile: str, name: str, zoo_of: Path | None = None)
 BOOK_FIXTURES = {"smoke_book", "real_book"}
 
 
+def _reads_a_book(item) -> bool:
+    return bool(BOOK_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which turns the mark into the group
 def pytest_collection_modifyitems(items):
     for item in items:
-        if BOOK_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if _reads_a_book(item):
             item.add_marker(pytest.mark.xdist_group("book"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    # pytest 9.2 drops the group silently (pytest-dev/pytest-xdist#1386): every worker would build its own books,
+    # and two builds on 2 cores take twice as long. Stop before the fixtures are built.
+    if getattr(item.config.option, "loadgroup", False) and _reads_a_book(item) and not item.nodeid.endswith("@book"):
+        pytest.fail("this test reads the session's books but pytest-xdist did not put it in their worker's group, so "
+                    "each worker would build the books again (fix: pip install -c constraints.txt 'pytest<9.2', "
+                    "or make test WORKERS=0)", pytrace=False)
 
 
 @pytest.fixture(scope="session")
