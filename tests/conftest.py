@@ -28,6 +28,20 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 
+def accelerate_two(*args) -> list[str]:
+    """``accelerate launch`` of ``python -m cheems_lib.cli *args`` on two CPU processes (configs/cpu_2proc.yaml), on a
+    free port: two such launches at once (two pytest workers) on accelerate's one default port would join each
+    other's process group."""
+    import socket
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(ROOT / "configs/cpu_2proc.yaml"),
+            "--main_process_port", str(port), "-m", "cheems_lib.cli", *map(str, args)]
+
+
 def make_record(pid: str, ids: str | list[str], annotations=(), rank=None, category=("理解",)) -> Record:
     return Record(prompt=f"prompt {pid}", id=pid, responses=[Response(i, f"response {i}") for i in ids],
                   annotations=list(annotations), rank=rank, category=list(category))
@@ -73,7 +87,9 @@ BOOK_FIXTURES = {"smoke_book", "real_book"}
 
 
 def _reads_a_book(item) -> bool:
-    return bool(BOOK_FIXTURES & set(getattr(item, "fixturenames", ())))
+    """Whether ``item`` asks for a book fixture, by name or as a parameter it passes to ``request.getfixturevalue``."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return bool(BOOK_FIXTURES & (set(getattr(item, "fixturenames", ())) | {v for v in params.values() if isinstance(v, str)}))
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which turns the mark into the group

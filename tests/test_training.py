@@ -15,7 +15,7 @@ from cheems_lib.world.simulation import WorldConfig, build_world
 from cheems_lib.models.training import bt_loss, train
 from cheems_lib.models.training_config import TrainConfig
 from cheems_lib.models.training_pairs import encode_records
-from conftest import ROOT
+from conftest import ROOT, accelerate_two
 
 
 @pytest.fixture(scope="module")
@@ -152,9 +152,7 @@ def test_loaded_weights_are_aligned_like_built_ones(records, tmp_path):
 
 
 def _launch_two(args, out):
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(ROOT / "configs/cpu_2proc.yaml"),
-           "-m", "cheems_lib.cli", "train",
-           *map(str, args), "--output", str(out), "--grad-accum", "1"]
+    cmd = accelerate_two("train", *args, "--output", out, "--grad-accum", "1")
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
 
