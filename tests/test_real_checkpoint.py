@@ -18,7 +18,6 @@ import pytest
 from cheems_lib.records import write_records
 from cheems_lib.score_file import read_scores
 from cheems_lib.world.simulation import WorldConfig, build_world
-from conftest import ROOT
 
 CHEEMS = [sys.executable, "-m", "cheems_lib.cli"]
 SMOLLM2_VOCAB = 49152

@@ -15,7 +15,7 @@ from cheems_lib.world.simulation import WorldConfig, build_world
 from cheems_lib.models.training import bt_loss, train
 from cheems_lib.models.training_config import TrainConfig
 from cheems_lib.models.training_pairs import encode_records
-from conftest import ROOT, accelerate_two
+from conftest import accelerate_two
 
 
 @pytest.fixture(scope="module")
