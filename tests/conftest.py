@@ -42,6 +42,25 @@ def accelerate_two(*args) -> list[str]:
             "--main_process_port", str(port), "-m", "cheems_lib.cli", *map(str, args)]
 
 
+def float_machine() -> dict[str, str]:
+    """What float results may depend on besides the code and the seed: torch's version, its CPU kernels and the
+    threads of each chapter's kernel (the smoke book is built two chapters at a time, so ``cpu_count // 2``;
+    1 and 2 threads gave the same ledger when it was recorded)."""
+    import torch
+
+    return {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "kernel_threads": str(max(1, (os.cpu_count() or 1) // 2))}
+
+
+SMOKE_LEDGER = ROOT / "tests" / "data" / "smoke_ledger.json"
+"""Every claim of the smoke book and the machine (:func:`float_machine`) it was recorded on (test_book.py)."""
+
+
+def on_ledger_machine() -> bool:
+    """Whether this is the kind of machine the smoke ledger was recorded on, where bit-identical floats are checked."""
+    return json.loads(SMOKE_LEDGER.read_text(encoding="utf-8"))["machine"] == float_machine()
+
+
 def make_record(pid: str, ids: str | list[str], annotations=(), rank=None, category=("理解",)) -> Record:
     return Record(prompt=f"prompt {pid}", id=pid, responses=[Response(i, f"response {i}") for i in ids],
                   annotations=list(annotations), rank=rank, category=list(category))

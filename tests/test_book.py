@@ -11,7 +11,7 @@ from pathlib import Path
 
 from cheems_lib.publishing.build import ChaptersFailed, build
 from cheems_lib.publishing.chapters import CHAPTERS, chapter
-from conftest import ROOT, copy_repo, release_folder, shell_words
+from conftest import ROOT, SMOKE_LEDGER, copy_repo, float_machine, release_folder, shell_words
 
 pytestmark = pytest.mark.book
 
@@ -387,20 +387,7 @@ def test_claims_ledger_is_complete(smoke_book):
 
 
 # What a speed change must leave alone (issue 28): every claim of the smoke book, recorded on one kind of machine.
-SMOKE_LEDGER = ROOT / "tests" / "data" / "smoke_ledger.json"
 LEDGER_FIELDS = ("verdict", "estimate", "ci_low", "ci_high", "seeds", "n", "p")
-
-
-def _machine() -> dict[str, str]:
-    """What float results may depend on besides the code and the seed: torch's version, its CPU kernels and the
-    threads of each chapter's kernel (the smoke book is built two chapters at a time, so ``cpu_count // 2``;
-    1 and 2 threads gave the same ledger when it was recorded)."""
-    import os
-
-    import torch
-
-    return {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            "kernel_threads": str(max(1, (os.cpu_count() or 1) // 2))}
 
 
 def _ledger(csv_path) -> dict[str, dict[str, str]]:
@@ -425,12 +412,12 @@ def test_smoke_ledger_is_unchanged_for_the_same_seed(smoke_book):
     ledger = _ledger(html / "tables" / "claims.csv")
     if os.environ.get("CHEEMS_RECORD_LEDGER") == "1":
         body = {"what": "tests/test_book.py::test_smoke_ledger_is_unchanged_for_the_same_seed: the smoke book's "
-                        "claims as the test session builds it (seed 0)", "machine": _machine(), "claims": ledger}
+                        "claims as the test session builds it (seed 0)", "machine": float_machine(), "claims": ledger}
         SMOKE_LEDGER.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         pytest.skip(f"recorded {len(ledger)} claims in {SMOKE_LEDGER.relative_to(ROOT)}")
     recorded = json.loads(SMOKE_LEDGER.read_text(encoding="utf-8"))
-    if recorded["machine"] != _machine():
-        pytest.skip(f"the ledger was recorded on {recorded['machine']}, this is {_machine()}: float results may "
+    if recorded["machine"] != float_machine():
+        pytest.skip(f"the ledger was recorded on {recorded['machine']}, this is {float_machine()}: float results may "
                     "differ in their last bits")
     assert ledger.keys() == recorded["claims"].keys(), set(ledger) ^ set(recorded["claims"])
     moved = {k: (recorded["claims"][k], v) for k, v in ledger.items() if v != recorded["claims"][k]}

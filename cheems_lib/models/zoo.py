@@ -84,10 +84,16 @@ def judge_or_load(records: Sequence[Record], *, cache_dir: str | Path = "build/z
     return out
 
 
+SCORING_CODE = ("scoring.py", "last_token.py", "batching.py")
+"""The modules of this package whose code is part of a cached score's key."""
+
+
 def _responses_fingerprint(records: Sequence[Record]) -> str:
     """sha256 of what a scorer sees (ids, prompts, responses), not the annotations: the GPT-annotated
     copy of a benchmark shares its scores."""
-    h = hashlib.sha256((Path(__file__).parent / "scoring.py").read_bytes())
+    h = hashlib.sha256()
+    for code in SCORING_CODE:  # a change in how scores are computed scores again
+        h.update((Path(__file__).parent / code).read_bytes())
     for r in records:
         h.update(orjson.dumps([r.id, r.sys_prompt, r.prompt, [[x.id, x.content] for x in r.responses]]))
     return h.hexdigest()[:16]

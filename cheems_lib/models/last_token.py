@@ -1,0 +1,138 @@
+"""A reward is read at one position: the last decoder layer computed there only (issue 28).
+
+A sequence-classification reward model reads its head at each sequence's last real token.
+Every layer but the last must run over every token (the last layer's keys and values need
+them), but the last layer's queries, attention output, MLP and residuals are needed at that
+one position. :func:`last_token_only` runs the last layer for two query rows per sequence,
+the last token and the one before it, instead of all of them. On a 2-layer ``tiny`` model
+that is about 1.7x faster scoring, on the 1-layer ``tiny-xs`` about 3x
+(``benchmarks/bench_scoring.py``); the other positions' outputs are left as the layer below
+wrote them, so only the last token's logits are meaningful inside the context.
+
+The scores stay the same to the last bit on the CPU, which is why two rows are kept rather
+than one: a matrix product with one row takes a different kernel path (a matrix-vector
+product) than with two or more, and so do the rows of PyTorch's CPU flash attention. That
+kernel splits the queries into blocks of :func:`query_block` rows; a last token that is alone
+in the final block (length ``1 mod`` the block size) was computed as a one-row product by the
+full forward, so it is computed alone here too. The test checks bit-identical scores on the
+machine the smoke ledger was recorded on, and agreement to 1e-6 elsewhere.
+
+Only Qwen2 sequence classifiers (the ``tiny`` family and Qwen2.5-based reward models, the
+paper's) are read this way, with ``sdpa`` or eager attention, in eval mode, with no sliding
+window on the last layer; any other model runs its plain forward (:func:`supported`).
+"""
+from __future__ import annotations
+
+import contextlib
+
+__all__ = ["supported", "query_block", "last_token_only"]
+
+MIN_ROWS = 16
+"""Rows the last layer's matrix products get at least (``rows`` per sequence x batch): MKL computes products
+of fewer rows on another path, whose last bits differ from the full forward's (measured up to 15 rows for
+the shapes of the tiny family and of Qwen2.5-0.5B)."""
+ATTENTION = ("sdpa", "eager")
+"""Attention implementations whose masks this module slices (flash-attention-2 takes none)."""
+
+
+def supported(model) -> bool:
+    """Whether :func:`last_token_only` reads ``model`` at its last tokens (else it runs the plain forward)."""
+    if type(model).__name__ != "Qwen2ForSequenceClassification" or model.training:
+        return False
+    layer = model.model.layers[-1]
+    return (type(layer).__name__ == "Qwen2DecoderLayer" and layer.self_attn.sliding_window is None
+            and model.config._attn_implementation in ATTENTION)
+
+
+def query_block(length: int) -> int:
+    """Query rows per block of PyTorch's CPU flash attention for ``length`` queries (its split sizes)."""
+    return 256 if length >= 768 else 64 if length >= 192 else 32
+
+
+@contextlib.contextmanager
+def last_token_only(model):
+    """Inside, a supported ``model``'s forward computes its last layer at each sequence's last real token
+    (the rightmost 1 of ``attention_mask``) and the token before it; the logits are exact there and
+    meaningless elsewhere. An unsupported model is left as it is."""
+    if not supported(model):
+        yield model
+        return
+    import torch
+
+    layer, state = model.model.layers[-1], {}
+
+    def capture(module, args, kwargs):  # the 2-D mask: where each row's last real token is
+        state["mask"] = kwargs.get("attention_mask", args[1] if len(args) > 1 else None)
+
+    def forward(hidden_states, attention_mask=None, position_embeddings=None, **kwargs):
+        b, n = hidden_states.shape[:2]
+        rows = max(2, -(-MIN_ROWS // b))
+        if rows >= n:  # a batch this small costs nothing: the layer's own forward
+            return type(layer).forward(layer, hidden_states, attention_mask=attention_mask,
+                                       position_embeddings=position_embeddings, **kwargs)
+        last = _last_positions(state["mask"], hidden_states)
+        return _last_layer(layer, hidden_states, attention_mask, position_embeddings, last, rows, torch)
+
+    hook = model.register_forward_pre_hook(capture, with_kwargs=True)
+    layer.forward = forward
+    try:
+        yield model
+    finally:
+        del layer.forward
+        hook.remove()
+
+
+def _last_positions(mask, hidden_states):
+    import torch
+
+    b, n = hidden_states.shape[:2]
+    if mask is None:
+        return torch.full((b,), n - 1, dtype=torch.long, device=hidden_states.device)
+    return (mask.to(torch.long) * torch.arange(1, n + 1, device=mask.device)).argmax(1)
+
+
+def _attention(attn, q, k, v, mask, torch):
+    """Attention of queries ``q`` (batch, heads, rows, dim) over all keys, as the full forward's kernels
+    compute it: torch's ``scaled_dot_product_attention`` on keys and values repeated per query head (transformers'
+    sdpa path would fold a one-row query's heads into rows), or transformers' eager attention; (batch, rows,
+    heads, dim)."""
+    from transformers.models.qwen2.modeling_qwen2 import eager_attention_forward, repeat_kv
+
+    if attn.config._attn_implementation == "eager":
+        if mask is not None and mask.dtype == torch.bool:  # eager attention adds its mask
+            mask = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill(~mask, torch.finfo(q.dtype).min)
+        return eager_attention_forward(attn, q, k, v, mask, dropout=0.0, scaling=attn.scaling)[0]
+    groups = attn.num_key_value_groups
+    out = torch.nn.functional.scaled_dot_product_attention(q, repeat_kv(k, groups), repeat_kv(v, groups),
+                                                           attn_mask=mask, scale=attn.scaling)
+    return out.transpose(1, 2)
+
+
+def _last_layer(layer, x, mask4d, position_embeddings, last, r, torch):
+    """``layer`` (a Qwen2 decoder layer) at the ``r`` positions up to ``last`` of each sequence, written into ``x``."""
+    from transformers.models.qwen2.modeling_qwen2 import rotate_half
+
+    attn, (b, n, _) = layer.self_attn, x.shape
+    d = attn.head_dim
+    rows = torch.arange(b, device=x.device)[:, None]
+    at = (last[:, None] - torch.arange(r - 1, -1, -1, device=x.device)).clamp(min=0)  # (b, r), the last one last
+    h = layer.input_layernorm(x)
+    q = attn.q_proj(h[rows, at]).view(b, r, -1, d).transpose(1, 2)
+    k = attn.k_proj(h).view(b, n, -1, d).transpose(1, 2)
+    v = attn.v_proj(h).view(b, n, -1, d).transpose(1, 2)
+    cos, sin = (t.expand(b, n, d) for t in position_embeddings)
+    q = q * cos[rows, at].unsqueeze(1) + rotate_half(q) * sin[rows, at].unsqueeze(1)  # as apply_rotary_pos_emb
+    k = k * cos.unsqueeze(1) + rotate_half(k) * sin.unsqueeze(1)
+    causal = mask4d is None  # no padding: the full forward ran causal attention without a mask
+    if causal:
+        mask4d = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()[None, None]
+    masks = mask4d.expand(b, -1, n, n)[rows, :, at].transpose(1, 2)  # (b, 1, r, n)
+    out = _attention(attn, q, k, v, masks, torch)  # (b, r, heads, d)
+    alone = (last == n - 1) & (n % query_block(n) == 1)  # the full forward's one-row query block
+    if alone.any():
+        i = alone.nonzero()[:, 0]
+        out[i, -1:] = _attention(attn, q[i, :, -1:], k[i], v[i], None if causal else masks[i, :, -1:], torch)
+    y = x[rows, at] + attn.o_proj(out.reshape(b, r, -1))
+    y = y + layer.mlp(layer.post_attention_layernorm(y))
+    x[rows, at] = y
+    return x

@@ -1,0 +1,98 @@
+"""The last layer computed at the read position gives the full forward's rewards (bit for bit on the ledger's machine)."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import on_ledger_machine
+from cheems_lib.models.batching import pad_right
+from cheems_lib.models.last_token import last_token_only, query_block, supported
+from cheems_lib.models.reward_model import build_tiny, train_tokenizer
+
+# Lengths around the CPU flash kernel's query blocks (32, 64 and 256 rows): a last token alone in the final block
+# (33, 65, 193, 769) is the case that needs its own one-row attention.
+LENGTHS = [2, 5, 31, 32, 33, 34, 64, 65, 66, 191, 192, 193, 194, 257, 300, 767, 768, 769, 800]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return train_tokenizer(["奖励模型 reward model 偏好 preference"] * 20, vocab_size=300)
+
+
+def _batches(pad_id, seed=0):
+    """Right-padded batches of random token ids: each length alone (no padding), and mixed lengths (padding)."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    seqs = {n: torch.randint(3, 290, (n,), generator=g).tolist() for n in LENGTHS}
+    yield from ([seqs[n], seqs[n][::-1]] for n in LENGTHS)  # two rows of one length: no padding
+    for group in ([2, 5, 31, 33, 34], [32, 64, 65, 66], [191, 193, 194, 257, 300], [767, 768, 769, 800], [65]):
+        yield [seqs[n] for n in group]
+
+
+def _rewards(model, batch, pad_id, fast: bool):
+    import contextlib
+
+    import torch
+
+    ids, mask = pad_right(batch, pad_id)
+    with torch.inference_mode(), last_token_only(model) if fast else contextlib.nullcontext():
+        return model(input_ids=ids, attention_mask=mask).logits.squeeze(-1)
+
+
+@pytest.mark.parametrize("size,attention", [("tiny-xs", "sdpa"), ("tiny", "sdpa"), ("tiny-l", "sdpa"),
+                                            ("tiny", "eager")])
+def test_rewards_equal_the_full_forward(tok, size, attention):
+    """Every length around the kernel's query blocks, with and without padding, 1 to 3 layers, sdpa and eager
+    attention: the rewards equal the full forward's, bit for bit where the smoke ledger was recorded (the same
+    torch and CPU kernels), to 1e-6 elsewhere."""
+    import torch
+
+    model = build_tiny(size, tok, seed=1, max_length=1024).eval()
+    model.config._attn_implementation = attention
+    assert supported(model)
+    exact = on_ledger_machine() and attention == "sdpa"
+    for batch in _batches(tok.pad_token_id):
+        full = _rewards(model, batch, tok.pad_token_id, fast=False)
+        fast = _rewards(model, batch, tok.pad_token_id, fast=True)
+        lengths = [len(s) for s in batch]
+        if exact:
+            assert torch.equal(full, fast), (lengths, (full - fast).abs().max().item())
+        else:
+            torch.testing.assert_close(fast, full, rtol=0, atol=1e-6, msg=f"lengths {lengths}")
+
+
+def test_the_context_restores_the_model(tok):
+    """After the context the model is its plain self again: the same forward, no hook left, its state dict unchanged."""
+    import torch
+
+    model = build_tiny("tiny-s", tok, seed=2).eval()
+    keys = list(model.state_dict())
+    batch = [[5, 6, 7, 8], [9, 10]]
+    ids, mask = pad_right(batch, tok.pad_token_id)
+    with torch.inference_mode():
+        before = model(input_ids=ids, attention_mask=mask).logits
+        with last_token_only(model):
+            assert list(model.state_dict()) == keys
+        after = model(input_ids=ids, attention_mask=mask).logits
+    assert torch.equal(before, after)
+    assert not model._forward_pre_hooks and "forward" not in vars(model.model.layers[-1])
+
+
+def test_unsupported_models_run_their_plain_forward(tok):
+    """A model in training mode, or one that is not a Qwen2 sequence classifier, is left as it is."""
+    from transformers import Qwen2ForCausalLM
+
+    from cheems_lib.models.reward_model import tiny_config
+
+    model = build_tiny("tiny-xs", tok, seed=0)
+    model.train()
+    lm = Qwen2ForCausalLM(tiny_config("tiny-xs", tok)).eval()
+    for m in (model, lm):
+        assert not supported(m)
+        with last_token_only(m) as inside:
+            assert inside is m and "forward" not in vars(m.model.layers[-1])
+
+
+def test_query_block_follows_the_kernel_split():
+    """The query block sizes by length, as PyTorch's CPU flash attention splits them."""
+    assert [query_block(n) for n in (1, 191, 192, 767, 768, 5000)] == [32, 32, 64, 64, 256, 256]
