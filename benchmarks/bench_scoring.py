@@ -9,7 +9,11 @@ and how far each moves a score from the default's (``scaled_dot_product_attentio
 attention, larger batches, and ``torch.compile`` (its warm-up reported apart). None of them is used: each
 moves scores in their last bits, so none is free under "the same seed, the same results" (issue 28).
 
-Usage: python benchmarks/bench_scoring.py [--prompts N] [--batch-size N] [--threads N] [--alternatives]
+``--last-token`` compares, in one run and for each tiny size, scoring with the last decoder layer computed at
+the read position only (:mod:`cheems_lib.models.last_token`, the default) against the full forward, on the
+same records tokenized once: seconds of each, the speed-up, and how many scores differ at all.
+
+Usage: python benchmarks/bench_scoring.py [--prompts N] [--batch-size N] [--threads N] [--alternatives] [--last-token]
 """
 from __future__ import annotations
 
@@ -39,11 +43,21 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     ap.add_argument("--alternatives", action="store_true", help="also time eager attention, larger batches and "
                                                                       "torch.compile against the default")
+    ap.add_argument("--last-token", action="store_true", help="only compare the last-token last layer with the full "
+                                                                  "forward, per tiny size")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     recs = build_world(WorldConfig(size="default")).files["cheems_bench/human.jsonl"][: args.prompts]
     tok = train_tokenizer((t for r in recs for t in [r.prompt, *(x.content for x in r.responses)]), vocab_size=3000)
+    if args.last_token:
+        result = {"machine": f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",
+                  "responses": sum(len(r.responses) for r in recs), "batch_size": args.batch_size,
+                  "sizes": last_token_rows(recs, tok, args.batch_size)}
+        print(json.dumps(result, indent=2))
+        OUT.mkdir(exist_ok=True)
+        (OUT / "bench_scoring_last_token.json").write_text(json.dumps(result, indent=2))
+        return
     model = build_tiny("tiny", tok, seed=0).eval()
     n = sum(len(r.responses) for r in recs)
     tokens = sum(len(encode_pair(tok, r.prompt, x.content)) for r in recs for x in r.responses)
@@ -89,6 +103,36 @@ def main():
     print(json.dumps(result, indent=2))
     OUT.mkdir(exist_ok=True)
     (OUT / "bench_scoring.json").write_text(json.dumps(result, indent=2))
+
+
+def last_token_rows(recs, tok, batch_size: int, repeats: int = 3) -> dict:
+    """Per tiny size: forward-only seconds (best of ``repeats``, alternating) with the full forward and with the
+    last layer at the read position only, the speed-up and the scores that differ (any bit)."""
+    import contextlib
+
+    from cheems_lib.models.reward_model import TINY_SIZES
+
+    full_forward = lambda model: contextlib.nullcontext()  # noqa: E731 (what scoring did before)
+    rows = {}
+    for size in TINY_SIZES:
+        model = build_tiny(size, tok, seed=0).eval()
+        score_records(model, tok, recs, batch_size=batch_size)  # tokenize once, outside every timing
+        best, scores = {}, {}
+        for _ in range(repeats):
+            for label, context in (("full forward", full_forward), ("last token", scoring.last_token_only)):
+                real, scoring.last_token_only = scoring.last_token_only, context
+                try:
+                    t = time.perf_counter()
+                    scores[label], _ = score_records(model, tok, recs, batch_size=batch_size)
+                    best[label] = min(best.get(label, float("inf")), time.perf_counter() - t)
+                finally:
+                    scoring.last_token_only = real
+        a, b = scores["full forward"], scores["last token"]
+        rows[size] = {"layers": TINY_SIZES[size].layers, "full_forward_s": round(best["full forward"], 2),
+                      "last_token_s": round(best["last token"], 2),
+                      "speed_up": round(best["full forward"] / best["last token"], 2),
+                      "scores_differing": sum(a[k] != b[k] for k in a), "scores": len(a)}
+    return rows
 
 
 def alternatives(recs, tok, batch_size: int) -> dict:

@@ -5,7 +5,7 @@ import pytest
 
 from conftest import on_ledger_machine
 from cheems_lib.models.batching import pad_right
-from cheems_lib.models.last_token import last_token_only, query_block, supported
+from cheems_lib.models.last_token import last_token_only, supported
 from cheems_lib.models.reward_model import build_tiny, train_tokenizer
 
 # Lengths around the CPU flash kernel's query blocks (32, 64 and 256 rows): a last token alone in the final block
@@ -79,20 +79,41 @@ def test_the_context_restores_the_model(tok):
 
 
 def test_unsupported_models_run_their_plain_forward(tok):
-    """A model in training mode, or one that is not a Qwen2 sequence classifier, is left as it is."""
-    from transformers import Qwen2ForCausalLM
-
-    from cheems_lib.models.reward_model import tiny_config
+    """A model in training mode, or one that is not a Qwen2 model (here a Llama classifier), is left as it is."""
+    from transformers import LlamaConfig, LlamaForSequenceClassification
 
     model = build_tiny("tiny-xs", tok, seed=0)
     model.train()
-    lm = Qwen2ForCausalLM(tiny_config("tiny-xs", tok)).eval()
-    for m in (model, lm):
+    llama = LlamaForSequenceClassification(LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                                                       num_hidden_layers=1, num_attention_heads=2, num_labels=1,
+                                                       pad_token_id=tok.pad_token_id)).eval()
+    for m in (model, llama):
         assert not supported(m)
         with last_token_only(m) as inside:
             assert inside is m and "forward" not in vars(m.model.layers[-1])
 
 
-def test_query_block_follows_the_kernel_split():
-    """The query block sizes by length, as PyTorch's CPU flash attention splits them."""
-    assert [query_block(n) for n in (1, 191, 192, 767, 768, 5000)] == [32, 32, 64, 64, 256, 256]
+def test_a_judges_last_token_logits_equal_the_full_forward(tok):
+    """A causal LM judge read with ``forward_in_batches(last_logits=True)`` inside the context (the last layer at the
+    last tokens, the output layer at the batch's distinct last positions) gives the logits the full forward gives
+    at each row's last token: bit for bit where the smoke ledger was recorded, to 1e-6 elsewhere."""
+    import torch
+    from transformers import Qwen2ForCausalLM
+
+    from cheems_lib.models.batching import forward_in_batches, last_token_logits
+    from cheems_lib.models.reward_model import tiny_config
+
+    torch.manual_seed(0)
+    judge = Qwen2ForCausalLM(tiny_config("tiny", tok)).eval()
+    assert supported(judge)
+    seqs = sorted((b for batch in _batches(tok.pad_token_id, seed=1) for b in batch), key=len)
+    keep = lambda logits, mask: logits.clone()  # noqa: E731
+    full = [out for _, out in forward_in_batches(judge, seqs, tok.pad_token_id, 8,
+                                                 lambda logits, mask: last_token_logits(logits, mask).clone())]
+    with last_token_only(judge):
+        fast = [out for _, out in forward_in_batches(judge, seqs, tok.pad_token_id, 8, keep, last_logits=True)]
+    for a, b in zip(full, fast):
+        if on_ledger_machine():
+            assert torch.equal(a, b), (a - b).abs().max().item()
+        else:
+            torch.testing.assert_close(b, a, rtol=0, atol=1e-6)

@@ -69,6 +69,27 @@ def test_same_seed_same_weights(records, tmp_path):
     assert all((a[k] == b[k]).all() for k in a)
 
 
+def test_a_training_sets_seeds_share_its_tokenizer_and_encoding(records, tmp_path, monkeypatch):
+    """The second seed of a training set reuses the tokenizer and encoding the first built (one tokenizer trained,
+    one encoding), and its checkpoint is the same, file for file, as one trained with nothing kept."""
+    from cheems_lib.models import reward_model, training
+
+    calls = []
+    real = reward_model.train_tokenizer
+    monkeypatch.setattr(reward_model, "train_tokenizer", lambda *a, **k: calls.append(1) or real(*a, **k))
+    training._PREPARED.clear()
+    train(records, small_cfg(seed=0), tmp_path / "s0", progress=False)
+    train(records, small_cfg(seed=1), tmp_path / "s1", progress=False)
+    assert len(calls) == 1
+    training._PREPARED.clear()
+    train(records, small_cfg(seed=1), tmp_path / "fresh", progress=False)
+    assert len(calls) == 2
+    for name in ("model.safetensors", "tokenizer.json", "config.json"):
+        assert (tmp_path / "s1" / name).read_bytes() == (tmp_path / "fresh" / name).read_bytes(), name
+    train(records[:-1], small_cfg(seed=1), tmp_path / "other", progress=False)  # other records: a tokenizer of their own
+    assert len(calls) == 3
+
+
 def test_oversize_prompt_gradient_is_exact(records):
     """Chunked gradient caching of a prompt over the budget equals the one-batch gradient."""
     import torch

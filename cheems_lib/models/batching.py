@@ -133,13 +133,17 @@ def last_token_logits(logits, mask):
 
 
 def forward_in_batches(model, seqs: Sequence[Sequence[int]], pad_id: int, batch_size: int, head, *,
-                       progress: bool = False, desc: str = "forward"):
+                       progress: bool = False, desc: str = "forward", last_logits: bool = False):
     """Inference over ``seqs`` in order, ``batch_size`` at a time: yield ``(start, head(logits, mask))``.
 
     Each batch is right-padded (:func:`pad_right`) and forwarded in inference mode with the
     model in eval mode; ``head`` turns the logits into plain Python values inside that mode,
     so nothing the caller receives holds the graph. Callers sort ``seqs`` by length first to
     keep padding low. What scoring (rewards) and judging (letter probabilities) share.
+
+    With ``last_logits`` (a causal LM) ``head`` gets each row's logits at its last real token,
+    ``(batch, vocab)``: the model computes its output layer only at the batch's distinct last
+    positions (transformers' ``logits_to_keep``), not at every token.
     """
     import torch
 
@@ -152,5 +156,31 @@ def forward_in_batches(model, seqs: Sequence[Sequence[int]], pad_id: int, batch_
     for start in starts:
         with torch.inference_mode():
             ids, mask = pad_right(seqs[start:start + batch_size], pad_id, device)
-            out = head(model(input_ids=ids, attention_mask=mask).logits, mask)
+            if last_logits:
+                last = mask.sum(1) - 1
+                keep = _positions_to_keep(last, ids.shape[1])
+                logits = model(input_ids=ids, attention_mask=mask, logits_to_keep=keep).logits
+                out = head(logits[torch.arange(len(last), device=device), torch.searchsorted(keep, last)], mask)
+            else:
+                out = head(model(input_ids=ids, attention_mask=mask).logits, mask)
         yield start, out
+
+
+def _positions_to_keep(last, length: int):
+    """The sorted positions whose logits a batch computes: every row's ``last`` and, when the output layer's
+    product would have fewer than :data:`cheems_lib.models.last_token.MIN_ROWS` rows, the first other positions
+    too, so it takes the kernel path of the full forward (whose logits stay the same to the last bit); every
+    position when the batch is that small anyway."""
+    import torch
+
+    from .last_token import MIN_ROWS
+
+    need = -(-MIN_ROWS // len(last))  # positions per row
+    if need >= length:
+        return torch.arange(length, device=last.device)
+    keep = torch.unique(last)
+    if len(keep) < need:
+        others = torch.ones(length, dtype=torch.bool, device=last.device)
+        others[keep] = False
+        keep = torch.sort(torch.cat([keep, others.nonzero()[:need - len(keep), 0]])).values
+    return keep

@@ -25,6 +25,7 @@ from typing import Mapping, Sequence
 
 from ..records import Record
 from .batching import forward_groups, forward_in_batches, last_token_logits, pack, pad_right
+from .last_token import last_token_only
 from .reward_model import (check_source, cut_text, encode_chats, loading, ModelError, text_budget, tiny_config,
                            train_tokenizer)
 from .training_config import JudgeTrainConfig
@@ -202,13 +203,14 @@ def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     items = [(k, order, ids) for (k, order), ids in zip(keys, _encode_judges(tokenizer, prompts, max_length))]
     items.sort(key=lambda it: len(it[2]))
 
-    def letter_probs(logits, mask):  # P(A), P(B), P(C) renormalised over the three letters
-        return last_token_logits(logits, mask)[:, letters].float().softmax(-1).cpu().tolist()
+    def letter_probs(last, mask):  # P(A), P(B), P(C) renormalised over the three letters
+        return last[:, letters].float().softmax(-1).cpu().tolist()
 
-    for start, probs in forward_in_batches(model, [it[2] for it in items], pad_id, batch_size, letter_probs,
-                                           progress=progress, desc="judging"):
-        for (k, order, _), p in zip(items[start:start + batch_size], probs):
-            setattr(verdicts[k], order, tuple(p))
+    with last_token_only(model):  # the last layer and the output layer at the read position only: the same verdicts
+        for start, probs in forward_in_batches(model, [it[2] for it in items], pad_id, batch_size, letter_probs,
+                                               progress=progress, desc="judging", last_logits=True):
+            for (k, order, _), p in zip(items[start:start + batch_size], probs):
+                setattr(verdicts[k], order, tuple(p))
     return verdicts
 
 

@@ -3,22 +3,24 @@
 A sequence-classification reward model reads its head at each sequence's last real token.
 Every layer but the last must run over every token (the last layer's keys and values need
 them), but the last layer's queries, attention output, MLP and residuals are needed at that
-one position. :func:`last_token_only` runs the last layer for two query rows per sequence,
-the last token and the one before it, instead of all of them. On a 2-layer ``tiny`` model
-that is about 1.7x faster scoring, on the 1-layer ``tiny-xs`` about 3x
-(``benchmarks/bench_scoring.py``); the other positions' outputs are left as the layer below
-wrote them, so only the last token's logits are meaningful inside the context.
+one position. :func:`last_token_only` runs the last layer for a few query rows per sequence
+(the last token and the one or more before it) instead of all of them. Forward passes get
+1.3x (4-layer ``tiny-xl``) to 1.9x (1-layer ``tiny-xs``) faster on the CPU
+(``benchmarks/bench_scoring.py --last-token``). The other positions keep what the layer below
+wrote, so only the last token's logits are meaningful inside the context.
 
-The scores stay the same to the last bit on the CPU, which is why two rows are kept rather
-than one: a matrix product with one row takes a different kernel path (a matrix-vector
-product) than with two or more, and so do the rows of PyTorch's CPU flash attention. That
-kernel splits the queries into blocks of :func:`query_block` rows; a last token that is alone
-in the final block (length ``1 mod`` the block size) was computed as a one-row product by the
-full forward, so it is computed alone here too. The test checks bit-identical scores on the
-machine the smoke ledger was recorded on, and agreement to 1e-6 elsewhere.
+The scores stay the same to the last bit on the CPU, and the extra rows are why. A matrix
+product of fewer than :data:`MIN_ROWS` rows takes another kernel path in MKL, with other last
+bits than the full forward's, so every product here gets at least that many rows. PyTorch's
+CPU flash attention computes a one-row query block differently from a longer one, so each
+sequence keeps at least two query rows; and where the full forward's last token was alone in
+its final query block (a length of ``1 mod`` :func:`query_block`), it is computed alone here
+too. The test checks bit-identical rewards on the machine the smoke ledger was recorded on,
+and agreement to 1e-6 elsewhere.
 
 Only Qwen2 sequence classifiers (the ``tiny`` family and Qwen2.5-based reward models, the
-paper's) are read this way, with ``sdpa`` or eager attention, in eval mode, with no sliding
+paper's) and Qwen2 causal LMs (the tiny judge, Qwen2.5 judges; the judge reads one token's
+logits) are read this way, with ``sdpa`` or eager attention, in eval mode, with no sliding
 window on the last layer; any other model runs its plain forward (:func:`supported`).
 """
 from __future__ import annotations
@@ -31,13 +33,15 @@ MIN_ROWS = 16
 """Rows the last layer's matrix products get at least (``rows`` per sequence x batch): MKL computes products
 of fewer rows on another path, whose last bits differ from the full forward's (measured up to 15 rows for
 the shapes of the tiny family and of Qwen2.5-0.5B)."""
+MODELS = ("Qwen2ForSequenceClassification", "Qwen2ForCausalLM")
+"""Reward models, and judges read at their last token (:func:`cheems_lib.models.judging.judge_records`)."""
 ATTENTION = ("sdpa", "eager")
 """Attention implementations whose masks this module slices (flash-attention-2 takes none)."""
 
 
 def supported(model) -> bool:
     """Whether :func:`last_token_only` reads ``model`` at its last tokens (else it runs the plain forward)."""
-    if type(model).__name__ != "Qwen2ForSequenceClassification" or model.training:
+    if type(model).__name__ not in MODELS or model.training:
         return False
     layer = model.model.layers[-1]
     return (type(layer).__name__ == "Qwen2DecoderLayer" and layer.self_attn.sliding_window is None

@@ -136,15 +136,40 @@ def _steps(batches: list[Batch], n_proc: int, accum: int) -> list[list[list[Batc
     return out
 
 
+PREPARED_SETS = 4
+"""Training sets whose tiny tokenizer and encoding a process keeps (:func:`_prepared`): the training seeds of
+one set share both, so the zoo trains the tokenizer and encodes a set once per process, not once per seed."""
+_PREPARED: dict[str, tuple] = {}  # key -> (tokenizer, EncodedData), oldest first
+
+
 def _prepare_model(cfg: TrainConfig, records: Sequence[Record], resume_dir: Path | None):
-    """Model and tokenizer: from a checkpoint, a tiny model built on the data, or from_pretrained."""
+    """Model, tokenizer and encoded data: from a checkpoint, a tiny model built on the data, or from_pretrained."""
     if resume_dir is not None:
-        return rm.load(resume_dir, require_trained_head=False)
-    if rm.is_tiny(cfg.model):
-        texts = (t for rec in records for t in [rec.prompt, *(r.content for r in rec.responses)])
-        tok = rm.train_tokenizer(texts, vocab_size=cfg.tokenizer_vocab, model_max_length=cfg.max_length)
-        return rm.build_tiny(cfg.model, tok, seed=cfg.seed, max_length=cfg.max_length), tok
-    return rm.load(cfg.model, require_trained_head=False)
+        model, tok = rm.load(resume_dir, require_trained_head=False)
+    elif rm.is_tiny(cfg.model):
+        tok, data = _prepared(cfg, records)
+        return rm.build_tiny(cfg.model, tok, seed=cfg.seed, max_length=cfg.max_length), tok, data
+    else:
+        model, tok = rm.load(cfg.model, require_trained_head=False)
+    return model, tok, encode_records(records, tok, cfg.max_length)
+
+
+def _prepared(cfg: TrainConfig, records: Sequence[Record]) -> tuple:
+    """The tiny tokenizer trained on ``records`` and their encoding, reused from the last :data:`PREPARED_SETS`
+    of this process when the records (texts, ranks, order), the vocabulary size and the length limit are the same:
+    both are deterministic, so a reused pair is the one a fresh run would build. Neither is changed by training."""
+    from ..records import data_fingerprint
+
+    key = f"{data_fingerprint(records)}:{cfg.tokenizer_vocab}:{cfg.max_length}"
+    if key in _PREPARED:
+        _PREPARED[key] = _PREPARED.pop(key)  # most recent last
+        return _PREPARED[key]
+    texts = (t for rec in records for t in [rec.prompt, *(r.content for r in rec.responses)])
+    tok = rm.train_tokenizer(texts, vocab_size=cfg.tokenizer_vocab, model_max_length=cfg.max_length)
+    _PREPARED[key] = (tok, encode_records(records, tok, cfg.max_length))
+    while len(_PREPARED) > PREPARED_SETS:
+        _PREPARED.pop(next(iter(_PREPARED)))
+    return _PREPARED[key]
 
 
 def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *, resume: bool = False,
@@ -235,9 +260,8 @@ def _setup(accelerator, cfg: TrainConfig, records: Sequence[Record], resume_dir:
 
     set_seed(cfg.seed)
     torch.use_deterministic_algorithms(True, warn_only=True)
-    model, tok = _prepare_model(cfg, records, resume_dir)
+    model, tok, data = _prepare_model(cfg, records, resume_dir)
     model.train()  # from_pretrained returns eval mode; train like the HF Trainer, resumed or not
-    data = encode_records(records, tok, cfg.max_length)
     announce()
     n_proc = accelerator.num_processes
     epoch_steps = [_steps(_epoch_batches(data, cfg, e), n_proc, cfg.grad_accum) for e in range(cfg.epochs)]
