@@ -56,8 +56,9 @@ def query_block(length: int) -> int:
 @contextlib.contextmanager
 def last_token_only(model):
     """Inside, a supported ``model``'s forward computes its last layer at each sequence's last real token
-    (the rightmost 1 of ``attention_mask``) and the token before it; the logits are exact there and
-    meaningless elsewhere. An unsupported model is left as it is."""
+    (the rightmost 1 of ``attention_mask``) and the tokens just before it (at least two rows per sequence and
+    :data:`MIN_ROWS` per batch); the logits are exact at the last token and meaningless elsewhere. A batch with
+    too few tokens for that runs the layer whole. An unsupported model is left as it is."""
     if not supported(model):
         yield model
         return
