@@ -4,9 +4,9 @@ A sequence-classification reward model reads its head at each sequence's last re
 Every layer but the last must run over every token (the last layer's keys and values need
 them), but the last layer's queries, attention output, MLP and residuals are needed at that
 one position. :func:`last_token_only` runs the last layer for a few query rows per sequence
-(the last token and the one or more before it) instead of all of them. Forward passes get
-1.3x (4-layer ``tiny-xl``) to 1.9x (1-layer ``tiny-xs``) faster on the CPU
-(``benchmarks/bench_scoring.py --last-token``). The other positions keep what the layer below
+(the last token and the one or more before it) instead of all of them. Scoring on the CPU
+gets 1.2x to 1.8x faster by tiny size (``benchmarks/bench_scoring.py --last-token``, in
+benchmarks/README.md). The other positions keep what the layer below
 wrote, so only the last token's logits are meaningful inside the context.
 
 The scores stay the same to the last bit on the CPU, and the extra rows are why. A matrix
