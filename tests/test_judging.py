@@ -138,3 +138,17 @@ def test_train_tiny_judge_saves_a_judge_that_loads(tmp_path):
     assert all(torch.equal(p, q) for p, q in zip(model.state_dict().values(), twin.state_dict().values()))
     verdicts = judge_records(model, tok, recs[:1], max_length=256)
     assert verdicts and all(sum(v.ab) == pytest.approx(1, abs=1e-5) for v in verdicts)
+
+
+def test_judges_read_logits_only_where_they_need_them():
+    """A transformers causal LM (the tiny judge's class) is asked for its last positions' logits only; a model whose
+    forward has no ``logits_to_keep`` is read at every position instead of failing."""
+    import torch
+    from transformers import Qwen2ForCausalLM
+
+    from cheems_lib.models.judging import _keeps_logits
+    from cheems_lib.models.reward_model import tiny_config, train_tokenizer
+
+    tok = train_tokenizer(["A B C 判断"] * 10, vocab_size=300)
+    assert _keeps_logits(Qwen2ForCausalLM(tiny_config("tiny-xs", tok)))
+    assert not _keeps_logits(torch.nn.Linear(2, 2))

@@ -208,10 +208,18 @@ def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
 
     with last_token_only(model):  # the last layer and the output layer at the read position only: the same verdicts
         for start, probs in forward_in_batches(model, [it[2] for it in items], pad_id, batch_size, letter_probs,
-                                               progress=progress, desc="judging", last_logits=True):
+                                               progress=progress, desc="judging", last_logits=_keeps_logits(model)):
             for (k, order, _), p in zip(items[start:start + batch_size], probs):
                 setattr(verdicts[k], order, tuple(p))
     return verdicts
+
+
+def _keeps_logits(model) -> bool:
+    """Whether ``model``'s forward takes transformers' ``logits_to_keep`` (every causal LM of the library does; a
+    custom one may not, and is then read at every position)."""
+    import inspect
+
+    return "logits_to_keep" in inspect.signature(model.forward).parameters
 
 
 def judge_scores(verdicts: Sequence[PairVerdict]) -> dict[tuple[str, str], float]:
