@@ -147,6 +147,8 @@ def forward_in_batches(model, seqs: Sequence[Sequence[int]], pad_id: int, batch_
     """
     import torch
 
+    from .last_token import positions_to_keep
+
     model.eval()
     device = next(model.parameters()).device
     starts = range(0, len(seqs), batch_size)
@@ -158,29 +160,10 @@ def forward_in_batches(model, seqs: Sequence[Sequence[int]], pad_id: int, batch_
             ids, mask = pad_right(seqs[start:start + batch_size], pad_id, device)
             if last_logits:
                 last = mask.sum(1) - 1
-                keep = _positions_to_keep(last, ids.shape[1])
+                keep = positions_to_keep(last, ids.shape[1])
                 logits = model(input_ids=ids, attention_mask=mask, logits_to_keep=keep).logits
                 out = head(logits[torch.arange(len(last), device=device), torch.searchsorted(keep, last)], mask)
             else:
                 out = head(model(input_ids=ids, attention_mask=mask).logits, mask)
         yield start, out
 
-
-def _positions_to_keep(last, length: int):
-    """The sorted positions whose logits a batch computes: every row's ``last`` and, when the output layer's
-    product would have fewer than :data:`cheems_lib.models.last_token.MIN_ROWS` rows, the first other positions
-    too, so it takes the kernel path of the full forward (whose logits stay the same to the last bit); every
-    position when the batch is that small anyway."""
-    import torch
-
-    from .last_token import MIN_ROWS
-
-    need = -(-MIN_ROWS // len(last))  # positions per row
-    if need >= length:
-        return torch.arange(length, device=last.device)
-    keep = torch.unique(last)
-    if len(keep) < need:
-        others = torch.ones(length, dtype=torch.bool, device=last.device)
-        others[keep] = False
-        keep = torch.sort(torch.cat([keep, others.nonzero()[:need - len(keep), 0]])).values
-    return keep

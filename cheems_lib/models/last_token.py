@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 
-__all__ = ["supported", "query_block", "last_token_only"]
+__all__ = ["supported", "query_block", "rows_per_sequence", "last_token_only", "positions_to_keep"]
 
 MIN_ROWS = 16
 """Rows the last layer's matrix products get at least (``rows`` per sequence x batch): MKL computes products
@@ -46,6 +46,11 @@ def supported(model) -> bool:
     layer = model.model.layers[-1]
     return (type(layer).__name__ == "Qwen2DecoderLayer" and layer.self_attn.sliding_window is None
             and model.config._attn_implementation in ATTENTION)
+
+
+def rows_per_sequence(batch: int, least: int = 1) -> int:
+    """Positions per sequence that give a batch of ``batch`` sequences :data:`MIN_ROWS` rows, and at least ``least``."""
+    return max(least, -(-MIN_ROWS // batch))
 
 
 def query_block(length: int) -> int:
@@ -71,7 +76,7 @@ def last_token_only(model):
 
     def forward(hidden_states, attention_mask=None, position_embeddings=None, **kwargs):
         b, n = hidden_states.shape[:2]
-        rows = max(2, -(-MIN_ROWS // b))
+        rows = rows_per_sequence(b, least=2)  # two query rows keep attention off its one-row path
         if rows >= n:  # a batch this small costs nothing: the layer's own forward
             return type(layer).forward(layer, hidden_states, attention_mask=attention_mask,
                                        position_embeddings=position_embeddings, **kwargs)
@@ -141,3 +146,21 @@ def _last_layer(layer, x, mask4d, position_embeddings, last, r, torch):
     y = y + layer.mlp(layer.post_attention_layernorm(y))
     x[rows, at] = y
     return x
+
+
+def positions_to_keep(last, length: int):
+    """The sorted positions whose logits a batch computes: every row's ``last`` and, when the output layer's
+    product would have fewer than :data:`MIN_ROWS` rows, the first other positions
+    too, so it takes the kernel path of the full forward (whose logits stay the same to the last bit); every
+    position when the batch is that small anyway."""
+    import torch
+
+    need = rows_per_sequence(len(last))
+    if need >= length:
+        return torch.arange(length, device=last.device)
+    keep = torch.unique(last)
+    if len(keep) < need:
+        others = torch.ones(length, dtype=torch.bool, device=last.device)
+        others[keep] = False
+        keep = torch.sort(torch.cat([keep, others.nonzero()[:need - len(keep), 0]])).values
+    return keep
