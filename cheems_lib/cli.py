@@ -257,6 +257,8 @@ def cmd_train(args) -> None:
     name, reason = choose_preset(args.model, args.preset)
     overrides = {f.name: getattr(args, f.name) for f in fields(TrainConfig)
                  if f.name != "model" and getattr(args, f.name, None) is not None}
+    if args.grad_accum is not None and args.global_batch is None:  # an explicit accumulation sets the step itself
+        overrides["global_batch"] = 0
     cfg = TrainConfig.for_model(args.model, name, **overrides).validate()  # before anything is read or written
     check_learning_rate(cfg, force=args.force_lr)
     records = [r for recs in _read(args.data, args, need_rank=True).values() for r in recs]
@@ -286,12 +288,26 @@ def cmd_score(args) -> None:
     if args.model.startswith("baseline:") and args.model not in NAMES:
         raise UsageError(f"--model {args.model}: not a baseline (fix: use baseline:random, baseline:longest "
                          "or baseline:shortest)")
+    if args.judge and args.reward_head != "auto":
+        raise UsageError(f"--reward-head {args.reward_head} reads a reward model, and --judge makes the model a judge "
+                         "(fix: drop one of them)")
+    if args.reward_token is not None and args.reward_head != "logit":
+        raise UsageError(f"--reward-token {args.reward_token} names the token whose logit is the reward, which only "
+                         "--reward-head logit reads (fix: add --reward-head logit, or drop --reward-token)")
     records = [r for recs in _read(args.data, args).values() for r in recs]
+    logit = args.reward_head == "logit"
+    # what changes the scores; a new entry is None by default, so older score files still resume
     settings = {"model": args.model, "judge": args.judge, "dtype": args.dtype, "max_length": args.max_length,
-                "seed": args.seed if args.model == "baseline:random" else None}
+                "seed": args.seed if args.model == "baseline:random" else None,
+                "reward_head": None if args.reward_head == "auto" else args.reward_head,
+                "reward_token": (args.reward_token or 0) if logit else None,
+                "trust_remote_code": True if args.trust_remote_code else None}
     make = lambda state: make_scorer(args.model, state, judge=args.judge, batch_size=args.batch_size,
                                      dtype=None if args.dtype == "auto" else args.dtype,
-                                     max_length=args.max_length, seed=args.seed, trust_head=args.trust_head)
+                                     max_length=args.max_length, seed=args.seed, trust_head=args.trust_head,
+                                     device_map=args.device_map, trust_remote_code=args.trust_remote_code,
+                                     reward_head=args.reward_head, reward_token=args.reward_token or 0,
+                                     max_tokens_per_batch=args.max_tokens_per_batch)
     result = score_to_file(records, args.output, settings, make, inputs=args.data)
     if result is not None:  # the main process
         _print_json({"output": str(args.output), "model": args.model, "judge": args.judge, **result,
@@ -310,13 +326,13 @@ def cmd_preference(args) -> None:
         scores = read_scores(args.scores)
         rm_path = None
     else:
-        from .models.reward_model import load
+        from .models.reward_model import device_map_for, load
         from .models.scoring import score_records
-        from .models.training_config import TrainConfig
+        from .models.training_config import default_device, TrainConfig
         from .models.zoo import train_or_load
 
         rm_path = args.rm or train_or_load(human, TrainConfig(seed=args.seed), progress=sys.stderr.isatty())
-        model, tok = load(rm_path)
+        model, tok = load(rm_path, device_map=device_map_for(default_device()))  # a GPU when there is one
         scores, _ = score_records(model, tok, gpt, progress=sys.stderr.isatty())
     records, report = build_preference(human, gpt, scores, margin=args.margin, debias=not args.no_debias, seed=args.seed)
     write_records(records, args.output)  # atomic
@@ -453,7 +469,8 @@ def _add_train(sub) -> None:
 
 
 _FLAG_TYPES = {"int": int, "float": float, "str": str}
-_FLAG_CHOICES = {"mixed_precision": ["no", "bf16", "fp16"]}
+_FLAG_CHOICES = {"mixed_precision": ["no", "bf16", "fp16"], "save_dtype": ["auto", "float32", "bfloat16", "float16"],
+                 "gradient_checkpointing": ["auto", "on", "off"]}
 
 
 def _add_config_flags(parser) -> None:
@@ -493,9 +510,23 @@ def _add_score(sub) -> None:
                    help="score JSONL, written when complete; an interrupted run resumes from OUT.partial")
     c.add_argument("--batch-size", type=_int_at_least(1), default=16,
                    help="sequences per forward pass (scores do not depend on it)")
+    c.add_argument("--max-tokens-per-batch", type=_int_at_least(1),
+                   help="padded tokens per forward pass (default 16384 for models outside the tiny family, whose "
+                        "batches are bounded by tokens and --batch-size; scores do not depend on it)")
     c.add_argument("--max-length", type=_int_at_least(1), help="cut longer sequences (counted in the output)")
     c.add_argument("--judge", action="store_true", help="the model is a generative judge: compare pairs in both orders")
     c.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"], help="weights dtype")
+    c.add_argument("--device-map", choices=["auto", "balanced", "balanced_low_0", "sequential"],
+                   help="spread one model over every GPU as it loads (one process; for a model too large for one "
+                        "GPU); without it the model loads straight onto each process's device")
+    c.add_argument("--trust-remote-code", action="store_true",
+                   help="run the checkpoint's own code (auto_map in its config.json: InternLM2, ArmoRM, ...)")
+    c.add_argument("--reward-head", default="auto", choices=["auto", "classifier", "custom", "logit"],
+                   help="how the reward is read: a sequence classifier's logit; a custom model's returned score "
+                        "(needs --trust-remote-code); a causal LM's logit of --reward-token at the last token "
+                        "(Nemotron style); auto: custom for custom code with --trust-remote-code, else classifier")
+    c.add_argument("--reward-token", type=_int_at_least(0),
+                   help="with --reward-head logit: the token id whose logit is the reward (default 0)")
     c.add_argument("--trust-head", action="store_true",
                    help="score even if the reward head looks like a random initialisation")
     c.add_argument("--skip-invalid", action="store_true", help=SKIP_HELP)

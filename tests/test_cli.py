@@ -781,3 +781,63 @@ def test_messages_show_json_values_not_python_reprs(tmp_path):
     res = run("score", "--model", "baseline:longest", "--judge", "--data", data, "-o", out)
     assert res.returncode == 2 and "judge: false in the file, true now" in res.stderr, res.stderr
     assert "False" not in res.stderr and "None" not in res.stderr
+
+
+# --- hub reward models: reward heads, custom code, device maps ---
+
+@pytest.fixture(scope="module")
+def custom_rm(tmp_path_factory):
+    """A reward model with its own code (test_reward_heads' InternLM2-style checkpoint)."""
+    from test_reward_heads import write_custom_checkpoint
+
+    return write_custom_checkpoint(tmp_path_factory.mktemp("custom"))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "{rm}", "--reward-token", "3"], "only --reward-head logit reads"),
+    (["--model", "{judge}", "--judge", "--reward-head", "logit"], "--judge makes the model a judge"),
+    (["--model", "{rm}", "--reward-head", "custom"], "auto_map"),
+    (["--model", "{custom}"], "fix: add --trust-remote-code"),
+    (["--model", "{judge}", "--reward-head", "logit", "--reward-token", "100000"], "is not a token id"),
+    (["--model", "{rm}", "--max-tokens-per-batch", "0"], "--max-tokens-per-batch: must be >= 1"),
+])
+def test_score_bad_head_flags_are_one_line_and_write_nothing(scored_world, custom_rm, tmp_path, capsys, args, message):
+    """A reward-head flag that cannot apply (a token without the logit head, a head with --judge, custom code
+    not trusted or absent, a token outside the vocabulary, a zero budget): exit 2, one line naming the fix."""
+    paths = {"{rm}": scored_world / "rm", "{judge}": scored_world / "judge", "{custom}": custom_rm}
+    args = [str(paths.get(a, a)) for a in args]
+    try:
+        code = main(["score", *args, "--data", str(scored_world / "w/cheems_bench/open.jsonl"),
+                     "-o", str(tmp_path / "s.jsonl")])
+    except SystemExit as e:  # argparse's own refusals
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and message in err and "fix" in err, err
+    assert not list(tmp_path.glob("s.jsonl*"))
+
+
+def test_score_with_a_device_map_gives_the_same_scores_and_resumes_without_it(scored_world, tmp_path):
+    """--device-map auto (here: the CPU) loads through accelerate's placement and gives the same scores; it is
+    not a setting of the score file, so a run resumes under another placement."""
+    data = scored_world / "w/cheems_bench/open.jsonl"
+    rm = ["--model", scored_world / "rm", "--trust-head"]
+    plain, mapped = tmp_path / "plain.jsonl", tmp_path / "mapped.jsonl"
+    assert run("score", *rm, "--data", data, "-o", plain).returncode == 0
+    out = run("score", *rm, "--device-map", "auto", "--data", data, "-o", mapped)
+    assert out.returncode == 0, out.stderr
+    assert plain.read_bytes() == mapped.read_bytes()
+    sidecar = json.loads((tmp_path / "mapped.jsonl.cheems.json").read_text())
+    assert "device_map" not in sidecar and sidecar["reward_head"] is None and sidecar["trust_remote_code"] is None
+    again = run("score", *rm, "--data", data, "-o", mapped)
+    assert again.returncode == 0 and json.loads(again.stdout)["skipped"] == json.loads(out.stdout)["lines"]
+
+
+def test_score_a_custom_code_reward_model_with_trust_remote_code(scored_world, custom_rm, tmp_path):
+    """cheems score --trust-remote-code scores a checkpoint with its own code (its head picked automatically) and
+    records the trust in the score file's settings, so a run without it is not mixed in."""
+    data = scored_world / "w/cheems_bench/open.jsonl"
+    out = tmp_path / "custom.jsonl"
+    res = run("score", "--model", custom_rm, "--trust-remote-code", "--max-length", "64", "--data", data, "-o", out)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["scored"] == sum(len(r.responses) for r in read_records(data))
+    assert json.loads((tmp_path / "custom.jsonl.cheems.json").read_text())["trust_remote_code"] is True

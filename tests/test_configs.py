@@ -27,4 +27,4 @@ def test_paper_preset_matches_table9():
     p = TrainConfig.paper()
     assert p.max_length == int(t9["max_sequence_length"]) and p.epochs == int(t9["epochs"])
     assert p.reg_coef == float(t9["regularization_coefficient"]) and p.learning_rate == float(t9["learning_rate"])
-    assert p.warmup_ratio == float(t9["warmup_ratio"]) and p.grad_accum == int(t9["gradient_accumulation_steps"])
+    assert p.warmup_ratio == float(t9["warmup_ratio"]) and p.global_batch == int(t9["global_batch_size"])

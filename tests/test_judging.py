@@ -152,3 +152,33 @@ def test_judges_read_logits_only_where_they_need_them():
     tok = train_tokenizer(["A B C 判断"] * 10, vocab_size=300)
     assert _keeps_logits(Qwen2ForCausalLM(tiny_config("tiny-xs", tok)))
     assert not _keeps_logits(torch.nn.Linear(2, 2))
+
+
+def test_the_tiny_judge_trains_where_default_device_says(tmp_path, monkeypatch):
+    """train_judge asks training_config.default_device where to train (a GPU when there is one) instead of always
+    using the CPU, and marks its checkpoint as a tiny-family model."""
+    from cheems_lib.models import judging
+
+    asked = []
+    monkeypatch.setattr(judging, "default_device", lambda: asked.append(1) or "cpu")
+    recs = build_world(WorldConfig(size="smoke", seed=1)).files["cheems_bench/human.jsonl"][:2]
+    out = judging.train_tiny_judge(recs, tmp_path / "j", max_pairs=2, epochs=1, max_length=128, tokenizer_vocab=400,
+                                   size="tiny-xs")
+    model, _ = judging.load_judge(out)
+    assert asked and model.config.cheems_tiny_size == "tiny-xs"
+
+
+def test_a_token_budget_bounds_the_judges_batches_and_keeps_its_verdicts(judge):
+    """With max_tokens_per_batch each forward holds at most that many padded tokens (or one longer prompt) and
+    batch_size prompts, and the verdicts are those of the count-batched path to 1e-5."""
+    model, tok, recs = judge
+    ref = judge_records(model, tok, recs, batch_size=4)
+    shapes = []
+    hook = model.register_forward_pre_hook(lambda m, a, kw: shapes.append(tuple(kw["input_ids"].shape)), with_kwargs=True)
+    try:
+        budget = judge_records(model, tok, recs, batch_size=4, max_tokens_per_batch=3000)
+    finally:
+        hook.remove()
+    assert shapes and all(b <= 4 and (b * n <= 3000 or b == 1) for b, n in shapes)
+    assert [(v.prompt_id, v.a, v.b) for v in budget] == [(v.prompt_id, v.a, v.b) for v in ref]
+    assert all(abs(x - y) <= 1e-5 for v, w in zip(budget, ref) for x, y in zip(v.ab + v.ba, w.ab + w.ba))

@@ -85,3 +85,57 @@ def test_a_tokenization_is_reused_only_for_the_same_tokenizer_limit_and_texts(se
     for k in range(scoring.ENCODED_SETS + 2):
         score_records(model, tok, recs[:1], max_length=20 + k)
     assert len(scoring._ENCODED) == scoring.ENCODED_SETS
+
+
+def test_a_tiny_model_is_batched_by_count_as_before_bit_for_bit(setup):
+    """A tiny model's default scoring is the count-batched path it always had (forward_in_batches of batch_size
+    sequences sorted by length, padded with the tokenizer's pad): the same floats to the last bit, so the book's
+    numbers do not move."""
+    from cheems_lib.models.batching import forward_in_batches
+    from cheems_lib.models.last_token import last_token_only
+    from cheems_lib.models.reward_model import encode_pairs
+
+    recs, tok, model = setup
+    items = [((rec.id, r.id), ids) for rec in recs for r in rec.responses
+             for ids in encode_pairs(tok, [(rec.prompt, r.content, rec.sys_prompt)])]
+    items.sort(key=lambda kv: len(kv[1]))
+    before = {}
+    with last_token_only(model):
+        for start, out in forward_in_batches(model, [t for _, t in items], tok.pad_token_id, 5,
+                                             lambda logits, mask: logits.squeeze(-1).float().cpu().tolist()):
+            before.update({k: float(s) for (k, _), s in zip(items[start:start + 5], out)})
+    now, _ = score_records(model, tok, recs, batch_size=5)
+    assert now == before
+
+
+def test_an_explicit_token_budget_bounds_a_tiny_models_batches_too(setup):
+    """With max_tokens_per_batch even a tiny model's forwards hold at most that many padded tokens (or one
+    longer sequence), and its scores stay those of the count-batched path to 1e-5."""
+    recs, tok, model = setup
+    shapes = []
+    hook = model.register_forward_pre_hook(lambda m, a, kw: shapes.append(tuple(kw["input_ids"].shape)), with_kwargs=True)
+    try:
+        budget, _ = score_records(model, tok, recs, batch_size=16, max_tokens_per_batch=300)
+    finally:
+        hook.remove()
+    ref, _ = score_records(model, tok, recs, batch_size=16)
+    assert all(b * n <= 300 or b == 1 for b, n in shapes) and len(shapes) > len(ref) // 16
+    assert ref.keys() == budget.keys() and all(abs(ref[k] - budget[k]) <= 1e-5 for k in ref)
+
+
+def test_placement_loads_onto_the_process_device_and_spreads_only_one_process():
+    """No device map: the CPU as ever (None), a GPU straight onto it ({"": "cuda:K"}); "auto" is passed through
+    for one process and refused, in one line naming the fix, for a data-parallel launch."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from cheems_lib.models.reward_model import ModelError
+    from cheems_lib.models.scoring import placement
+
+    cpu = SimpleNamespace(device=torch.device("cpu"), num_processes=1)
+    assert placement(cpu) is None and placement(cpu, "auto") == "auto"
+    assert placement(SimpleNamespace(device=torch.device("cuda", 3), num_processes=8)) == {"": "cuda:3"}
+    with pytest.raises(ModelError, match="8 processes.*fix: run one process") as e:
+        placement(SimpleNamespace(device=torch.device("cuda", 3), num_processes=8), "auto")
+    assert "\n" not in str(e.value)

@@ -172,35 +172,187 @@ def test_loaded_weights_are_aligned_like_built_ones(records, tmp_path):
     assert all(t.data_ptr() % 64 == 0 for t in [*model.parameters(), *model.buffers()])
 
 
-def _launch_two(args, out):
-    cmd = accelerate_two("train", *args, "--output", out, "--grad-accum", "1")
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
+def _log(path):
+    return [json.loads(l) for l in (path / "train_log.jsonl").read_text().splitlines()]
 
 
-def test_two_processes_match_one_process_with_accumulation(records, tmp_path):
-    """accelerate launch, 2 CPU processes x 1 micro-batch == 1 process x 2 micro-batches: same steps and pairs,
-    same weights up to rounding, every ordered pair used."""
-    data = tmp_path / "d.jsonl"
-    write_records(records, data)
-    args = ["--data", data, "--model", "tiny-xs", "--epochs", "1", "--max-tokens-per-batch", "512", "--max-length", "128"]
-    one = _cli_train([*args, "--output", tmp_path / "one", "--grad-accum", "2"])
-    assert one.wait(timeout=300) == 0
-    _launch_two(args, tmp_path / "two")
-    s1 = json.loads((tmp_path / "one/cheems_train.json").read_text())
-    s2 = json.loads((tmp_path / "two/cheems_train.json").read_text())
-    assert s2["processes"] == 2 and s1["steps"] == s2["steps"]
-    log1 = [json.loads(l) for l in (tmp_path / "one/train_log.jsonl").read_text().splitlines()]
-    log2 = [json.loads(l) for l in (tmp_path / "two/train_log.jsonl").read_text().splitlines()]
+def _same_updates(one, two):
+    """Two runs took the same steps over the same pairs and ended with the same weights up to rounding."""
+    import torch
+
+    log1, log2 = _log(one), _log(two)
     assert [l["pairs"] for l in log1] == [l["pairs"] for l in log2]
-    assert sum(l["pairs"] for l in log2) == s2["data"]["pairs"]  # no pair lost
     # the same updates (the learning-rate schedule too: accelerate would step a prepared scheduler per process)
     assert [l["loss"] for l in log1] == pytest.approx([l["loss"] for l in log2], rel=1e-5)
     assert [l["lr"] for l in log1] == pytest.approx([l["lr"] for l in log2])
-    a, b = _weights(tmp_path / "one"), _weights(tmp_path / "two")
-    import torch
+    a, b = _weights(one), _weights(two)
     # 1e-4: rare tokens' embedding rows get near-zero gradients, which Adam rescales to full steps
     assert all(torch.allclose(a[k], b[k], atol=1e-4) for k in a)
+
+
+def test_two_processes_uneven_steps_resume_and_match_one_process(records, tmp_path):
+    """accelerate launch, 2 CPU processes (DDP over gloo) x 1 micro-batch == 1 process x 2 micro-batches, on an epoch
+    whose micro-batches are odd in number, so the last step gives one process nothing: every process runs the same
+    forwards in every step; killed (kill -9, both processes) after a checkpoint and resumed, the run finishes, saves
+    a model that from_pretrained loads, uses every ordered pair, and matches the 1-process weights within rounding."""
+    from transformers import AutoModelForSequenceClassification
+
+    data = tmp_path / "d.jsonl"
+    write_records(records[:47], data)
+    args = ["--data", data, "--model", "tiny-xs", "--epochs", "1", "--max-tokens-per-batch", "512", "--max-length", "128",
+            "--save-every", "2"]
+    one = _cli_train([*args, "--output", tmp_path / "one", "--grad-accum", "2"])
+    assert one.wait(timeout=300) == 0, one.stderr.read().decode()[-2000:]
+    s1 = json.loads((tmp_path / "one/cheems_train.json").read_text())
+    assert s1["micro_batches_per_epoch"] % 2 == 1  # the uneven last step this test is about
+    two = tmp_path / "two"
+    cmd = accelerate_two("train", *args, "--output", two, "--grad-accum", "1")
+    cut = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "CHEEMS_TEST_INTERRUPT": "train.step=3:SIGKILL"})
+    assert cut.returncode != 0 and _latest(two) == 2 and not (two / "cheems_train.json").exists(), cut.stderr[-2000:]
+    done = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    s2 = json.loads((two / "cheems_train.json").read_text())
+    assert s2["processes"] == 2 and s1["steps"] == s2["steps"]
+    log2 = _log(two)
+    assert len(log2) == s2["steps"] and all(len(set(l["forwards"])) == 1 and len(l["forwards"]) == 2 for l in log2)
+    assert sum(l["pairs"] for l in log2) == s2["data"]["pairs"]  # no pair lost
+    _same_updates(tmp_path / "one", two)
+    assert AutoModelForSequenceClassification.from_pretrained(two).config.num_labels == 1
+
+
+def test_global_batch_makes_the_same_steps_on_one_and_two_processes(records, tmp_path):
+    """--global-batch N: 1 and 2 processes take the same steps (the same pairs each) and end with the same weights up to
+    rounding; the steps average N sequences and the start line prints the global batch."""
+    data = tmp_path / "d.jsonl"
+    write_records(records, data)
+    args = ["--data", data, "--model", "tiny-xs", "--epochs", "1", "--max-tokens-per-batch", "512", "--max-length", "128",
+            "--global-batch", "40"]
+    one = _cli_train([*args, "--output", tmp_path / "one"])
+    assert one.wait(timeout=300) == 0, one.stderr.read().decode()[-2000:]
+    assert "global batch 40 sequences" in one.stderr.read().decode()
+    done = subprocess.run(accelerate_two("train", *args, "--output", tmp_path / "two"), capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    _same_updates(tmp_path / "one", tmp_path / "two")
+    s = json.loads((tmp_path / "two/cheems_train.json").read_text())
+    assert s["effective"]["global_batch"] == 40 and abs(s["effective"]["sequences_per_step"] - 40) < 8
+
+
+class TestGlobalBatchSteps:
+    """global_batch_steps: whole prompts, the global batch on average, the same plan for any number of processes."""
+
+    LENGTHS = [[7] * k for k in (2, 5, 3, 8, 1, 4, 6, 2, 3, 9, 5, 4, 7, 2, 3) * 4]
+
+    def test_each_prompt_once_and_steps_within_one_prompt(self):
+        """Every prompt is in exactly one micro-batch; step k closes where the running count first reaches k x N,
+        so the steps average N sequences and each is within one prompt of N (the last may be short)."""
+        from cheems_lib.models.training import global_batch_steps
+
+        steps = global_batch_steps(self.LENGTHS, 16, 60, 3, seed=1)
+        seen = [i for s in steps for p in s for b in p for i in b.prompts]
+        assert sorted(seen) == list(range(len(self.LENGTHS)))
+        sizes = [sum(b.n_sequences for p in s for b in p) for s in steps]
+        longest = max(map(len, self.LENGTHS))
+        assert all(abs(n - 16) < longest for n in sizes[:-1]) and sum(sizes) == sum(map(len, self.LENGTHS))
+        assert abs(sum(sizes[:-1]) / (len(sizes) - 1) - 16) < 2
+
+    def test_processes_do_not_change_the_steps(self):
+        """1, 2 and 3 processes get the same steps and micro-batches, only spread differently."""
+        from cheems_lib.models.training import global_batch_steps
+
+        def flat(n):
+            return [sorted(tuple(b.prompts) for p in s for b in p) for s in global_batch_steps(self.LENGTHS, 16, 60, n, seed=4)]
+        assert flat(1) == flat(2) == flat(3)
+
+    def test_micro_batches_go_to_the_least_loaded_process(self):
+        """Largest first to the process with the fewest tokens: no process holds more than the largest micro-batch
+        above another."""
+        from cheems_lib.models.training import global_batch_steps
+
+        for s in global_batch_steps(self.LENGTHS, 30, 60, 2, seed=0):
+            loads = [sum(b.tokens for b in p) for p in s]
+            assert max(loads) - min(loads) <= max(b.tokens for p in s for b in p)
+
+
+def _bf16_checkpoint(records, path):
+    """A Qwen2 reward model saved in bfloat16, as hub checkpoints are (random weights, a tokenizer of its own)."""
+    import torch
+
+    from cheems_lib.models.reward_model import build_tiny, train_tokenizer
+
+    tok = train_tokenizer((t for r in records for t in [r.prompt, *(x.content for x in r.responses)]), vocab_size=500)
+    model = build_tiny("tiny-xs", tok, seed=0, max_length=256)
+    del model.config.cheems_tiny_size  # a checkpoint from elsewhere
+    model.to(torch.bfloat16).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+def test_a_bf16_checkpoint_learns_with_the_paper_preset(records, tmp_path):
+    """A bf16-stored checkpoint trained with the paper preset (lr 5e-6, 10 steps) moves every parameter tensor, the
+    reward head and the norms included, in most of its elements (training runs on float32 master weights; in bf16
+    nearly every update would round away); --save-dtype float32 saves float32, and auto keeps the source's bf16."""
+    import torch
+    from safetensors.torch import load_file
+
+    base = _bf16_checkpoint(records, tmp_path / "base")
+    data = tmp_path / "d.jsonl"
+    write_records(records, data)
+    flags = ["--data", data, "--model", base, "--max-length", "256", "--max-tokens-per-batch", "2048",
+             "--grad-accum", "1", "--warmup-ratio", "0"]
+    run = _cli_train([*flags, "--max-steps", "10", "--save-dtype", "float32", "--output", tmp_path / "rm"])
+    assert run.wait(timeout=300) == 0, run.stderr.read().decode()[-2000:]
+    before, after = load_file(str(base / "model.safetensors")), _weights(tmp_path / "rm")
+    assert json.loads((tmp_path / "rm/cheems_train.json").read_text())["effective"]["preset"] == "paper"
+    for name, w in after.items():
+        assert w.dtype == torch.float32, name
+        if name != "model.embed_tokens.weight":  # rows of tokens the data never shows get no gradient
+            changed = float((w != before[name].float()).float().mean())
+            assert changed > 0.5, f"{name}: {changed:.3f} of its elements changed"
+    run = _cli_train([*flags, "--max-steps", "1", "--output", tmp_path / "auto"])
+    assert run.wait(timeout=300) == 0, run.stderr.read().decode()[-2000:]
+    assert {w.dtype for w in _weights(tmp_path / "auto").values()} == {torch.bfloat16}
+    assert json.loads((tmp_path / "auto/config.json").read_text())["dtype"] == "bfloat16"
+
+
+def test_a_tiny_run_then_a_bf16_run_in_one_process(records, tmp_path):
+    """accelerate keeps one mixed precision per process: a tiny run (precision no), then a bf16-autocast run in the
+    same process both train; deterministic kernels are switched back off after each."""
+    import torch
+
+    train(records, small_cfg(max_steps=1), tmp_path / "a", progress=False)
+    assert not torch.are_deterministic_algorithms_enabled()
+    summary = train(records, small_cfg(max_steps=2, mixed_precision="bf16"), tmp_path / "b", progress=False)
+    assert summary["effective"]["mixed_precision"] == "bf16" and summary["final"]["step"] == 2
+    assert not torch.are_deterministic_algorithms_enabled()
+
+
+def test_gradient_checkpointing_gives_the_same_weights(records, tmp_path):
+    """Recomputing activations in the backward pass changes memory, not the result."""
+    import torch
+
+    train(records, small_cfg(max_steps=3), tmp_path / "off", progress=False)
+    summary = train(records, small_cfg(max_steps=3, gradient_checkpointing="on"), tmp_path / "on", progress=False)
+    assert summary["effective"]["gradient_checkpointing"] is True
+    a, b = _weights(tmp_path / "off"), _weights(tmp_path / "on")
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+
+
+def test_forward_options_turn_the_cache_off_where_a_forward_takes_it():
+    """Training and scoring forwards pass use_cache=False to models that name it, and nothing to those that do not."""
+    import torch
+
+    from cheems_lib.models.batching import forward_options
+    from cheems_lib.models.reward_model import build_tiny, train_tokenizer
+
+    class Plain(torch.nn.Module):
+        def forward(self, input_ids, attention_mask=None):
+            return input_ids
+
+    tok = train_tokenizer(["a b c"], vocab_size=300)
+    assert forward_options(build_tiny("tiny-xs", tok)) == {"use_cache": False}
+    assert forward_options(Plain()) == {}
 
 
 def test_training_from_a_local_checkpoint(records, tmp_path):

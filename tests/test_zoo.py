@@ -146,3 +146,23 @@ def test_a_busy_score_entry_is_scored_last_and_once(tmp_path, monkeypatch):
     assert calls == [("busy", False), ("free", False), (path, False), ("busy", True)]
     assert got[0] == {("p", "r"): 4.0} and got[1] == {("p", "r"): 2.0}  # jobs' order, not the order scored
     assert got[2] == real(path, bench)
+
+
+def test_the_score_cache_is_keyed_on_dtype_and_kind_of_device(tmp_path):
+    """A shared zoo keeps CPU float32 and GPU bfloat16 scores apart: dtype and the kind of device are in the key
+    (the device's index and the device map are not: they place the same computation elsewhere)."""
+    from cheems_lib.models import zoo
+    from cheems_lib.models.reward_model import build_tiny, train_tokenizer
+
+    key = zoo._placement_key
+    assert key(None, None, None) == key(None, "cpu", None) != key("float32", None, None) != key("bfloat16", None, None)
+    assert key("bfloat16", "cuda", None) == key("bfloat16", "cuda:1", None) == key("bfloat16", None, {"": "cuda:0"})
+    assert key("bfloat16", None, {"": 0}) == key("bfloat16", "cuda", None) != key("bfloat16", "cpu", None)
+    bench = build_world(WorldConfig(size="smoke")).files["cheems_bench/open.jsonl"][:4]
+    tok = train_tokenizer([t for r in bench for t in [r.prompt, *(x.content for x in r.responses)]], vocab_size=400)
+    build_tiny("tiny-xs", tok).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    (tmp_path / "cheems_train.json").write_text("{}")  # a finished zoo entry
+    auto = zoo.score_or_load(tmp_path, bench)
+    f32 = zoo.score_or_load(tmp_path, bench, dtype="float32")
+    assert len(list((tmp_path / "scores").glob("*.json"))) == 2 and auto == f32  # a float32 checkpoint either way

@@ -28,7 +28,7 @@ import numpy as np
 from ..baselines import CHANCE, chance_metrics, CONTROLS, named_scores, NAMES, null_controls
 from ..estimates import best_of, category_estimate, decide, INSUFFICIENT, insufficient_text, mean_of, subset_estimate
 from ..metrics import evaluate_subset
-from ..models.reward_model import load
+from ..models.reward_model import device_map_for, load
 from ..models.scoring import score_records
 from ..publishing.figures import seed_dots
 from ..records import Record
@@ -112,13 +112,13 @@ def category_accuracy(subsets: Mapping[str, Sequence[Record]], scores_by_model: 
 
 
 def score_models(names: Sequence[str], record_sets: Sequence[Sequence[Record]], *, device: str | None = None,
-                 dtype=None, batch_size: int = 16) -> list[dict[str, dict]]:
+                 dtype=None, batch_size: int = 16, device_map=None) -> list[dict[str, dict]]:
     """Scores of reward models given by hub name or path, one ``{name: scores}`` per record set
-    (each model is loaded once and scores every set)."""
+    (each model is loaded once and scores every set). A model loads straight onto ``device`` (the CPU by
+    default), or with ``device_map`` (``"auto"``: spread over the devices, for one too large for a device)."""
     out: list[dict[str, dict]] = [{} for _ in record_sets]
     for name in names:
-        model, tok = load(name, dtype=dtype)
-        model = model.to(device or "cpu")
+        model, tok = load(name, dtype=dtype, device_map=device_map or device_map_for(device or "cpu"))
         for scores, records in zip(out, record_sets):
             scores[name], _ = score_records(model, tok, records, batch_size=batch_size)
     return out

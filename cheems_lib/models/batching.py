@@ -24,7 +24,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Batch", "pack", "forward_groups", "padding_fraction", "pad_right", "forward_in_batches", "last_token_logits"]
+__all__ = ["Batch", "pack", "forward_groups", "padding_fraction", "pad_right", "forward_in_batches", "last_token_logits",
+           "forward_options", "input_device"]
 
 
 @dataclass
@@ -125,6 +126,30 @@ def pad_right(seqs: Sequence[Sequence[int]], pad_id: int, device="cpu"):
     return ids.to(device), mask.to(device)
 
 
+def forward_options(model) -> dict:
+    """Extra arguments for every training and scoring forward of ``model``: ``use_cache=False`` where its forward
+    takes ``use_cache``. A reward model reads one position and never generates, so a key-value cache is memory
+    for nothing, and under activation checkpointing the backward's replay would append the keys and values to
+    it a second time. Models whose forward does not name the argument get none (custom code may reject it)."""
+    import inspect
+
+    model = getattr(model, "module", model)  # a DDP wrapper passes keyword arguments through to its module
+    try:
+        params = inspect.signature(type(model).forward).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {"use_cache": False} if "use_cache" in params else {}
+
+
+def input_device(model):
+    """Where ``model`` takes its input ids: the device of its input embeddings (the first device of a model that
+    ``device_map="auto"`` spread over several)."""
+    try:
+        return model.get_input_embeddings().weight.device
+    except (AttributeError, NotImplementedError):
+        return next(model.parameters()).device
+
+
 def last_token_logits(logits, mask):
     """Logits at each row's last real token (right padding): a causal LM's next-token distribution."""
     import torch
@@ -150,7 +175,7 @@ def forward_in_batches(model, seqs: Sequence[Sequence[int]], pad_id: int, batch_
     from .last_token import positions_to_keep
 
     model.eval()
-    device = next(model.parameters()).device
+    device, options = input_device(model), forward_options(model)
     starts = range(0, len(seqs), batch_size)
     if progress:
         from tqdm.auto import tqdm
@@ -161,9 +186,9 @@ def forward_in_batches(model, seqs: Sequence[Sequence[int]], pad_id: int, batch_
             if last_logits:
                 last = mask.sum(1) - 1
                 keep = positions_to_keep(last, ids.shape[1])
-                logits = model(input_ids=ids, attention_mask=mask, logits_to_keep=keep).logits
+                logits = model(input_ids=ids, attention_mask=mask, logits_to_keep=keep, **options).logits
                 out = head(logits[torch.arange(len(last), device=device), torch.searchsorted(keep, last)], mask)
             else:
-                out = head(model(input_ids=ids, attention_mask=mask).logits, mask)
+                out = head(model(input_ids=ids, attention_mask=mask, **options).logits, mask)
         yield start, out
 

@@ -18,6 +18,7 @@ each pair once in random order and offers no tie; here a tie (``C``) is half cre
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from itertools import combinations
@@ -26,9 +27,9 @@ from typing import Mapping, Sequence
 from ..records import Record
 from .batching import forward_groups, forward_in_batches, last_token_logits, pack, pad_right
 from .last_token import last_token_only
-from .reward_model import (check_source, cut_text, encode_chats, loading, ModelError, text_budget, tiny_config,
-                           train_tokenizer)
-from .training_config import JudgeTrainConfig
+from .reward_model import (check_source, cut_text, device_map_for, encode_chats, loading, ModelError,
+                           spread_by_device_map, text_budget, tiny_config, train_tokenizer)
+from .training_config import default_device, JudgeTrainConfig
 
 __all__ = ["JUDGE_TEMPLATE", "CRITERIA", "CATEGORY_CRITERION", "judge_prompt", "PairVerdict", "judge_records",
            "judge_scores", "position_consistency", "letter_ids", "load_judge", "train_tiny_judge", "train_judge",
@@ -99,15 +100,21 @@ def judge_prompt(query: str, answer_a: str, answer_b: str, category: str | None 
     return JUDGE_TEMPLATE.format(criteria=criterion, query=query, reference=ref, answer_a=answer_a, answer_b=answer_b)
 
 
-def load_judge(name_or_path, *, dtype=None, device_map=None):
-    """A causal LM judge and its tokenizer, by hub name or local path."""
+def load_judge(name_or_path, *, dtype=None, device_map=None, trust_remote_code: bool = False):
+    """A causal LM judge and its tokenizer, by hub name or local path.
+
+    ``device_map`` places the weights as they load (``"auto"``: spread over the devices, for a judge too large
+    for one; ``{"": "cuda:0"}``: straight onto one); such a judge is not moved afterwards. ``trust_remote_code``
+    runs a checkpoint's own code (``auto_map`` in its config).
+    """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     check_source(name_or_path)
+    remote = {"trust_remote_code": True} if trust_remote_code else {}
     with loading(name_or_path):
-        tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
+        tokenizer = AutoTokenizer.from_pretrained(str(name_or_path), **remote)
         model, info = AutoModelForCausalLM.from_pretrained(str(name_or_path), dtype=dtype, device_map=device_map,
-                                                           output_loading_info=True)
+                                                           output_loading_info=True, **remote)
     missing = [k for k in info.get("missing_keys", []) if "lm_head" in k]
     if missing and not getattr(model.config, "tie_word_embeddings", False):
         raise ModelError(f"{name_or_path}: no language-model head {missing} in the checkpoint, so the judge's "
@@ -179,12 +186,15 @@ def _encode_judges(tokenizer, texts: Sequence[str], max_length: int | None, chun
 
 
 def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: int = 8, max_length: int | None = None,
-                  progress: bool = False) -> list[PairVerdict]:
+                  progress: bool = False, max_tokens_per_batch: int | None = None) -> list[PairVerdict]:
     """Judge every pair of responses of every record, in both orders.
 
     With ``max_length`` the query and answers are cut to their last
     :func:`~cheems_lib.models.reward_model.text_budget` characters before the judge prompts are built (each
     answer appears in several prompts); the last ``max_length`` tokens, which the judge sees, stay the same.
+    With ``max_tokens_per_batch`` a batch also holds at most that many padded tokens
+    (:func:`~cheems_lib.models.batching.forward_groups`, longest first), so memory is bounded for any mix of
+    prompt lengths; without, ``batch_size`` prompts at a time.
     """
     letters = letter_ids(tokenizer)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
@@ -206,12 +216,33 @@ def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     def letter_probs(last, mask):  # P(A), P(B), P(C) renormalised over the three letters
         return last[:, letters].float().softmax(-1).cpu().tolist()
 
-    with last_token_only(model):  # the last layer and the output layer at the read position only: the same verdicts
-        for start, probs in forward_in_batches(model, [it[2] for it in items], pad_id, batch_size, letter_probs,
-                                               progress=progress, desc="judging", last_logits=_keeps_logits(model)):
-            for (k, order, _), p in zip(items[start:start + batch_size], probs):
-                setattr(verdicts[k], order, tuple(p))
+    seqs, keeps = [it[2] for it in items], _keeps_logits(model)
+    if max_tokens_per_batch is None:
+        batches = ((list(range(start, min(start + batch_size, len(seqs)))), probs)
+                   for start, probs in forward_in_batches(model, seqs, pad_id, batch_size, letter_probs,
+                                                          progress=progress, desc="judging", last_logits=keeps))
+    else:
+        batches = _budget_batches(model, seqs, pad_id, batch_size, max_tokens_per_batch, letter_probs, keeps, progress)
+    # the last layer and the output layer at the read position only (the same verdicts); not for a judge whose
+    # layers accelerate's hooks move between devices (replacing a layer's forward would drop its hook)
+    with contextlib.nullcontext() if spread_by_device_map(model) else last_token_only(model):
+        for rows, probs in batches:
+            for j, p in zip(rows, probs):
+                setattr(verdicts[items[j][0]], items[j][1], tuple(p))
     return verdicts
+
+
+def _budget_batches(model, seqs, pad_id, batch_size: int, max_tokens: int, head, keeps: bool, progress: bool):
+    """``(indices, head output)`` per batch of ``seqs`` under ``max_tokens`` padded tokens and ``batch_size``
+    sequences, longest first (a budget the device cannot hold fails at once, not at the end)."""
+    groups = [g[i:i + batch_size] for g in forward_groups([len(s) for s in seqs], max_tokens)
+              for i in range(0, len(g), batch_size)][::-1]
+    if progress:
+        from tqdm.auto import tqdm
+        groups = tqdm(groups, desc="judging", unit="batch")
+    for g in groups:
+        for _, out in forward_in_batches(model, [seqs[j] for j in g], pad_id, len(g), head, last_logits=keeps):
+            yield g, out
 
 
 def _keeps_logits(model) -> bool:
@@ -261,13 +292,19 @@ def train_judge(examples: Sequence[tuple[list[int], int]], tokenizer, cfg, outpu
     summed over a batch and divided by its examples. Batches are whole examples packed
     under the token budget, reshuffled each epoch; the schedule is linear warm-up over
     ``warmup_fraction`` of the batches, then linear decay. Returns ``output_dir``.
+
+    It trains on :func:`~cheems_lib.models.training_config.default_device` (a GPU when there is one); the
+    weights are initialised on the CPU first, so a seed gives the same start on any device, and on the CPU
+    nothing differs from training there always.
     """
     import torch
     import torch.nn.functional as F
     from transformers import Qwen2ForCausalLM
 
+    device = default_device()
     torch.manual_seed(cfg.seed)
-    model = Qwen2ForCausalLM(tiny_config(cfg.size, tokenizer, max_length=cfg.max_length))
+    model = Qwen2ForCausalLM(tiny_config(cfg.size, tokenizer, max_length=cfg.max_length)).to(device)
+    model.config.cheems_tiny_size = cfg.size  # scoring keeps the tiny family's batching for it
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate)
     model.train()
     lengths = [[len(ids)] for ids, _ in examples]
@@ -281,9 +318,9 @@ def train_judge(examples: Sequence[tuple[list[int], int]], tokenizer, cfg, outpu
         items = [examples[i] for i in batch.prompts]
         loss = 0.0
         for group in forward_groups([len(ids) for ids, _ in items], cfg.max_tokens_per_batch):
-            ids, mask = pad_right([items[j][0] for j in group], tokenizer.pad_token_id, "cpu")
+            ids, mask = pad_right([items[j][0] for j in group], tokenizer.pad_token_id, device)
             last = last_token_logits(model(input_ids=ids, attention_mask=mask).logits, mask)
-            target = torch.tensor([items[j][1] for j in group])
+            target = torch.tensor([items[j][1] for j in group], device=device)
             loss = loss + F.cross_entropy(last, target, reduction="sum")
         (loss / len(items)).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
@@ -323,13 +360,14 @@ def judge_examples(records: Sequence[Record], max_pairs: int, max_length: int, *
 
 
 def judge_all(judges: Mapping[str, object], records: Sequence[Record], *, device: str | None = None, dtype=None,
-              batch_size: int = 8) -> tuple[dict[str, dict], dict[str, float]]:
+              batch_size: int = 8, device_map=None) -> tuple[dict[str, dict], dict[str, float]]:
     """Each judge of ``judges`` (``{name: hub name or path}``) on every pair of ``records``, both orders:
-    ``({name: judge_scores}, {name: position_consistency})``."""
+    ``({name: judge_scores}, {name: position_consistency})``. Each judge loads straight onto ``device`` (the
+    CPU by default), or with ``device_map`` (``"auto"``: spread over the devices)."""
     scores, consistency = {}, {}
     for name, path in judges.items():
-        model, tokenizer = load_judge(path, dtype=dtype)
-        verdicts = judge_records(model.to(device or "cpu"), tokenizer, records, batch_size=batch_size)
+        model, tokenizer = load_judge(path, dtype=dtype, device_map=device_map or device_map_for(device or "cpu"))
+        verdicts = judge_records(model, tokenizer, records, batch_size=batch_size)
         consistency[name] = position_consistency(verdicts)
         scores[name] = judge_scores(verdicts)
     return scores, consistency

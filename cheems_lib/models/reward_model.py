@@ -2,9 +2,12 @@
 
 A reward model here is an ``AutoModelForSequenceClassification`` with ``num_labels=1``
 plus its tokenizer; a (prompt, response) pair is encoded with the tokenizer's chat template
-(prompt as the user turn, response as the assistant turn) and the score is the logit at
+(prompt as the user turn, response as the assistant turn; a template that refuses a system
+turn gets the system prompt at the start of the user turn) and the score is the logit at
 the last non-padding token. :func:`load` takes a hub name or a local path, so the same code
-serves real models on a GPU and the embedded default.
+serves real models on a GPU and the embedded default; it also loads reward models with their
+own code or a reward read from a causal LM's logit (:mod:`cheems_lib.models.reward_heads`),
+and places a model with a ``device_map`` (:func:`device_map_for`).
 
 The embedded default, ``tiny``, is a small Qwen2-architecture model with a byte-level BPE
 tokenizer trained locally on the training texts (the ``tokenizers`` library, using Qwen2's
@@ -31,7 +34,8 @@ from typing import Iterable
 __all__ = ["TINY_SIZES", "TinySize", "is_tiny", "train_tokenizer", "tiny_config", "build_tiny", "load", "encode_pair", "encode_pairs",
            "encode_chats", "text_budget", "cut_text",
            "ModelError", "count_parameters", "realign", "check_source", "loading", "head_looks_untrained",
-           "convert_gguf", "smollm2_gguf"]
+           "convert_gguf", "smollm2_gguf", "spare_pad_ids", "absent_pad_id", "device_map_for",
+           "spread_by_device_map", "accepts_system_turn"]
 
 PAD, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 # Qwen2's chat template, cut down to the two turns a reward model sees (plus an optional system turn).
@@ -158,18 +162,43 @@ def check_source(name_or_path: str | Path) -> None:
 
 @contextmanager
 def loading(name_or_path):
-    """Turn from_pretrained's errors (unknown hub name, no network, bad folder) into one-line :class:`ModelError`."""
+    """Turn from_pretrained's errors (unknown hub name, no network, bad folder, custom code not trusted) into
+    one-line :class:`ModelError`."""
     try:
         yield
     except ModelError:
         raise
     except (OSError, ValueError, RuntimeError, KeyError) as e:
+        if "trust_remote_code" in str(e):
+            raise ModelError(f"{name_or_path}: the checkpoint runs its own code (auto_map in config.json) "
+                             "(fix: add --trust-remote-code if you trust that code)") from None
         reason = " ".join(str(e).split())[:300]
         raise ModelError(f"{name_or_path}: cannot load the model ({reason}) (fix: pass a local checkpoint folder, "
                          "or a hub name on a machine that can reach the hub)") from None
 
 
-def load(name_or_path: str | Path, *, dtype=None, device_map=None, require_trained_head: bool = True):
+def device_map_for(device) -> dict | None:
+    """The ``device_map`` that loads a model straight onto ``device`` (no copy in host memory first); None for
+    the CPU, where ``from_pretrained`` puts it anyway."""
+    import torch
+
+    device = torch.device(device)
+    if device.type == "cpu":
+        return None
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return {"": str(device)}
+
+
+def spread_by_device_map(model) -> bool:
+    """Whether accelerate's hooks move activations between the devices of ``model`` (``device_map="auto"`` over
+    several devices, or offloading): such a model is never moved with ``.to`` and its layers' ``forward`` is
+    not replaced."""
+    return any(hasattr(m, "_hf_hook") for m in model.modules())
+
+
+def load(name_or_path: str | Path, *, dtype=None, device_map=None, require_trained_head: bool = True,
+         trust_remote_code: bool = False):
     """Load a reward model and its tokenizer with ``from_pretrained``.
 
     Checks that the model has one output, that the tokenizer has a padding token and fits
@@ -177,24 +206,33 @@ def load(name_or_path: str | Path, *, dtype=None, device_map=None, require_train
     its weights must be in the checkpoint, and a local folder without the ``cheems
     train`` marker (``cheems_train.json``) must not hold a head that still looks like its
     random initialisation (:func:`head_looks_untrained`).
+
+    ``device_map`` places the weights as they load (``"auto"``: spread over the devices; ``{"": "cuda:0"}``:
+    straight onto one, :func:`device_map_for`); such a model is not moved afterwards. ``trust_remote_code``
+    runs a checkpoint's own code. A reward read otherwise than by a sequence classifier (custom code's own
+    score, a causal LM's logit) loads with :func:`cheems_lib.models.reward_heads.load`.
     """
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
     check_source(name_or_path)
+    # the same calls as ever unless custom code is trusted; False, not None: never an interactive prompt
+    remote = {"trust_remote_code": True} if trust_remote_code else {}
     with loading(name_or_path):
-        config = AutoConfig.from_pretrained(str(name_or_path))
+        config = AutoConfig.from_pretrained(str(name_or_path), **(remote or {"trust_remote_code": False}))
     archs = getattr(config, "architectures", None) or []
     if any(a.endswith("ForSequenceClassification") for a in archs) and config.num_labels != 1:
         raise ModelError(f"{name_or_path}: a sequence classifier with num_labels={config.num_labels}; a reward model "
                          "has one output (fix: pass a reward model with num_labels=1)")
     with loading(name_or_path):
-        tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
+        tokenizer = AutoTokenizer.from_pretrained(str(name_or_path), **remote)
         model, info = AutoModelForSequenceClassification.from_pretrained(
-            str(name_or_path), num_labels=1, dtype=dtype, device_map=device_map, output_loading_info=True)
+            str(name_or_path), num_labels=1, dtype=dtype, device_map=device_map, output_loading_info=True, **remote)
     missing = [k for k in info.get("missing_keys", []) if "score" in k or "classifier" in k]
     if require_trained_head and missing:
+        hint = ("; a causal LM whose reward is a token's logit takes --reward-head logit, a judge --judge"
+                if any(a.endswith("ForCausalLM") for a in archs) else "")
         raise ModelError(f"{name_or_path}: the reward head {missing} is not in the checkpoint and would be random "
-                         "(fix: pass a trained reward model, or train one with `cheems train`)")
+                         f"(fix: pass a trained reward model, or train one with `cheems train`{hint})")
     if require_trained_head and not (Path(name_or_path) / "cheems_train.json").exists() and head_looks_untrained(model):
         raise ModelError(f"{name_or_path}: the reward head's weights look like a fresh random initialisation "
                          "(fix: train it with `cheems train`, or pass --trust-head if it really was trained)")
@@ -241,24 +279,121 @@ def realign(model, alignment: int = 64) -> None:
 
 
 def check_pair(model, tokenizer, where: str = "model") -> None:
-    """Raise :class:`ModelError` when model and tokenizer cannot work together."""
-    if model.config.num_labels != 1:
+    """Raise :class:`ModelError` when model and tokenizer cannot work together.
+
+    A tokenizer without a pad token gets a spare special token of its own vocabulary (:func:`spare_pad_ids`),
+    never eos: eos ends a turn in many chat templates, and transformers' sequence classifiers pool at the
+    rightmost token that is not the pad, so a pad equal to eos reads the reward one token early. No token is
+    added (a new embedding row would be untrained). Only where no spare token exists does eos stand in;
+    scoring then pads with an id absent from its texts anyway (:func:`absent_pad_id`).
+    """
+    # one label for a sequence classifier; a reward head of reward_heads reads custom code's score or a logit
+    kind = getattr(getattr(model, "cheems_reward_head", None), "kind", "classifier")
+    if kind == "classifier" and model.config.num_labels != 1:
         raise ModelError(f"{where}: a reward model needs num_labels=1, this one has {model.config.num_labels}")
     if tokenizer.pad_token_id is None:
-        if tokenizer.eos_token_id is None:
+        spare = spare_pad_ids(tokenizer)
+        if spare:
+            tokenizer.pad_token = tokenizer.convert_ids_to_tokens(spare[0])
+        elif tokenizer.eos_token_id is None:
             raise ModelError(f"{where}: the tokenizer has neither a pad nor an eos token (fix: set tokenizer.pad_token)")
-        tokenizer.pad_token = tokenizer.eos_token
+        else:
+            tokenizer.pad_token = tokenizer.eos_token
     if model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id
-    n_embed = model.get_input_embeddings().num_embeddings
-    if len(tokenizer) > n_embed:
+    n_embed = _embedding_rows(model)
+    if n_embed is not None and len(tokenizer) > n_embed:
         raise ModelError(f"{where}: the tokenizer has {len(tokenizer)} tokens but the model embeds only {n_embed} "
                          "(fix: use the tokenizer saved with this model)")
+
+
+def _embedding_rows(model) -> int | None:
+    """Rows of the input embedding matrix (None for a custom model that does not say)."""
+    try:
+        return model.get_input_embeddings().num_embeddings
+    except (AttributeError, NotImplementedError):
+        return getattr(model.config, "vocab_size", None)
+
+
+def spare_pad_ids(tokenizer) -> list[int]:
+    """Special tokens of ``tokenizer`` that can pad: added special tokens that are not bos, eos, unk, sep, cls or
+    mask and that encoding a conversation does not produce (the chat template's own tokens); those named like a
+    pad first (Llama 3.1's ``<|finetune_right_pad_id|>``), then reserved or unused ones, then the rest, each by id."""
+    named = {getattr(tokenizer, f"{n}_token_id", None) for n in ("bos", "eos", "unk", "sep", "cls", "mask")}
+    used = set(encode_pair(tokenizer, "p", "r", sys_prompt="s"))
+    found = []
+    for i, tok in sorted(getattr(tokenizer, "added_tokens_decoder", {}).items()):
+        if getattr(tok, "special", False) and i not in named and i not in used:
+            text = str(tok).lower()
+            found.append((0 if "pad" in text else 1 if "reserved" in text or "unused" in text else 2, i))
+    return [i for _, i in sorted(found)]
+
+
+def absent_pad_id(tokenizer, seqs, rows: int | None = None) -> int:
+    """A pad id that none of ``seqs`` holds: the tokenizer's pad when no sequence holds it, else a spare special
+    token (:func:`spare_pad_ids`), else the highest id below ``rows`` (the embedding rows) that none holds.
+
+    Right-padded causal attention never lets a real token see a pad, so which id pads changes no reward; but
+    a sequence classifier pools at the rightmost token that is not the pad id, so a pad that occurs in a text
+    (an eos that ends the last turn) would move its reading point."""
+    def absent(i):
+        return i is not None and not any(i in s for s in seqs)
+
+    if absent(tokenizer.pad_token_id):
+        return tokenizer.pad_token_id
+    for i in spare_pad_ids(tokenizer):
+        if absent(i):
+            return i
+    used = set().union(*map(set, seqs))
+    top = rows if rows is not None else len(tokenizer)
+    for i in range(top - 1, -1, -1):
+        if i not in used:
+            return i
+    raise ModelError(f"the texts use every one of the {top} token ids, so none is left to pad with "
+                     "(fix: score with --batch-size 1)")
 
 
 def _messages(prompt: str, response: str, sys_prompt: str | None) -> list[dict]:
     return ([{"role": "system", "content": sys_prompt}] if sys_prompt else []) + [
         {"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
+
+
+def _folded_messages(prompt: str, response: str, sys_prompt: str | None) -> list[dict]:
+    """The conversation for a template without a system turn: the system prompt opens the user turn (as
+    Gemma 3's own template folds it)."""
+    return _messages(f"{sys_prompt}\n\n{prompt}" if sys_prompt else prompt, response, None)
+
+
+_SYSTEM_TURN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # tokenizer -> (template, accepts)
+
+
+def accepts_system_turn(tokenizer) -> bool:
+    """Whether ``tokenizer``'s chat template renders a system turn; False when it raises a ``TemplateError``
+    for one (Gemma's: "System role not supported"). Rendered once per tokenizer and template."""
+    from jinja2.exceptions import TemplateError
+
+    template = tokenizer.chat_template
+    with contextlib.suppress(TypeError):
+        known = _SYSTEM_TURN.get(tokenizer)
+        if known is not None and known[0] == template:
+            return known[1]
+    try:
+        tokenizer.apply_chat_template(_messages("p", "r", "s"), tokenize=False)
+        accepts = True
+    except TemplateError:
+        accepts = False
+    with contextlib.suppress(TypeError):
+        _SYSTEM_TURN[tokenizer] = (template, accepts)
+    return accepts
+
+
+def _conversation(tokenizer, items) -> object:
+    """How ``items``' conversations become messages for ``tokenizer``: with a system turn, or with the system
+    prompt folded into the user turn where the template refuses one."""
+    if tokenizer.chat_template and any(len(item) > 2 and item[2] for item in items) \
+            and not accepts_system_turn(tokenizer):
+        return _folded_messages
+    return _messages
 
 
 def _plain_text(prompt: str, response: str, sys_prompt: str | None) -> str:
@@ -272,7 +407,8 @@ def encode_pair(tokenizer, prompt: str, response: str, *, sys_prompt: str | None
     The reference encoding; :func:`encode_pairs` gives the same ids for many pairs at once.
     """
     if tokenizer.chat_template:
-        out = tokenizer.apply_chat_template(_messages(prompt, response, sys_prompt), tokenize=True)
+        messages = _conversation(tokenizer, [(prompt, response, sys_prompt)])
+        out = tokenizer.apply_chat_template(messages(prompt, response, sys_prompt), tokenize=True)
         return list(out["input_ids"] if hasattr(out, "keys") else out)
     return tokenizer(_plain_text(prompt, response, sys_prompt))["input_ids"]
 
@@ -323,7 +459,9 @@ def encode_pairs(tokenizer, items: Iterable[tuple[str, str, str | None]], *, chu
     the first ``max_length`` ids) each text cut to :func:`text_budget` characters first, so
     scoring a 50 MB response no longer tokenizes all of it.
     """
-    return encode_chats(tokenizer, items, messages=_messages, plain=_plain_text, chunk=chunk, max_length=max_length)
+    items = list(items)
+    return encode_chats(tokenizer, items, messages=_conversation(tokenizer, items), plain=_plain_text, chunk=chunk,
+                        max_length=max_length)
 
 
 def encode_chats(tokenizer, items: Iterable[tuple[str | None, ...]], *, messages, plain, generation_prompt: bool = False,

@@ -45,7 +45,7 @@ from ..outputs import exchange as _exchange
 from .training_config import BOOKKEEPING_FIELDS, TrainConfig, TrainError
 
 __all__ = ["MARKER", "Plan", "agreed_plan", "start_fresh", "trim_log", "append_json_line", "save_checkpoint",
-           "publish", "discarded_on_write_failure"]
+           "publish", "save_model", "discarded_on_write_failure"]
 
 MARKER = ".cheems_training"  # marks an unfinished training folder (written at the start of a fresh run)
 
@@ -324,15 +324,34 @@ def discarded_on_write_failure(accelerator, plan: Plan, out: Path):
         raise
 
 
-def publish(accelerator, model, tok, out: Path, work: Path, summary: dict) -> None:
-    """Assemble the finished folder complete beside ``out`` and swap it in at once (main process)."""
+def save_model(model, state: dict, folder: Path, dtype: str) -> None:
+    """``save_pretrained`` of ``state`` (the full state dict) with every floating tensor in ``dtype``, and the
+    config saying so (transformers would record the training dtype, float32)."""
+    import torch
+
+    target = getattr(torch, dtype)
+    for name in list(state):  # one tensor at a time: a 72B model never holds both copies
+        if state[name].is_floating_point():
+            state[name] = state[name].to(target)
+    model.save_pretrained(folder, state_dict=state, safe_serialization=True)
+    if model.config.dtype != target:
+        model.config.dtype = dtype
+        model.config.save_pretrained(folder)
+
+
+def publish(accelerator, model, tok, out: Path, work: Path, summary: dict, *, dtype: str = "float32") -> None:
+    """Assemble the finished folder complete beside ``out`` and swap it in at once (main process).
+
+    Every process calls it: the whole state dict is gathered first (under FSDP a collective over the shards),
+    then the main process writes it in ``dtype``."""
+    state = accelerator.get_state_dict(model)
     if accelerator.is_main_process:
         log = work / "train_log.jsonl"
         stage = _sibling(out, "final")
         _rmtree(stage)
         stage.mkdir(parents=True)
         with _writing(stage):
-            accelerator.unwrap_model(model).save_pretrained(stage, safe_serialization=True)
+            save_model(accelerator.unwrap_model(model), state, stage, dtype)
             interrupt_point("publish.staging")
             tok.save_pretrained(stage)
             if log.exists():

@@ -31,16 +31,22 @@ from ..baselines import named_scores, NAMES
 from ..outputs import atomic_open, classify_output, DIRECTORY, interrupt_point, LINK_DIRECTORY, LOOP, OutputLock
 from ..records import DataError, Record, show
 from ..score_file import read_scores, score_lines, write_scores
-from .batching import forward_in_batches
+from .batching import forward_groups, forward_in_batches, forward_options, input_device, pad_right
 from .judging import judge_records, judge_scores, load_judge, position_consistency
 from .last_token import last_token_only
-from .reward_model import check_pair, encode_pairs, load
+from .reward_heads import head_of, load, prepare, rewards
+from .reward_model import (absent_pad_id, check_pair, device_map_for, encode_pairs, ModelError,
+                           spread_by_device_map)
 from .training_config import default_device
 
 __all__ = ["score_records", "ScoreOutput", "score_to_file", "make_scorer", "checkpoint_files", "model_fingerprint",
-           "record_fingerprint"]
+           "record_fingerprint", "MAX_TOKENS_PER_BATCH", "placement"]
 
 JUDGE_CHUNK = 16  # records judged between two writes of a judge run
+MAX_TOKENS_PER_BATCH = 16384
+"""Padded tokens per forward pass of a model outside the tiny family (``cheems score --max-tokens-per-batch``):
+activation memory grows with the tokens of a batch, not with its sequences, so the budget bounds it for any
+mix of lengths (the paper preset's per-device token budget on a GPU)."""
 ENCODED_SETS = 8
 """Tokenized record sets a process keeps (:func:`score_records`): the training seeds of one training set
 share its tokenizer, so the zoo scores a benchmark once per seed but tokenizes it once per set."""
@@ -62,8 +68,8 @@ Scorer = Callable[[Sequence[Record], set, Callable[[dict], None]], dict]
 
 
 def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: int = 16, max_length: int | None = None,
-                  progress: bool = False, skip: set | None = None,
-                  on_batch: Callable[[dict], None] | None = None) -> tuple[dict[tuple[str, str], float], dict]:
+                  progress: bool = False, skip: set | None = None, on_batch: Callable[[dict], None] | None = None,
+                  max_tokens_per_batch: int | None = None) -> tuple[dict[tuple[str, str], float], dict]:
     """Score every response of ``records``; returns ``(scores, report)``.
 
     ``max_length`` defaults to the model's maximum positions; longer sequences are cut at
@@ -71,33 +77,105 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     tokenizing (:func:`cheems_lib.models.reward_model.text_budget`), which changes no score. Keys in ``skip`` (already scored, for
     resuming) are not scored again and are counted in ``report["skipped"]``. ``on_batch``
     receives each batch's ``{key: score}`` as soon as it is computed (to stream to disk).
+
+    A model of the tiny family is forwarded ``batch_size`` sequences at a time (its scores, to the last bit, are
+    the book's). Any other model, or any with ``max_tokens_per_batch``, is forwarded in batches of at most
+    ``batch_size`` sequences and ``max_tokens_per_batch`` padded tokens (default :data:`MAX_TOKENS_PER_BATCH`;
+    one longer sequence goes alone), longest first, so a budget the device cannot hold fails in the first
+    batch, not after hours. The reward is read as the model's head says
+    (:mod:`cheems_lib.models.reward_heads`), at each sequence's last real token: the batch is padded with an
+    id none of its texts holds (:func:`cheems_lib.models.reward_model.absent_pad_id`).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if max_length is not None and max_length < 1:
         raise ValueError(f"max_length must be >= 1, got {max_length}")
+    if max_tokens_per_batch is not None and max_tokens_per_batch < 1:
+        raise ValueError(f"max_tokens_per_batch must be >= 1, got {max_tokens_per_batch}")
 
     check_pair(model, tokenizer)
     model.eval()
+    head = head_of(model)
     limit = max_length or getattr(model.config, "max_position_embeddings", None) or 10**9
     skip = skip or set()
     todo = [(rec, r) for rec in records for r in rec.responses if (rec.id, r.id) not in skip]
     skipped = sum(len(rec.responses) for rec in records) - len(todo)
-    encoded = _encoded(tokenizer, [(rec.prompt, r.content, rec.sys_prompt) for rec, r in todo], limit)
-    truncated = sum(len(ids) > limit for ids in encoded)
-    items = [((rec.id, r.id), ids[:limit]) for (rec, r), ids in zip(todo, encoded)]
+    # a custom model's reward token is appended after the cut, as its own scoring appends it to the whole text
+    cut = limit - (head.end_token_id is not None)
+    encoded = _encoded(tokenizer, [(rec.prompt, r.content, rec.sys_prompt) for rec, r in todo], max(cut, 1))
+    truncated = sum(len(ids) > cut for ids in encoded)
+    items = [((rec.id, r.id), prepare(head, ids[:cut])) for (rec, r), ids in zip(todo, encoded)]
     items.sort(key=lambda kv: len(kv[1]))
+    pad_id = absent_pad_id(tokenizer, [t for _, t in items], _rows(model, tokenizer)) if items else tokenizer.pad_token_id
     scores: dict[tuple[str, str], float] = {}
-    rewards = forward_in_batches(model, [t for _, t in items], tokenizer.pad_token_id, batch_size,
-                                 lambda logits, mask: logits.squeeze(-1).float().cpu().tolist(),
-                                 progress=progress, desc="scoring")
-    with last_token_only(model):  # the last layer at the read position only: the same scores, faster
-        for start, out in rewards:
-            batch = {key: float(s) for (key, _), s in zip(items[start:start + batch_size], out)}
+    tiny = getattr(model.config, "cheems_tiny_size", None) is not None
+    if tiny and max_tokens_per_batch is None and head.kind == "classifier":
+        batches = ({key: float(s) for (key, _), s in zip(items[start:start + batch_size], out)}
+                   for start, out in forward_in_batches(model, [t for _, t in items], pad_id, batch_size,
+                                                        lambda logits, mask: logits.squeeze(-1).float().cpu().tolist(),
+                                                        progress=progress, desc="scoring"))
+    else:
+        batches = _budget_batches(model, head, items, pad_id, batch_size, max_tokens_per_batch or MAX_TOKENS_PER_BATCH,
+                                  progress)
+    # the last layer at the read position only (the same scores, faster); not for a model whose layers
+    # accelerate's hooks move between devices (replacing a layer's forward would drop its hook)
+    reading = contextlib.nullcontext() if spread_by_device_map(model) else last_token_only(model)
+    with reading, _pad_token_id(model, pad_id):
+        for batch in batches:
             scores.update(batch)
             if on_batch is not None:
                 on_batch(batch)
     return scores, {"scored": len(items), "truncated": truncated, "skipped": skipped}
+
+
+def _rows(model, tokenizer) -> int:
+    """Ids a pad may take: the rows of the input embeddings (custom code that does not say: the vocabulary)."""
+    try:
+        return model.get_input_embeddings().num_embeddings
+    except (AttributeError, NotImplementedError):
+        return getattr(model.config, "vocab_size", None) or len(tokenizer)
+
+
+@contextlib.contextmanager
+def _pad_token_id(model, pad_id: int):
+    """``model``'s config pads with ``pad_id`` inside (transformers' classifiers pool at the rightmost other token,
+    custom code often at the first pad): the same id the batches are padded with. Restored afterwards."""
+    text = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    configs = [model.config] if text is model.config else [model.config, text]  # multimodal: the text config pools
+    before = [(c, getattr(c, "pad_token_id", None)) for c in configs]
+    for c in configs:
+        c.pad_token_id = pad_id
+    try:
+        yield
+    finally:
+        for c, v in before:
+            c.pad_token_id = v
+
+
+def _budget_batches(model, head, items: list, pad_id: int, batch_size: int, max_tokens: int, progress: bool):
+    """``{key: reward}`` per batch of ``items`` (sorted by length): :func:`cheems_lib.models.batching.forward_groups`
+    under ``max_tokens`` padded tokens, at most ``batch_size`` sequences, longest first; a custom head gets
+    batches of one length (no padding: its own pooling reads the last real token whatever it does)."""
+    import torch
+
+    lengths = [len(t) for _, t in items]
+    ratio = 1.2 if head.pads else 1.0
+    groups = [g[i:i + batch_size] for g in forward_groups(lengths, max_tokens, ratio=ratio)
+              for i in range(0, len(g), batch_size)][::-1]
+    device, options = input_device(model), forward_options(model)
+    if progress:
+        from tqdm.auto import tqdm
+        groups = tqdm(groups, desc="scoring", unit="batch")
+    for g in groups:
+        with torch.inference_mode():
+            ids, mask = pad_right([items[j][1] for j in g], pad_id, device)
+            try:
+                out = rewards(head, model, ids, mask, options).float().cpu().tolist()
+            except torch.OutOfMemoryError:
+                raise ModelError(f"out of device memory on a batch of {len(g)} sequences x {ids.shape[1]} tokens "
+                                 "(fix: lower --max-tokens-per-batch or --batch-size, or spread the model with "
+                                 "--device-map auto)") from None
+        yield {items[j][0]: float(s) for j, s in zip(g, out)}
 
 
 def _encoding_key(tokenizer, pairs: list, limit: int) -> str | None:
@@ -410,11 +488,34 @@ def score_to_file(records: Sequence[Record], path: str | Path, settings: dict, m
     return None
 
 
-def make_scorer(model: str, state, *, judge: bool = False, dtype: str | None = None, batch_size: int = 16,
-                max_length: int | None = None, seed: int = 0, trust_head: bool = False) -> Scorer:
-    """Load what scores ``model``: a baseline name (:data:`cheems_lib.baselines.NAMES`), a generative
-    judge (``judge=True``) or a reward model, on ``state.device``.
+def placement(state, device_map=None):
+    """The ``device_map`` a model of a ``cheems score`` process loads with (``state``: accelerate's ``PartialState``).
 
+    None given: straight onto the process's device (``{"": "cuda:K"}``: no full copy in host memory first, which
+    8 data-parallel processes would each make), and on the CPU as ever. ``"auto"`` (or another accelerate
+    strategy) spreads one model over every device, for one that a device cannot hold: one process only, since
+    each process of a data-parallel launch holds a copy of its own. It changes where layers run, not what they
+    compute, so it is not a setting of the score file (a run may resume under another one).
+    """
+    if device_map is None:
+        return device_map_for(state.device)
+    if state.num_processes > 1:
+        raise ModelError(f"--device-map {device_map} spreads one model over every device, but this launch runs "
+                         f"{state.num_processes} processes that each load their own copy (fix: run one process "
+                         "for --device-map, or leave it out to put one copy on each process's device)")
+    return device_map
+
+
+def make_scorer(model: str, state, *, judge: bool = False, dtype: str | None = None, batch_size: int = 16,
+                max_length: int | None = None, seed: int = 0, trust_head: bool = False, device_map=None,
+                trust_remote_code: bool = False, reward_head: str = "auto", reward_token: int = 0,
+                max_tokens_per_batch: int | None = None) -> Scorer:
+    """Load what scores ``model``: a baseline name (:data:`cheems_lib.baselines.NAMES`), a generative
+    judge (``judge=True``) or a reward model, placed by :func:`placement` (``device_map``).
+
+    ``trust_remote_code`` runs a checkpoint's own code; ``reward_head`` and ``reward_token`` say how a reward
+    model is read (:mod:`cheems_lib.models.reward_heads`); ``max_tokens_per_batch`` bounds a batch's padded
+    tokens (:func:`score_records`; a judge outside the tiny family too).
     Each batch's scores go to the sink as soon as they exist, so an interrupt loses at most one batch.
     The scorer's ``fingerprint`` attribute is :func:`model_fingerprint` of what it loaded.
     """
@@ -425,15 +526,18 @@ def make_scorer(model: str, state, *, judge: bool = False, dtype: str | None = N
         scorer = _baseline_scorer(model, seed)
         scorer.fingerprint = model_fingerprint(model)
         return scorer
+    where = placement(state, device_map)
     if judge:
-        return _judge_scorer(model, state, dtype=dtype, batch_size=batch_size, max_length=max_length, progress=progress)
+        return _judge_scorer(model, state, dtype=dtype, batch_size=batch_size, max_length=max_length, progress=progress,
+                             device_map=where, trust_remote_code=trust_remote_code,
+                             max_tokens_per_batch=max_tokens_per_batch)
 
-    rm, tok = load(model, dtype=dtype, require_trained_head=not trust_head)
-    rm.to(state.device)
+    rm, tok = load(model, dtype=dtype, require_trained_head=not trust_head, device_map=where,
+                   trust_remote_code=trust_remote_code, head=reward_head, reward_token=reward_token)
 
     def reward(records, done, sink):
         return score_records(rm, tok, records, batch_size=batch_size, max_length=max_length,
-                             progress=progress, skip=done, on_batch=sink)[1]
+                             progress=progress, skip=done, on_batch=sink, max_tokens_per_batch=max_tokens_per_batch)[1]
     reward.fingerprint = model_fingerprint(model, rm.config)
     return reward
 
@@ -446,9 +550,11 @@ def _baseline_scorer(name: str, seed: int) -> Scorer:
     return baseline
 
 
-def _judge_scorer(model: str, state, *, dtype, batch_size: int, max_length: int | None, progress: bool) -> Scorer:
-    lm, tok = load_judge(model, dtype=dtype)
-    lm.to(state.device)
+def _judge_scorer(model: str, state, *, dtype, batch_size: int, max_length: int | None, progress: bool,
+                  device_map=None, trust_remote_code: bool = False, max_tokens_per_batch: int | None = None) -> Scorer:
+    lm, tok = load_judge(model, dtype=dtype, device_map=device_map, trust_remote_code=trust_remote_code)
+    if getattr(lm.config, "cheems_tiny_size", None) is None:  # a real judge: batches bounded by tokens
+        max_tokens_per_batch = max_tokens_per_batch or MAX_TOKENS_PER_BATCH
 
     def judge(records, done, sink):
         verdicts, scored = [], 0
@@ -458,7 +564,7 @@ def _judge_scorer(model: str, state, *, dtype, batch_size: int, max_length: int 
             chunks = tqdm(chunks, desc="judging", unit="chunk")
         for start in chunks:  # whole records per chunk: a response's score needs all of its pairs
             part = judge_records(lm, tok, records[start:start + JUDGE_CHUNK], batch_size=batch_size,
-                                 max_length=max_length)
+                                 max_length=max_length, max_tokens_per_batch=max_tokens_per_batch)
             scores = judge_scores(part)
             sink(scores)
             verdicts += part

@@ -11,6 +11,12 @@ forwarded once per epoch and no pair is lost; with several processes, whole batc
 one process and the loss is normalised by the step's global counts, so the gradient is the
 same as on one process. The same seed on a CPU gives identical weights.
 
+Real checkpoints train from float32 master weights whatever they are stored in (a bf16 hub
+checkpoint's AdamW updates of lr x 1 would round away in bf16); ``mixed_precision`` only
+autocasts the forward, and ``save_dtype`` decides what is written. Under several processes
+every process runs the same number of forwards in every step (zero-loss forwards fill the
+gaps), because under FSDP each forward and backward is a collective.
+
 Beside it: the hyperparameters, checked before anything is written, in
 :mod:`cheems_lib.models.training_config`; the records' pairs in :mod:`cheems_lib.models.training_pairs`; the
 output folder (checkpoints, resume, the atomic publish) in :mod:`cheems_lib.models.run_folder`. The
@@ -21,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -31,13 +38,14 @@ import numpy as np
 from ..outputs import folder_problem, interrupt_point
 from ..records import Record
 from . import reward_model as rm
-from .batching import Batch, forward_groups, pack, pad_right, padding_fraction
+from .batching import Batch, forward_groups, forward_options, pack, pad_right, padding_fraction
 from .run_folder import (Plan, agreed_plan, append_json_line, discarded_on_write_failure, publish, save_checkpoint,
                          start_fresh, trim_log)
-from .training_config import TrainConfig, TrainError, default_device, effective_settings, start_line
+from .training_config import (CHECKPOINTING_FROM, TrainConfig, TrainError, default_device, effective_settings,
+                              start_line)
 from .training_pairs import EncodedData, collate, encode_records
 
-__all__ = ["bt_loss", "train", "forward_rewards", "grouped_rewards", "StepMetrics"]
+__all__ = ["bt_loss", "train", "forward_rewards", "grouped_rewards", "StepMetrics", "global_batch_steps"]
 
 
 def bt_loss(rewards, pairs: Sequence[tuple[int, int]], reg_coef: float, *, n_pairs: int | None = None,
@@ -63,18 +71,20 @@ def bt_loss(rewards, pairs: Sequence[tuple[int, int]], reg_coef: float, *, n_pai
     return loss, stats
 
 
-def forward_rewards(model, seqs: Sequence[Sequence[int]], pad_id: int, device):
-    """Rewards of ``seqs`` (1-d, float32) in one right-padded forward, with the graph kept for backward."""
+def forward_rewards(model, seqs: Sequence[Sequence[int]], pad_id: int, device, options: dict | None = None):
+    """Rewards of ``seqs`` (1-d, float32) in one right-padded forward, with the graph kept for backward.
+    ``options``: extra forward arguments (:func:`~cheems_lib.models.batching.forward_options`: no key-value cache)."""
     ids, mask = pad_right(seqs, pad_id, device)
-    return model(input_ids=ids, attention_mask=mask).logits.squeeze(-1).float()
+    return model(input_ids=ids, attention_mask=mask, **(options or {})).logits.squeeze(-1).float()
 
 
-def grouped_rewards(model, seqs: Sequence[Sequence[int]], pad_id: int, device, max_tokens: int):
+def grouped_rewards(model, seqs: Sequence[Sequence[int]], pad_id: int, device, max_tokens: int,
+                    options: dict | None = None):
     """Rewards of all ``seqs`` in their original order, forwarded in length-homogeneous groups."""
     import torch
 
     groups = forward_groups([len(s) for s in seqs], max_tokens)
-    parts = [forward_rewards(model, [seqs[j] for j in g], pad_id, device) for g in groups]
+    parts = [forward_rewards(model, [seqs[j] for j in g], pad_id, device, options) for g in groups]
     order = torch.tensor([j for g in groups for j in g], device=device)
     return torch.empty(len(seqs), device=device, dtype=parts[0].dtype).index_copy(0, order, torch.cat(parts))
 
@@ -91,6 +101,8 @@ class StepMetrics:
     r_sq: float = 0.0
     n_r: float = 0
     tokens: float = 0
+    forwards: float = 0
+    per_process_forwards: tuple = ()  # after reduced(): each process's forwards this step (they must be equal)
 
     def add(self, stats: dict, rewards, seqs) -> None:
         """Add one micro-batch: its :func:`bt_loss` stats, its rewards and its sequences."""
@@ -105,12 +117,16 @@ class StepMetrics:
         self.tokens += sum(len(s) for s in seqs)
 
     def reduced(self, accelerator) -> "StepMetrics":
-        """The sums over every process (a collective: every process calls it)."""
+        """The sums over every process and each process's forwards (one collective: every process calls it)."""
         import torch
 
-        values = torch.tensor([getattr(self, f.name) for f in fields(self)], dtype=torch.float64,
-                              device=accelerator.device)
-        return StepMetrics(*accelerator.reduce(values, "sum").tolist())
+        names = [f.name for f in fields(self) if f.name != "per_process_forwards"]
+        n, rank = accelerator.num_processes, accelerator.process_index
+        values = [getattr(self, k) for k in names] + [self.forwards if p == rank else 0.0 for p in range(n)]
+        summed = accelerator.reduce(torch.tensor(values, dtype=torch.float64, device=accelerator.device), "sum").tolist()
+        out = StepMetrics(**dict(zip(names, summed[:len(names)])))
+        out.per_process_forwards = tuple(int(v) for v in summed[len(names):])
+        return out
 
     def line(self, step: int, epoch: int, seconds: float, lr: float) -> dict:
         """The ``train_log.jsonl`` line: means per pair and per reward."""
@@ -119,7 +135,8 @@ class StepMetrics:
         return {"step": step, "epoch": epoch, "pairs": int(self.pairs), "loss": self.pair_loss / per_pair,
                 "accuracy": self.correct / per_pair, "margin": self.margin / per_pair, "reward_mean": mean,
                 "reward_std": math.sqrt(max(self.r_sq / self.n_r - mean ** 2, 0.0)),
-                "tokens_per_s": self.tokens / max(seconds, 1e-9), "lr": lr}
+                "tokens_per_s": self.tokens / max(seconds, 1e-9), "lr": lr,
+                **({"forwards": list(self.per_process_forwards)} if self.per_process_forwards else {})}
 
 
 def _epoch_batches(data: EncodedData, cfg: TrainConfig, epoch: int) -> list[Batch]:
@@ -136,22 +153,89 @@ def _steps(batches: list[Batch], n_proc: int, accum: int) -> list[list[list[Batc
     return out
 
 
+def _epoch_steps(data: EncodedData, cfg: TrainConfig, epoch: int, n_proc: int) -> list[list[list[Batch]]]:
+    """One epoch's plan, step -> process -> micro-batches: by ``global_batch`` sequences, or ``grad_accum``."""
+    if cfg.global_batch:
+        return global_batch_steps(data.lengths, cfg.global_batch, cfg.max_tokens_per_batch, n_proc,
+                                  seed=np.random.default_rng([cfg.seed, epoch]))
+    return _steps(_epoch_batches(data, cfg, epoch), n_proc, cfg.grad_accum)
+
+
+def global_batch_steps(lengths: Sequence[Sequence[int]], global_batch: int, max_tokens: int, n_proc: int, *,
+                       seed: int | np.random.Generator = 0) -> list[list[list[Batch]]]:
+    """Steps of ``global_batch`` sequences on average, whole prompts each, spread over ``n_proc`` processes.
+
+    Prompts (each a list of response lengths) are shuffled; step k ends with the prompt that brings the
+    running count of sequences to ``k * global_batch`` or past it, so the steps average ``global_batch``
+    sequences and each is within one prompt of it. Each step's prompts are then packed into micro-batches
+    (:func:`~cheems_lib.models.batching.pack`, ``max_tokens`` real tokens) and handed out largest first to
+    the process with the fewest tokens so far. The steps and micro-batches do not depend on ``n_proc``, so
+    any number of processes computes the same gradients. Returns step -> process -> micro-batches.
+
+    Example: lengths ``[[5, 5], [5], [5, 5, 5]]`` shuffled into the order 0, 1, 2, global batch 3: the running
+    counts 2, 3, 6 close a step at 3 (prompts 0, 1) and one at 6 (prompt 2).
+    """
+    rng = np.random.default_rng(seed)
+    order = [int(i) for i in rng.permutation(len(lengths)) if len(lengths[i])]
+    chosen, current, seen, target = [], [], 0, global_batch
+    for i in order:
+        current.append(i)
+        seen += len(lengths[i])
+        if seen >= target:
+            chosen.append(current)
+            current, target = [], (seen // global_batch + 1) * global_batch
+    if current:
+        chosen.append(current)
+    steps = []
+    for prompts in chosen:
+        batches = [Batch([prompts[j] for j in b.prompts], b.n_sequences, b.tokens, b.oversize)
+                   for b in pack([lengths[i] for i in prompts], max_tokens, seed=rng)]
+        per_proc: list[list[Batch]] = [[] for _ in range(n_proc)]
+        load = [0] * n_proc
+        for b in sorted(batches, key=lambda b: -b.tokens):  # stable: ties keep the packed order
+            p = load.index(min(load))
+            per_proc[p].append(b)
+            load[p] += b.tokens
+        steps.append(per_proc)
+    return steps
+
+
 PREPARED_SETS = 4
 """Training sets whose tiny tokenizer and encoding a process keeps (:func:`_prepared`): the training seeds of
 one set share both, so the zoo trains the tokenizer and encodes a set once per process, not once per seed."""
 _PREPARED: dict[str, tuple] = {}  # key -> (tokenizer, EncodedData), oldest first
 
 
-def _prepare_model(cfg: TrainConfig, records: Sequence[Record], resume_dir: Path | None):
-    """Model, tokenizer and encoded data: from a checkpoint, a tiny model built on the data, or from_pretrained."""
-    if resume_dir is not None:
-        model, tok = rm.load(resume_dir, require_trained_head=False)
-    elif rm.is_tiny(cfg.model):
+def _prepare_model(cfg: TrainConfig, records: Sequence[Record]):
+    """Model, tokenizer and encoded data: a tiny model built on the data, or ``from_pretrained`` in float32.
+
+    A resumed run builds the same and then loads its checkpoint's state over it (:func:`_restore`), which
+    works for every way a checkpoint is written (whole, or sharded by FSDP)."""
+    import torch
+
+    if rm.is_tiny(cfg.model):
         tok, data = _prepared(cfg, records)
         return rm.build_tiny(cfg.model, tok, seed=cfg.seed, max_length=cfg.max_length), tok, data
-    else:
-        model, tok = rm.load(cfg.model, require_trained_head=False)
+    # float32 master weights whatever the checkpoint stores: Adam's steps of about lr (5e-6) are below half a
+    # bf16 ulp of nearly every weight, so a bf16 model would silently not learn; autocast does the bf16 maths
+    model, tok = rm.load(cfg.model, dtype=torch.float32, require_trained_head=False)
     return model, tok, encode_records(records, tok, cfg.max_length)
+
+
+def save_dtype_of(cfg: TrainConfig) -> str:
+    """The dtype the finished model is saved in: ``cfg.save_dtype``, or for ``auto`` the source checkpoint's
+    stored dtype (its config's ``dtype``/``torch_dtype``), float32 for a tiny model or a config without one."""
+    if cfg.save_dtype != "auto":
+        return cfg.save_dtype
+    if rm.is_tiny(cfg.model):
+        return "float32"
+    from transformers import AutoConfig
+
+    with rm.loading(cfg.model):
+        config = AutoConfig.from_pretrained(cfg.model)
+    stored = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
+    name = str(stored).removeprefix("torch.") if stored is not None else "float32"
+    return name if name in ("float32", "bfloat16", "float16") else "float32"
 
 
 def _prepared(cfg: TrainConfig, records: Sequence[Record]) -> tuple:
@@ -187,6 +271,7 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
     """
     cfg.validate()
     from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
 
     if not data_fingerprint:
         from ..records import data_fingerprint as fingerprint_of
@@ -197,6 +282,9 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
         raise TrainError(f"{output_dir}: {problem}; nothing was written (fix: pass a folder path; a link to a folder "
                          "is fine)")
     out = Path(output_dir).resolve()  # a link to a folder: the model is swapped in where it points
+    # accelerate keeps one mixed precision per process: a second run with another (a tiny model, then a bf16
+    # one) would be refused, so each run starts from a fresh state; the process group (PartialState) stays
+    AcceleratorState._reset_state()
     # cpu=True without CUDA: under torchrun / `accelerate launch --multi_gpu` accelerate then runs gloo multi-CPU
     accelerator = Accelerator(mixed_precision=cfg.mixed_precision, cpu=default_device() == "cpu")
     say = say if (say is not None and accelerator.is_main_process) else (lambda line: None)
@@ -206,9 +294,9 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
     if plan.finished is not None:
         return plan.finished
     identity = {"config": asdict(cfg), "data_fingerprint": data_fingerprint, "processes": accelerator.num_processes}
-    eff = effective_settings(cfg, preset, accelerator.num_processes)
-    run = _setup(accelerator, cfg, records, plan.resume_dir, lambda: say(start_line(eff)))
-    with discarded_on_write_failure(accelerator, plan, out):  # a full disk: no hidden folder stays behind
+    eff = {**effective_settings(cfg, preset, accelerator.num_processes), "save_dtype": save_dtype_of(cfg)}
+    with _deterministic(accelerator.device.type), discarded_on_write_failure(accelerator, plan, out):
+        run = _setup(accelerator, cfg, records, eff, lambda: say(start_line(eff)))
         done = _restore(run, plan, out, identity)
         log, total_steps = plan.work / "train_log.jsonl", sum(len(s) for s in run.epoch_steps)
         bar = _progress_bar(total_steps, done) if progress and accelerator.is_local_main_process else None
@@ -233,8 +321,32 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
             bar.close()
         accelerator.wait_for_everyone()
         summary = {**_summary(run, eff, data_fingerprint, total_steps, time.time() - t_start), **(extra or {})}
-        publish(accelerator, run.model, run.tok, out, plan.work, summary)
+        publish(accelerator, run.model, run.tok, out, plan.work, summary, dtype=eff["save_dtype"])
     return summary
+
+
+@contextlib.contextmanager
+def _deterministic(device_type: str):
+    """Deterministic kernels while a run trains, and the process's previous setting after it.
+
+    On the CPU always. On CUDA only where ``CUBLAS_WORKSPACE_CONFIG`` is set (without it cuBLAS is not
+    deterministic and torch only warns), and without filling every new tensor with NaN
+    (``fill_uninitialized_memory``), which costs GPU time and changes nothing a correct program reads.
+    """
+    import torch
+    import torch.utils.deterministic as det
+
+    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+              det.fill_uninitialized_memory)
+    if device_type == "cpu" or os.environ.get("CUBLAS_WORKSPACE_CONFIG"):
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        if device_type != "cpu":
+            det.fill_uninitialized_memory = False
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+        det.fill_uninitialized_memory = before[2]
 
 
 @dataclass
@@ -249,31 +361,74 @@ class _Run:
     scheduler: object
     data: EncodedData
     epoch_steps: list  # epoch -> step -> process -> micro-batches
-    native_sync: bool  # FSDP/DeepSpeed synchronise gradients themselves (DDP: we do, once per step)
+    native_sync: bool  # FSDP synchronises gradients itself, every backward (DDP: we do, once per step)
+    options: dict  # extra forward arguments (no key-value cache)
+    forwards: list  # this process's forward calls in the current step (a one-element counter)
 
 
-def _setup(accelerator, cfg: TrainConfig, records: Sequence[Record], resume_dir: Path | None, announce) -> _Run:
+def _setup(accelerator, cfg: TrainConfig, records: Sequence[Record], eff: dict, announce) -> _Run:
     """Seed, model, data, the epochs' steps, optimizer and schedule, prepared by accelerate."""
     import torch
     from accelerate.utils import DistributedType, set_seed
     from transformers import get_cosine_schedule_with_warmup
 
     set_seed(cfg.seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    model, tok, data = _prepare_model(cfg, records, resume_dir)
+    model, tok, data = _prepare_model(cfg, records)
     model.train()  # from_pretrained returns eval mode; train like the HF Trainer, resumed or not
-    announce()
+    native_sync = accelerator.distributed_type == DistributedType.FSDP
+    eff["gradient_checkpointing"] = _checkpointing(cfg, model, accelerator)
+    if eff["gradient_checkpointing"]:
+        _checkpoint_activations(model)
     n_proc = accelerator.num_processes
-    epoch_steps = [_steps(_epoch_batches(data, cfg, e), n_proc, cfg.grad_accum) for e in range(cfg.epochs)]
+    epoch_steps = [_epoch_steps(data, cfg, e, n_proc) for e in range(cfg.epochs)]
+    if native_sync:
+        _fits_fsdp(epoch_steps, cfg)
     total_steps = sum(len(s) for s in epoch_steps)
+    eff["sequences_per_step"] = round(sum(b.n_sequences for s in epoch_steps[0] for g in s for b in g)
+                                      / max(len(epoch_steps[0]), 1), 1)
+    announce()
+    forwards = [0]
+    model.register_forward_pre_hook(lambda *_: forwards.__setitem__(0, forwards[0] + 1))
+    options = forward_options(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     scheduler = get_cosine_schedule_with_warmup(optimizer, math.ceil(cfg.warmup_ratio * total_steps), total_steps)
     # the scheduler is not prepared: accelerate would step it once per process, so a 2-process
     # run would decay the learning rate twice as fast; it is registered for checkpoints instead
     model, optimizer = accelerator.prepare(model, optimizer)
     accelerator.register_for_checkpointing(scheduler)
-    native_sync = accelerator.distributed_type in (DistributedType.FSDP, DistributedType.DEEPSPEED)
-    return _Run(accelerator, cfg, model, tok, optimizer, scheduler, data, epoch_steps, native_sync)
+    return _Run(accelerator, cfg, model, tok, optimizer, scheduler, data, epoch_steps, native_sync, options, forwards)
+
+
+def _fits_fsdp(epoch_steps: list, cfg: TrainConfig) -> None:
+    """Refuse, on every process before the first step, a prompt larger than the token budget under FSDP: its
+    chunked backward would interleave forwards and backwards unlike the other processes' steps, and FSDP's
+    collectives must come in the same order everywhere."""
+    largest = max((b.tokens for steps in epoch_steps for s in steps for g in s for b in g if b.oversize), default=0)
+    if largest:
+        raise TrainError(f"a prompt has {largest} tokens, over --max-tokens-per-batch {cfg.max_tokens_per_batch}, and "
+                         f"under FSDP a prompt cannot be split (fix: pass --max-tokens-per-batch {largest} or more, "
+                         "or a smaller --max-length)")
+
+
+def _checkpoint_activations(model) -> None:
+    """Hugging Face activation checkpointing, non-reentrant (it needs no input that requires a gradient); the
+    method is ``activation_checkpointing_enable`` in newer transformers, ``gradient_checkpointing_enable`` before."""
+    if hasattr(model, "activation_checkpointing_enable"):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+
+
+def _checkpointing(cfg: TrainConfig, model, accelerator) -> bool:
+    """Whether Hugging Face gradient checkpointing is on (see ``TrainConfig.gradient_checkpointing``). Never under
+    FSDP with its own activation checkpointing (configs/fsdp_72b.yaml): the layers would be recomputed twice."""
+    plugin = getattr(accelerator.state, "fsdp_plugin", None)
+    if plugin is not None and getattr(plugin, "activation_checkpointing", False):
+        return False
+    if cfg.gradient_checkpointing != "auto":
+        return cfg.gradient_checkpointing == "on" and getattr(model, "supports_gradient_checkpointing", False)
+    return (not rm.is_tiny(cfg.model) and getattr(model, "supports_gradient_checkpointing", False)
+            and rm.count_parameters(model) >= CHECKPOINTING_FROM)
 
 
 def _restore(run: _Run, plan: Plan, out: Path, identity: dict) -> int:
@@ -305,18 +460,22 @@ def _optimisation_step(run: _Run, per_proc: list[list[Batch]]) -> StepMetrics:
     n_pairs = sum(len(data.pairs[i]) for b in step_batches for i in b.prompts)  # the loss's global normalisers
     n_rewards = sum(b.n_sequences for b in step_batches)
     metrics = StepMetrics()
-    for k, batch in enumerate(mine):
-        last = k == len(mine) - 1
-        # DDP: every backward without its hooks, one all-reduce per step below. FSDP/DeepSpeed: their own sync.
-        with accelerator.no_sync(model) if (not run.native_sync or not last) else contextlib.nullcontext():
+    run.forwards[0] = 0
+    # DDP: every backward without its hooks, one all-reduce per step below. FSDP: its own reduce-scatter in every
+    # backward, into sharded gradients (no_sync would keep whole unsharded gradients on every process)
+    with accelerator.no_sync(model) if not run.native_sync else contextlib.nullcontext():
+        for batch in mine:
             seqs, pairs = collate(data, batch.prompts)
             r, stats = _micro_batch(run, batch, seqs, pairs, n_pairs, n_rewards)
             metrics.add(stats, r, seqs)
-    pad_id = run.tok.pad_token_id
+        # every process the same forwards, whatever its share of the step: under FSDP each forward and backward is
+        # a collective, and a process with fewer would leave the others waiting for ever
+        pad_id = run.tok.pad_token_id
+        for _ in range(max(sum(_forwards(run, b) for b in group) for group in per_proc) - run.forwards[0]):
+            accelerator.backward(forward_rewards(model, [[pad_id]], pad_id, accelerator.device, run.options).sum() * 0.0)
+    metrics.forwards = run.forwards[0]
     if accelerator.num_processes > 1 and not run.native_sync:
         _all_reduce_grads(accelerator, model)
-    elif run.native_sync and not mine:  # FSDP/DeepSpeed: a process without a batch still joins the sync
-        accelerator.backward(forward_rewards(model, [[pad_id]], pad_id, accelerator.device).sum() * 0.0)
     if cfg.max_grad_norm:
         accelerator.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
     run.optimizer.step()
@@ -325,19 +484,26 @@ def _optimisation_step(run: _Run, per_proc: list[list[Batch]]) -> StepMetrics:
     return metrics.reduced(accelerator)
 
 
+def _forwards(run: _Run, batch: Batch) -> int:
+    """The forward calls :func:`_micro_batch` makes for ``batch``: one under FSDP; else one per length group,
+    twice that for an oversize prompt (a no-grad pass, then the chunked backward's)."""
+    if run.native_sync:
+        return 1
+    groups = len(forward_groups([len(s) for i in batch.prompts for s in run.data.sequences[i]],
+                                run.cfg.max_tokens_per_batch))
+    return 2 * groups if batch.oversize else groups
+
+
 def _micro_batch(run: _Run, batch: Batch, seqs, pairs, n_pairs: int, n_rewards: int):
     """Forward and backward of one micro-batch; returns its rewards and :func:`bt_loss` stats."""
     accelerator, cfg, pad_id = run.accelerator, run.cfg, run.tok.pad_token_id
-    # FSDP/DeepSpeed average gradients over processes; undo it
+    # FSDP averages gradients over processes; undo it
     scale = accelerator.num_processes if run.native_sync else 1
-    if batch.oversize:
-        if run.native_sync:
-            raise TrainError(f"a prompt has {batch.tokens} tokens, over max_tokens_per_batch "
-                             f"{cfg.max_tokens_per_batch} (fix: raise it; FSDP/DeepSpeed cannot split a prompt)")
+    if batch.oversize:  # never under FSDP (refused by _fits_fsdp before the first step)
         return _oversize_step(run.model, accelerator, seqs, pairs, cfg, pad_id, accelerator.device, n_pairs, n_rewards,
-                              scale)
-    r = (forward_rewards(run.model, seqs, pad_id, accelerator.device) if run.native_sync
-         else grouped_rewards(run.model, seqs, pad_id, accelerator.device, cfg.max_tokens_per_batch))
+                              scale, run.options)
+    r = (forward_rewards(run.model, seqs, pad_id, accelerator.device, run.options) if run.native_sync
+         else grouped_rewards(run.model, seqs, pad_id, accelerator.device, cfg.max_tokens_per_batch, run.options))
     loss, stats = bt_loss(r, pairs, cfg.reg_coef, n_pairs=n_pairs, n_rewards=n_rewards)
     accelerator.backward(loss * scale)
     return r, stats
@@ -349,11 +515,12 @@ def _summary(run: _Run, eff: dict, fingerprint: str, total_steps: int, seconds: 
     first_epoch = [b for s in run.epoch_steps[0] for g in s for b in g]
     return {"config": asdict(cfg), "effective": eff, "data": data.report(), "data_fingerprint": fingerprint,
             "steps": total_steps, "processes": run.accelerator.num_processes, "pairs_used_per_epoch": data.n_pairs,
+            "micro_batches_per_epoch": len(first_epoch),
             "padding_fraction": padding_fraction(first_epoch, data.lengths, cfg.max_tokens_per_batch),
             "wall_time_s": round(seconds, 2)}
 
 
-def _oversize_step(model, accelerator, seqs, pairs, cfg, pad_id, device, n_pairs, n_rewards, scale):
+def _oversize_step(model, accelerator, seqs, pairs, cfg, pad_id, device, n_pairs, n_rewards, scale, options=None):
     """One prompt too large for a batch: no-grad rewards, their loss gradient, then chunked backward.
 
     Exact: dL/dtheta = sum_i dL/dr_i * dr_i/dtheta, computed chunk by chunk.
@@ -364,12 +531,12 @@ def _oversize_step(model, accelerator, seqs, pairs, cfg, pad_id, device, n_pairs
     with torch.no_grad():
         r = torch.empty(len(seqs), device=device)
         for part in parts:
-            r[part] = forward_rewards(model, [seqs[j] for j in part], pad_id, device)
+            r[part] = forward_rewards(model, [seqs[j] for j in part], pad_id, device, options)
     r_leaf = r.clone().requires_grad_(True)
     loss, stats = bt_loss(r_leaf, pairs, cfg.reg_coef, n_pairs=n_pairs, n_rewards=n_rewards)
     (grad,) = torch.autograd.grad(loss * scale, r_leaf)
     for part in parts:
-        rp = forward_rewards(model, [seqs[j] for j in part], pad_id, device)
+        rp = forward_rewards(model, [seqs[j] for j in part], pad_id, device, options)
         accelerator.backward((rp * grad[part]).sum())
     return r, stats
 

@@ -19,9 +19,14 @@ from .reward_model import is_tiny
 
 __all__ = ["TrainConfig", "TrainError", "choose_preset", "paper_machine_settings", "check_learning_rate",
            "JudgeTrainConfig", "effective_settings", "start_line", "BOOKKEEPING_FIELDS", "PRETRAINED_MAX_LR",
-           "PRESETS", "default_device"]
+           "PRESETS", "SAVE_DTYPES", "CHECKPOINTING", "CHECKPOINTING_FROM", "default_device"]
 
 PRESETS = ("tiny", "paper")
+SAVE_DTYPES = ("auto", "float32", "bfloat16", "float16")
+CHECKPOINTING = ("auto", "on", "off")
+CHECKPOINTING_FROM = 1_000_000_000
+"""Parameters from which ``gradient_checkpointing="auto"`` recomputes activations in the backward pass: a 1B
+model's activations for a 16,384-token micro-batch outgrow its float32 weights and Adam state on one GPU."""
 BOOKKEEPING_FIELDS = ("max_steps", "save_every", "log_every")
 """Config fields that do not change the trained weights: a resumed run may change them."""
 PRETRAINED_MAX_LR = 1e-4
@@ -63,6 +68,9 @@ _RULES = {
     "max_grad_norm": (lambda v: _is_num(v) and v >= 0, "a finite number >= 0 (0: no clipping)"),
     "warmup_ratio": (lambda v: _is_num(v) and 0 <= v <= 1, "a number in [0, 1]"),
     "mixed_precision": (lambda v: v in ("no", "bf16", "fp16"), "one of no, bf16, fp16"),
+    "save_dtype": (lambda v: v in SAVE_DTYPES, "one of " + ", ".join(SAVE_DTYPES)),
+    "global_batch": (lambda v: _is_int(v) and v >= 0, "an integer >= 0 (0: --grad-accum micro-batches per step)"),
+    "gradient_checkpointing": (lambda v: v in CHECKPOINTING, "one of " + ", ".join(CHECKPOINTING)),
     "model": (lambda v: isinstance(v, str) and v.strip() != "", "a tiny size, a hub name or a checkpoint path"),
 }
 
@@ -96,9 +104,15 @@ class TrainConfig:
     max_tokens_per_batch: int = 8192
     """Padded tokens per micro-batch (longest sequence x sequences); whole prompts are packed greedily under it."""
     grad_accum: int = 1
-    """Micro-batches per process per optimisation step."""
+    """Micro-batches per process per optimisation step, when global_batch is 0 (an explicit --grad-accum turns the preset's global_batch off)."""
+    global_batch: int = 0
+    """Sequences per optimisation step over all processes (Table 9: 256), to within one prompt: the step's prompts are chosen first, then packed into micro-batches and spread over the processes, so the process count does not change the steps. 0: grad_accum micro-batches per process per step."""
     mixed_precision: str = "no"
-    """'no', 'bf16' or 'fp16' (accelerate); bf16 on GPUs for real models."""
+    """'no', 'bf16' or 'fp16' (accelerate autocast of the forward); the weights and the optimizer stay float32 (bf16 on GPUs for real models)."""
+    save_dtype: str = "auto"
+    """dtype of the saved model: 'auto' (the source checkpoint's dtype; float32 for a tiny model), float32, bfloat16 or float16."""
+    gradient_checkpointing: str = "auto"
+    """Recompute activations in the backward pass: 'on', 'off' or 'auto' (on for from_pretrained models of 1B parameters or more; FSDP's own activation checkpointing takes its place)."""
     # bookkeeping
     seed: int = 0
     """Seed of initialisation, tokenizer-independent shuffling and batching."""
@@ -135,11 +149,11 @@ class TrainConfig:
     def paper(cls, model: str = "Qwen/Qwen2.5-72B-Instruct", **overrides) -> "TrainConfig":
         """Table 9: lr 5e-6 cosine, warm-up 0.1, 2 epochs, max length 2048, reg 0.1, bf16.
 
-        The paper's global batch of 256 sequences is reached by the token budget and
-        gradient accumulation: 16,384 padded tokens x 4 accumulation steps per GPU.
+        The paper's global batch of 256 sequences is kept whatever the number of processes
+        (``global_batch``); the token budget only bounds a micro-batch's memory.
         """
         base = dict(model=model, max_length=2048, learning_rate=5e-6, warmup_ratio=0.1, epochs=2, reg_coef=0.1,
-                    max_tokens_per_batch=16384, grad_accum=4, mixed_precision="bf16", save_every=200)
+                    max_tokens_per_batch=16384, global_batch=256, mixed_precision="bf16", save_every=200)
         return cls(**{**base, **overrides})
 
 
@@ -166,20 +180,20 @@ def default_device() -> str:
 
 
 def paper_machine_settings(device: str | None = None) -> dict:
-    """Token budget, accumulation and precision of the paper preset on this machine.
+    """Micro-batch token budget and precision of the paper preset on this machine.
 
-    Both keep 65,536 padded tokens per optimisation step and process (Table 9's 256
-    sequences per step on 8 processes): on a GPU 16,384 tokens x 4 micro-batches in bf16
-    (fp16 where bf16 is unsupported); on a CPU 4,096 x 16 in float32 (CPU bf16 autocast is
-    slow or missing, and smaller forwards keep the activations in memory).
+    The step itself is Table 9's 256 sequences everywhere (``global_batch``); only the
+    micro-batch differs: on a GPU 16,384 padded tokens in bf16 autocast (fp16 where bf16 is
+    unsupported); on a CPU 4,096 in float32 (CPU bf16 autocast is slow or missing, and
+    smaller forwards keep the activations in memory).
     """
     import torch
 
     device = device or default_device()
     if device == "cpu":
-        return {"max_tokens_per_batch": 4096, "grad_accum": 16, "mixed_precision": "no"}
+        return {"max_tokens_per_batch": 4096, "mixed_precision": "no"}
     bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-    return {"max_tokens_per_batch": 16384, "grad_accum": 4, "mixed_precision": "bf16" if bf16 else "fp16"}
+    return {"max_tokens_per_batch": 16384, "mixed_precision": "bf16" if bf16 else "fp16"}
 
 
 def _table9_learning_rate() -> float:
@@ -234,13 +248,23 @@ def effective_settings(cfg: TrainConfig, preset: dict, processes: int) -> dict:
     return {"preset": preset.get("name"), "preset_reason": preset.get("reason"), "model": cfg.model,
             "learning_rate": cfg.learning_rate, "epochs": cfg.epochs, "max_length": cfg.max_length,
             "max_tokens_per_batch": cfg.max_tokens_per_batch, "grad_accum": cfg.grad_accum,
-            "mixed_precision": cfg.mixed_precision, "processes": processes}
+            "global_batch": cfg.global_batch, "mixed_precision": cfg.mixed_precision, "processes": processes}
 
 
 def start_line(eff: dict) -> str:
     """The one-line summary of :func:`effective_settings` printed when training starts."""
     return (f"cheems: training {eff['model']} with preset {eff['preset']} ({eff['preset_reason']}): "
             f"learning rate {eff['learning_rate']:g}, epochs {eff['epochs']}, max length {eff['max_length']}, "
-            f"token budget {eff['max_tokens_per_batch']} x {eff['grad_accum']} accumulation, "
+            f"token budget {eff['max_tokens_per_batch']} per micro-batch, {_step_text(eff)}, "
             f"{eff['processes']} process{'es' if eff['processes'] != 1 else ''}, "
-            f"mixed precision {eff['mixed_precision']}")
+            f"mixed precision {eff['mixed_precision']}, saved as {eff.get('save_dtype', 'auto')}"
+            + (", gradient checkpointing" if eff.get("gradient_checkpointing") else ""))
+
+
+def _step_text(eff: dict) -> str:
+    """How big an optimisation step is: the sequences it averages (measured on the plan), and what set it."""
+    measured = eff.get("sequences_per_step")
+    mean = f"{measured:.1f} sequences per step on average" if measured is not None else "sequences per step unknown"
+    if eff.get("global_batch"):
+        return f"global batch {eff['global_batch']} sequences ({mean})"
+    return f"{eff['grad_accum']} accumulation ({mean})"

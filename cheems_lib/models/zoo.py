@@ -25,7 +25,7 @@ from . import reward_model
 from .judging import train_tiny_judge
 from .scoring import model_fingerprint, score_records
 from .training import train
-from .training_config import TrainConfig
+from .training_config import default_device, TrainConfig
 
 __all__ = ["Busy", "zoo_key", "train_or_load", "judge_or_load", "score_or_load", "busy_last", "score_all"]
 
@@ -84,7 +84,7 @@ def judge_or_load(records: Sequence[Record], *, cache_dir: str | Path = "build/z
     return out
 
 
-SCORING_CODE = ("scoring.py", "last_token.py", "batching.py")
+SCORING_CODE = ("scoring.py", "last_token.py", "batching.py", "reward_heads.py")
 """The modules of this package whose code is part of a cached score's key."""
 
 
@@ -99,27 +99,44 @@ def _responses_fingerprint(records: Sequence[Record]) -> str:
     return h.hexdigest()[:16]
 
 
+def _placement_key(dtype, device, device_map) -> str:
+    """What of the loading changes the scores: the dtype as asked (``auto``: the checkpoint's) and the kind of
+    device that computes (``cpu``, ``cuda``): CPU float32 and GPU bfloat16 scores differ. Not the device's index
+    nor the device map, which place the same computation elsewhere."""
+    name = "auto" if dtype is None else str(dtype).removeprefix("torch.")
+    if device_map is not None:
+        places = set(device_map.values()) if isinstance(device_map, dict) else {None}
+        kinds = {str(p).split(":")[0] if p is not None else default_device() for p in places}
+        kinds = {"cuda" if k.isdigit() else k for k in kinds}  # accelerate's {"": 0} is GPU 0
+    else:
+        kinds = {str(device or "cpu").split(":")[0]}
+    return f"dtype={name};device={'+'.join(sorted(kinds))}"
+
+
 def score_or_load(model_dir: str | Path, records: Sequence[Record], *, batch_size: int = 32, device: str | None = None,
-                  dtype=None, progress: bool = False, wait: bool = True) -> dict[tuple[str, str], float]:
+                  dtype=None, progress: bool = False, wait: bool = True, device_map=None) -> dict[tuple[str, str], float]:
     """Scores of the zoo model in ``model_dir`` on ``records``, computed once and cached beside it.
 
-    The key is the records' content (:func:`_responses_fingerprint`) and the weights
+    The key is the records' content (:func:`_responses_fingerprint`), the weights
     (:func:`cheems_lib.models.scoring.model_fingerprint`: a folder retrained in place, or any folder
-    passed here that changes, gets new scores). Scores do not depend on the batch size (see
+    passed here that changes, gets new scores), and the dtype and kind of device (:func:`_placement_key`), so a
+    shared zoo never hands CPU float32 scores to a GPU bfloat16 caller. Scores do not depend on the batch size (see
     :mod:`cheems_lib.models.scoring`), so it is not part of the key; ``device`` and ``dtype`` are where
-    and how the model is loaded (a GPU and bfloat16 for large models). The cache is
+    and how the model is loaded (a GPU and bfloat16 for large models; the model loads straight onto
+    ``device``), ``device_map`` (``"auto"``) spreads a model too large for one device. The cache is
     ``<model_dir>/scores/<fingerprint>.json``, written atomically. A lock per entry makes parallel chapters
     score it once: the second waits for the first, or with ``wait=False`` raises :class:`Busy`, so the caller
     can score something else meanwhile (:func:`score_all`).
     """
-    key = hashlib.sha256(f"{_responses_fingerprint(records)}:{model_fingerprint(model_dir)}".encode()).hexdigest()[:16]
+    where = _placement_key(dtype, device, device_map)
+    key = hashlib.sha256(f"{_responses_fingerprint(records)}:{model_fingerprint(model_dir)}:{where}".encode()
+                         ).hexdigest()[:16]
     path = Path(model_dir) / "scores" / f"{key}.json"
     if not path.exists():
         with OutputLock(path, wait=wait):
             if not path.exists():
-                model, tok = reward_model.load(model_dir, dtype=dtype)
-                if device:
-                    model = model.to(device)
+                model, tok = reward_model.load(model_dir, dtype=dtype,
+                                               device_map=device_map or reward_model.device_map_for(device or "cpu"))
                 scores, _ = score_records(model, tok, records, batch_size=batch_size, progress=progress)
                 with atomic_path(path) as tmp:
                     tmp.write_bytes(orjson.dumps([[p, r, s] for (p, r), s in scores.items()]))
