@@ -240,6 +240,27 @@ def test_own_data_page_names_the_chapters_without_world_dir():
         assert f"*{chapter(name).title}*" in page
 
 
+def test_paper_profile_refuses_to_simulate_the_world(monkeypatch, capsys):
+    """`cheems book --profile paper` runs on the official files: without -p world_dir (or with an empty one) it exits
+    2 with one line naming the fix, before any kernel starts; with a world folder it plans every chapter on it, and a
+    selection of chapters that read no world (Reproduce, Claims) needs none."""
+    from cheems_lib.cli import main
+    from cheems_lib.publishing import build as builder
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(builder, "execute_chapter", lambda *a, **k: pytest.fail("no kernel may start"))
+    for extra in (["--chapter", "scaling", "-p", "world_dir", ""], []):
+        with pytest.raises(SystemExit) as e:
+            main(["book", "--profile", "paper", "--no-html", *extra])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert e.value.code == 2 and len(err) == 1, err
+        assert err[0].startswith("cheems: --profile paper: ") and "(fix: pass -p world_dir DIR" in err[0], err
+    assert "data, conflicts, biases" in err[0] and "real" not in err[0].split(" would ")[0]  # data/real is no simulation
+    plans = dict(builder._plans("paper", None, {"world_dir": "data/examples/release"}, ROOT, 0))
+    assert all(p.get("world_dir") == "data/examples/release" for n, p in plans.items() if n not in ("reproduce", "claims"))
+    assert [n for n, _ in builder._plans("paper", ["reproduce"], {}, ROOT, 0)] == ["reproduce", "claims"]
+
+
 def test_every_published_table_is_shown():
     """``publish.table`` and ``publish.downloads`` return what Jupyter shows only as a cell's last top-level
     value: one followed by another statement, or inside an ``if``/``for`` block, must be wrapped in

@@ -185,3 +185,66 @@ class TestClaims:
         assert size.estimate == pytest.approx(0.2)
         assert size.sentence.startswith("Training tiny (900 parameters) rather than tiny-xs (10) raises accuracy")
         assert instruct.kind == "untestable" and instruct.verdict == "inconclusive"
+
+
+def _finished_run(folder, records, seed=0):
+    """A folder as `cheems train --output` leaves it, as far as the scaling chapter reads it."""
+    import json
+
+    from cheems_lib.records import data_fingerprint
+
+    folder.mkdir(parents=True)
+    (folder / "cheems_train.json").write_text(json.dumps({"config": {"seed": seed},
+                                                          "data_fingerprint": data_fingerprint(records)}))
+    return folder
+
+
+def test_sizes_trained_elsewhere(tmp_path, monkeypatch):
+    """Fig. 7's sizes too large for one device come from a checkpoints file (run on the same records, with the
+    training seed) and are scored as they are, never trained here; one missing from it is refused in one line with
+    the fix; tiny sizes never ask for the device's memory."""
+    from cheems_lib.analyses import experiments
+    from cheems_lib.records import DataError
+
+    recs = [make_record(f"p{i}", "ab", rank={"a": 0, "b": 1}) for i in range(4)]
+    big, small = "Qwen/Qwen2.5-72B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct"
+    run = _finished_run(tmp_path / "rm-72b", recs)
+    mapping = tmp_path / "trained.yaml"
+    mapping.write_text(f"{big}: {run}\n")
+    gpu = 80 * 2**30
+    assert scaling.checkpoints_for([small, big], [0], recs, checkpoints_file=str(mapping), memory=gpu) == {big: {0: str(run)}}
+    monkeypatch.setattr(scaling, "device_memory", lambda device: pytest.fail("tiny sizes need no memory lookup"))
+    assert scaling.checkpoints_for(["tiny-xs", "tiny"], [0, 1], recs) == {}
+    with pytest.raises(ValueError, match=rf"^{big}: too large to train here .*\(fix: train it with `accelerate launch "
+                                         r"--config_file configs/fsdp_72b.yaml .* -p checkpoints_file FILE"):
+        scaling.checkpoints_for([small, big], [0], recs, memory=gpu)
+    with pytest.raises(DataError, match="trained on other records"):
+        scaling.checkpoints_for([big], [0], recs[:2], checkpoints_file=str(mapping), memory=gpu)
+    with pytest.raises(DataError, match="trained with seed 0, not training seed 1"):
+        scaling.checkpoints_for([big], [1], recs, checkpoints_file=str(mapping), memory=gpu)
+    with pytest.raises(DataError, match=r"1 folder\(s\) for the training seeds \[0, 1\]"):
+        scaling.checkpoints_for([big], [0, 1], recs, checkpoints_file=str(mapping), memory=gpu)
+
+    family = experiments.model_sizes(recs, [big], seeds=[0], epochs=1, trained={big: {0: str(run)}})
+    monkeypatch.setattr(experiments.zoo, "train_or_load", lambda *a, **k: pytest.fail("a size handed in was trained"))
+    assert experiments.train(family.specs(), progress=False) == [run]
+
+
+def test_checkpoints_file_is_checked_before_any_kernel(tmp_path):
+    """The scaling chapter's checkpoints_file: a folder without a finished run is refused with its line and the fix;
+    a good file is allowed and its checkpoints' files are part of the chapter's cache key."""
+    from cheems_lib.publishing.chapters import check_value, parameters_of
+    from cheems_lib.publishing.execute import input_files
+    from conftest import ROOT
+
+    spec = parameters_of(ROOT / "notebooks" / "scaling.md")["checkpoints_file"]
+    run = _finished_run(tmp_path / "rm", [make_record("p0", "ab", rank={"a": 0, "b": 1})])
+    (run / "config.json").write_text("{}")
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text(f"Qwen/Qwen2.5-72B-Instruct: {run}\n")
+    bad.write_text(f"Qwen/Qwen2.5-32B-Instruct: {tmp_path / 'unfinished'}\n")
+    assert check_value(str(good), spec, tmp_path) is None
+    problem, fix = check_value(str(bad), spec, tmp_path)
+    assert problem.startswith("line 1: Qwen/Qwen2.5-32B-Instruct: ") and "no cheems_train.json" in problem
+    assert "--resume" in fix
+    assert run / "config.json" in input_files({"checkpoints_file": str(good)}, {"checkpoints_file": spec}, tmp_path)

@@ -272,6 +272,9 @@ class ModelSpec:
     records: list[Record] = field(repr=False)
     config: Any
     group: str = ""
+    path: str | None = None
+    """A finished ``cheems train`` folder scored as it is instead of training here (a size too large for one device,
+    trained with ``accelerate launch``); None: the zoo trains it."""
 
 
 @dataclass
@@ -284,6 +287,8 @@ class Family:
     epochs: int = 2
     models: dict[str, str] = field(default_factory=dict)
     group: str = ""
+    trained: dict[str, dict[int, str]] = field(default_factory=dict)
+    """Set name -> {training seed: finished checkpoint folder} used instead of training (:attr:`ModelSpec.path`)."""
 
     def config(self, name: str, seed: int):
         """Tiny models: the tiny preset with ``epochs``; real models: Table 9 (``TrainConfig.for_model``)."""
@@ -291,8 +296,8 @@ class Family:
         return TrainConfig.for_model(model, seed=seed, **({"epochs": self.epochs} if is_tiny(model) else {}))
 
     def specs(self) -> list[ModelSpec]:
-        return [ModelSpec(name, recs, self.config(name, s), self.group) for name, recs in self.sets.items()
-                for s in self.seeds]
+        return [ModelSpec(name, recs, self.config(name, s), self.group, self.trained.get(name, {}).get(s))
+                for name, recs in self.sets.items() for s in self.seeds]
 
 
 def seeds_text(seeds: Sequence[int]) -> str:
@@ -341,10 +346,13 @@ def ladder_family(records: Sequence[Record], *, points: int, seeds: Sequence[int
     return out
 
 
-def model_sizes(records: Sequence[Record], sizes: Sequence[str], *, seeds: Sequence[int], epochs: int) -> Family:
-    """Fig. 7's family: the same records, one model per size (tiny names or hub names)."""
+def model_sizes(records: Sequence[Record], sizes: Sequence[str], *, seeds: Sequence[int], epochs: int,
+                trained: Mapping[str, Mapping[int, str]] | None = None) -> Family:
+    """Fig. 7's family: the same records, one model per size (tiny names or hub names). ``trained``: size ->
+    {training seed: folder} of the sizes trained elsewhere (:func:`cheems_lib.analyses.scaling.checkpoints_for`)."""
     return Family({f"{s} · human subset": list(records) for s in sizes}, seeds=tuple(seeds), epochs=epochs,
-                  models={f"{s} · human subset": s for s in sizes}, group="model size")
+                  models={f"{s} · human subset": s for s in sizes}, group="model size",
+                  trained={f"{s} · human subset": dict(t) for s, t in (trained or {}).items()})
 
 
 def leaderboard_family(world: World, *, seeds: Sequence[int], epochs: int, gpt_prompts: int = GPT_PROMPTS) -> Family:
@@ -401,8 +409,8 @@ def train(specs: Sequence[ModelSpec], *, progress: bool = True) -> list[Path]:
     from tqdm.auto import tqdm
 
     with tqdm(total=len(specs), desc="models", disable=not progress) as bar:
-        return zoo.busy_last(specs, lambda s, wait: zoo.train_or_load(s.records, s.config, wait=wait),
-                             done=lambda _: bar.update())
+        return zoo.busy_last(specs, lambda s, wait: Path(s.path) if s.path else
+                             zoo.train_or_load(s.records, s.config, wait=wait), done=lambda _: bar.update())
 
 
 def score_family(family: Family | Sequence[ModelSpec], world: World, *, records: Mapping | None = None,

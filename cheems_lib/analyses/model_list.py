@@ -35,7 +35,7 @@ from typing import Sequence
 from ..baselines import NAMES
 from ..records import DataError, show
 
-__all__ = ["ZOO_NAMES", "ModelsFile", "read_models_file", "Chosen", "choose"]
+__all__ = ["ZOO_NAMES", "ModelsFile", "read_models_file", "Chosen", "choose", "read_checkpoints_file"]
 
 ZOO_NAMES = ("tiny · human subset", "tiny-xs · human subset", "tiny · GPT subset", "tiny · preference set",
              "tiny-xs · preference set")
@@ -56,19 +56,19 @@ class ModelsFile:
     judges: dict[str, str] = field(default_factory=dict)
 
 
-def _compose(path: Path):
+def _compose(path: Path, what: str = "models file", fix: str = _FIX):
     import yaml  # lazily: `cheems --help` and `cheems resolve` never need it
 
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise DataError(path, None, f"cannot read the models file: {e}", "pass a UTF-8 YAML file") from None
+        raise DataError(path, None, f"cannot read the {what}: {e}", "pass a UTF-8 YAML file") from None
     try:
         return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise DataError(path, mark.line + 1 if mark else None, f"not valid YAML ({getattr(e, 'problem', e)})",
-                        f"fix the YAML syntax; {_FIX}") from None
+                        f"fix the YAML syntax; {fix}") from None
 
 
 def _entry(path: Path, section: str, i: int, node) -> tuple[str, str, str]:
@@ -169,3 +169,41 @@ def choose(models: Sequence[str] = (), judges: Sequence[str] = (), models_file: 
                 mine[name] = target
     chosen.zoo = read.zoo or None
     return chosen
+
+
+def read_checkpoints_file(path: str | Path, base: str | Path | None = None) -> dict[str, list[str]]:
+    """Read a checkpoints file: model names mapped to the folders ``cheems train --output`` wrote for them, one
+    folder or a list of them (one per training seed, in seed order), in YAML (or JSON)::
+
+        Qwen/Qwen2.5-32B-Instruct: runs/rm-32b
+        Qwen/Qwen2.5-72B-Instruct: runs/rm-72b
+
+    The scaling chapter's ``-p checkpoints_file`` scores these models as they are instead of training them (sizes too
+    large for one device are trained with ``accelerate launch``). Every folder must hold a finished run
+    (``cheems_train.json``); a relative one starts at ``base`` (default: the working directory). Returns
+    ``{name: [folder, ...]}``; a bad file raises :class:`cheems_lib.records.DataError` (one line, with the fix)."""
+    import yaml
+
+    path = Path(path)
+    fix = "write one `MODEL: FOLDER` line per model, FOLDER written by `cheems train --output`"
+    root = _compose(path, "checkpoints file", fix)
+    if not isinstance(root, yaml.MappingNode) or not root.value:
+        raise DataError(path, root.start_mark.line + 1 if root is not None else None,
+                        "not a mapping of model names to checkpoint folders", fix)
+    out: dict[str, list[str]] = {}
+    for key, value in root.value:
+        line = key.start_mark.line + 1
+        if not isinstance(key, yaml.ScalarNode) or not key.value.strip() or key.value in out:
+            raise DataError(path, line, f"{show(getattr(key, 'value', None))} is not a new model name", fix)
+        nodes = value.value if isinstance(value, yaml.SequenceNode) else [value]
+        if not nodes or not all(isinstance(n, yaml.ScalarNode) and n.value.strip() for n in nodes):
+            raise DataError(path, line, f"{key.value}: not a folder or a list of folders", fix)
+        for n in nodes:
+            folder = Path(n.value.strip()).expanduser()
+            folder = folder if folder.is_absolute() or base is None else Path(base) / folder
+            if not (folder / "cheems_train.json").is_file():
+                raise DataError(path, n.start_mark.line + 1, f"{key.value}: {show(n.value.strip())} holds no finished "
+                                "`cheems train` run (no cheems_train.json)", "check the path, or finish the run with "
+                                "`cheems train ... --output FOLDER --resume`")
+        out[key.value] = [n.value.strip() for n in nodes]
+    return out

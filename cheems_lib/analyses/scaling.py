@@ -13,9 +13,16 @@ The chapter's presentation lives here too: :func:`data_sweep` and :func:`size_sw
 evaluated models into per-seed dots and a mean curve with intervals, :func:`plot_sweep` and
 :func:`interval_table` show them, and :func:`add_data_claim` and :func:`add_size_claims` test
 the paper's two claims on the ledger.
+
+Sizes too large to train on one device (the paper profile's Qwen2.5 from 7B on an 80 GB GPU) are trained with
+``accelerate launch`` and handed in as finished folders (:func:`checkpoints_for`, the chapter's ``checkpoints_file``).
 """
 from __future__ import annotations
 
+import json
+import os
+import re
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -27,7 +34,8 @@ from .claims import Claim
 from .leaderboard import CONTROLS_SECTION
 
 __all__ = ["ladder", "nested_subsets", "count_pairs", "sweep_points", "sweep_curve", "data_sweep", "size_sweep",
-           "plot_sweep", "CONTROLS_NOTE", "interval_table", "data_summary", "add_data_claim", "add_size_claims"]
+           "plot_sweep", "CONTROLS_NOTE", "interval_table", "data_summary", "add_data_claim", "add_size_claims",
+           "TRAIN_BYTES_PER_PARAMETER", "name_billions", "device_memory", "checkpoints_for"]
 
 
 def ladder(total: int, *, points: int = 6, ratio: float = 2.0) -> list[int]:
@@ -257,3 +265,75 @@ def add_untestable_claims(ledger, reason: str) -> None:
     ledger.add(Claim.untestable("fig7-pretrained-vs-instruct", "§6.4, Fig. 7", "Starting reward-model training from "
                                 "a pretrained or from an instruct model makes no significant difference", reason,
                                 link="paper-fig7"))
+
+
+# ---- Fig. 7's sizes trained elsewhere -------------------------------------------------------------------------
+
+TRAIN_BYTES_PER_PARAMETER = 16
+"""What training holds per parameter on its device: float32 weights, gradients and AdamW's two moments (activations
+aside). A size whose total exceeds one device's memory cannot be trained in a chapter's kernel; it is trained with
+``accelerate launch`` (FSDP2 shards it across devices: configs/fsdp_72b.yaml) and passed in as a folder."""
+
+
+def name_billions(name: str) -> float | None:
+    """The parameter count, in billions, that a model's name states; None when it states none.
+
+    >>> name_billions("Qwen/Qwen2.5-0.5B-Instruct"), name_billions("Qwen/Qwen2.5-72B-Instruct"), name_billions("tiny")
+    (0.5, 72.0, None)
+    """
+    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)[Bb](?![A-Za-z0-9])", name.rstrip("/").rsplit("/", 1)[-1])
+    return float(m[1]) if m else None
+
+
+def device_memory(device: str | None) -> int:
+    """Bytes of memory where a chapter trains: the GPU's (``device == "cuda"``), else the machine's."""
+    if device == "cuda":
+        import torch
+
+        return torch.cuda.get_device_properties(0).total_memory
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def checkpoints_for(sizes: Sequence[str], seeds: Sequence[int], records: Sequence[Record], *, checkpoints_file: str = "",
+                    device: str | None = None, memory: int | None = None) -> dict[str, dict[int, str]]:
+    """Fig. 7's sizes trained elsewhere, size -> {training seed: folder}, from the checkpoints file
+    (:func:`cheems_lib.analyses.model_list.read_checkpoints_file`; empty: none).
+
+    Each folder must hold a run on ``records``, Fig. 7's training set (by its data fingerprint), with its training
+    seed, so that the sizes still differ only in the model. A size that is not in the file and does not fit one
+    device for training (:data:`TRAIN_BYTES_PER_PARAMETER` times the count its name states, against ``memory``,
+    default :func:`device_memory` of ``device``) is refused before anything trains. Problems raise one line with
+    the fix (:class:`cheems_lib.records.DataError` for the file, ValueError for a size too large)."""
+    from ..records import DataError, data_fingerprint, show
+    from .model_list import read_checkpoints_file
+
+    out: dict[str, dict[int, str]] = {}
+    fingerprint = None
+    for size, folders in (read_checkpoints_file(checkpoints_file) if checkpoints_file else {}).items():
+        if size not in sizes:
+            raise DataError(checkpoints_file, None, f"{show(size)} is not one of the sizes {show(list(sizes))}",
+                            "name each folder by its entry of -p sizes")
+        if len(folders) != len(seeds):
+            raise DataError(checkpoints_file, None, f"{size}: {len(folders)} folder(s) for the training seeds "
+                            f"{show(list(seeds))}", "list one folder per training seed, in seed order")
+        fingerprint = fingerprint or data_fingerprint(records)
+        for seed, folder in zip(seeds, folders):
+            run = json.loads((Path(folder).expanduser() / "cheems_train.json").read_text(encoding="utf-8"))
+            if run.get("data_fingerprint") != fingerprint:
+                raise DataError(folder, None, f"{size} was trained on other records than Fig. 7's training set "
+                                f"({len(records)} prompts)", "train it on that set as the chapter Reproduce with real "
+                                "models writes it")
+            if (run.get("config") or {}).get("seed") != seed:
+                raise DataError(folder, None, f"{size} was trained with seed {show((run.get('config') or {}).get('seed'))}"
+                                f", not training seed {seed}", f"train it with --seed {seed}")
+        out[size] = dict(zip(seeds, folders))
+    stated = {s: b for s in sizes if s not in out and (b := name_billions(s)) is not None}
+    memory = memory if memory is not None or not stated else device_memory(device)
+    too_big = [s for s, b in stated.items() if b * 1e9 * TRAIN_BYTES_PER_PARAMETER > memory]
+    if too_big:
+        raise ValueError(f"{', '.join(too_big)}: too large to train here ({TRAIN_BYTES_PER_PARAMETER} bytes per "
+                         f"parameter, {memory / 2**30:.0f} GiB on this {device or 'machine'}) (fix: train "
+                         f"{'them' if len(too_big) > 1 else 'it'} with `accelerate launch --config_file "
+                         "configs/fsdp_72b.yaml -m cheems_lib.cli train ...` and pass -p checkpoints_file FILE mapping each "
+                         "size to its folder; see the chapter Reproduce with real models)")
+    return out

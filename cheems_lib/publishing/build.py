@@ -25,7 +25,8 @@ Nothing is lost (see the README, "Nothing is lost"; one chapter's rules are in
 - Temporary files of :func:`cheems_lib.outputs.atomic_path` that a killed build left in the book's folders
   are removed at the next build (:func:`cheems_lib.outputs.remove_stale_temporaries`).
 - Bad arguments (unknown chapter or ``-p`` name, a ``-p`` value of the wrong type, out of its
-  declared range or naming a missing or wrong kind of path, ``jobs < 0``) raise
+  declared range or naming a missing or wrong kind of path, ``jobs < 0``, the ``paper`` profile with a
+  chapter left to simulate its world: no ``-p world_dir``) raise
   :class:`~cheems_lib.publishing.chapters.BookInputError` before anything runs (``cheems book`` exits 2).
 - One build at a time per checkout: a second ``cheems book`` while one runs exits 2 at once
   (``another cheems book is running (pid N)``), holding the lock ``_build/cheems-book.lock``
@@ -191,7 +192,22 @@ def _plans(profile: str, chapters: list[str] | None, overrides: dict[str, str], 
     if set(overrides) - used:
         raise BookInputError(f"-p {' '.join(sorted(set(overrides) - used))}: no selected chapter has such a parameter "
                              f"(fix: see the parameters cell at the top of each chapter)")
+    if profile == "paper":
+        _check_paper_world(plans, root)
     return plans
+
+
+def _check_paper_world(plans, root: Path) -> None:
+    """The paper profile runs on the official files: a chapter left to simulate its world (empty ``world_dir``)
+    would show the paper's settings on made-up data, hours of GPU time later."""
+    import ast
+
+    simulated = [name for name, params in plans if "world_dir" in (declared := chapter(name).declared(root))
+                 and params.get("world_dir", ast.literal_eval(declared["world_dir"]["default"])) == ""]
+    if simulated:
+        raise BookInputError(f"--profile paper: {', '.join(simulated)} would run on a simulated world, not the official "
+                             "files (fix: pass -p world_dir DIR, the folder holding the official files; see the "
+                             "chapter Reproduce with real models)")
 
 
 # lines that say what went wrong: Sphinx's "WARNING:"/"ERROR:" lines and exception lines ("OSError: ...")

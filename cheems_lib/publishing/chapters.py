@@ -7,7 +7,9 @@ Profiles:
 
 - ``smoke``: every chapter in seconds; used by the tests.
 - ``default``: what ``make book`` builds on a CPU from the simulated world.
-- ``paper``: the paper's settings, for GPU users with real models and data files.
+- ``paper``: the paper's settings on the official files, for GPU users with real models: ``cheems book``
+  refuses it without ``-p world_dir DIR`` (it never simulates a world), and the scaling chapter takes the
+  sizes one device cannot train from ``-p checkpoints_file`` (trained with ``accelerate launch``).
 - ``real``: every chapter on the real Chinese data shipped in ``data/real/`` (``world_dir``),
   with the default profile's settings; ``real-smoke``: the same at the smoke profile's settings
   (what the tests build).
@@ -29,6 +31,8 @@ where the help may start with a declared constraint, followed by a colon:
 - ``one of a|b|c``: a string (or each element of a ``list[str]``) among these.
 - ``models file``: a file that :func:`cheems_lib.analyses.model_list.read_models_file` accepts (its entries are
   checked too).
+- ``checkpoints file``: a file that :func:`cheems_lib.analyses.model_list.read_checkpoints_file` accepts (models
+  mapped to finished ``cheems train`` folders, each checked; their weights are part of the cache key).
 - ``file``, ``folder``, ``world folder`` (holding records files of the spec §6/§6b layout): a path,
   relative to the repository root, that must exist and be of that kind; ``... or missing``: the
   path (or a world folder's files) may be missing, the chapter reports what it found. An empty
@@ -50,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..analyses.model_list import read_models_file
+from ..analyses.model_list import read_checkpoints_file, read_models_file
 from ..records import DataError
 from ..world_files import WORLD_PATHS, layout_files
 
@@ -223,7 +227,7 @@ _PARAM = re.compile(r"^(?P<name>[A-Za-z_]\w*)\s*:\s*(?P<type>[^=]+?)\s*=\s*(?P<d
 # the constraint a help may start with (see the module docstring), then ": " and the text
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _CHECK = re.compile(rf"^(?:in \[(?P<lo>{_NUM}), (?P<hi>{_NUM})\]|one of (?P<choices>[\w.-]+(?:\|[\w.-]+)+)"
-                    rf"|(?P<path>models file|file|folder|world folder)(?P<missing> or missing)?)(?::\s|$)")
+                    rf"|(?P<path>models file|checkpoints file|file|folder|world folder)(?P<missing> or missing)?)(?::\s|$)")
 
 
 
@@ -326,6 +330,12 @@ def _path_problem(value: str, check: dict, default: str, root: Path) -> tuple[st
     if kind == "models file":  # its entries too, so a bad file is refused before any kernel starts
         try:
             read_models_file(path)
+        except DataError as e:
+            return e.problem if not e.line else f"line {e.line}: {e.problem}", e.fix
+        return None
+    if kind == "checkpoints file":
+        try:
+            read_checkpoints_file(path, root)
         except DataError as e:
             return e.problem if not e.line else f"line {e.line}: {e.problem}", e.fix
         return None

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..analyses.claims import inputs_digest as claims_digest
-from ..analyses.model_list import read_models_file
+from ..analyses.model_list import read_checkpoints_file, read_models_file
 from ..models.scoring import checkpoint_files
 from ..outputs import atomic_path, interrupt_point
 from ..records import DataError
@@ -80,6 +80,16 @@ def _listed_checkpoints(models_file: Path, root: Path) -> list[Path]:
     return [f for p in [*listed.models.values(), *listed.judges.values()] for f in checkpoint_files(_local(p, root))]
 
 
+def _mapped_checkpoints(path: Path, root: Path) -> list[Path]:
+    """The checkpoint files of the folders a checkpoints file maps models to (a checkpoint retrained in place
+    executes the chapter again); none for a file that does not read (refused before any kernel starts)."""
+    try:
+        mapped = read_checkpoints_file(path, root)
+    except DataError:
+        return []
+    return [f for folders in mapped.values() for p in folders for f in checkpoint_files(_local(p, root))]
+
+
 def _local(path: str, root: Path) -> Path:
     """Where a path a chapter's kernel opens lies (the kernel runs in ``root``)."""
     return Path(path).expanduser() if path.startswith("~") else root / path
@@ -89,7 +99,8 @@ def input_files(params: dict[str, Any], declared: dict[str, dict], root: Path) -
     """The files the path parameters in ``params`` name: a ``file``'s file, a ``world folder``'s spec
     §6/§6b files (:func:`cheems_lib.world_files.layout_files`), a ``folder``'s files (not its
     subfolders); a ``models file`` and the weights and configs of the local checkpoints it lists
-    (:func:`cheems_lib.models.scoring.checkpoint_files`), and those of every local folder a list
+    (:func:`cheems_lib.models.scoring.checkpoint_files`), those of the folders a ``checkpoints file`` maps, and those
+    of every local folder a list
     parameter names (``-p models '["runs/rm"]'``), so a checkpoint retrained in place executes the chapter
     again. Never walks a tree, so ``-p world_dir /`` costs a few lookups."""
     files: list[Path] = []
@@ -100,9 +111,10 @@ def input_files(params: dict[str, Any], declared: dict[str, dict], root: Path) -
         if not kind or not isinstance(value, str) or not value:
             continue
         path = _local(value, root)
-        if kind in ("file", "models file"):
+        if kind in ("file", "models file", "checkpoints file"):
             files += [path] if path.is_file() else []
             files += _listed_checkpoints(path, root) if kind == "models file" and path.is_file() else []
+            files += _mapped_checkpoints(path, root) if kind == "checkpoints file" and path.is_file() else []
         elif kind == "world folder":
             files += layout_files(path)
         elif path.is_dir():
