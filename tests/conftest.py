@@ -56,6 +56,17 @@ SMOKE_LEDGER = ROOT / "tests" / "data" / "smoke_ledger.json"
 """Every claim of the smoke book and the machine (:func:`float_machine`) it was recorded on (test_book.py)."""
 
 
+def cpu_vendor() -> str:
+    """The processor's vendor (``GenuineIntel``, ``AuthenticAMD``), or "" where /proc/cpuinfo does not say."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("vendor_id"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
 def on_ledger_machine() -> bool:
     """Whether this is the kind of machine the smoke ledger was recorded on, where bit-identical floats are checked."""
     return json.loads(SMOKE_LEDGER.read_text(encoding="utf-8"))["machine"] == float_machine()

@@ -80,7 +80,7 @@ def main(data_path: str, out: str) -> None:
     accelerator = CpuAccelerator(rank, world)
     steps = _epoch_steps(data, cfg, 0, world)
     run = _Run(accelerator, cfg, model, tok, optimizer, scheduler, data, [steps], world > 1, forward_options(model),
-               forwards)
+               tok.pad_token_id, forwards)
     log = []
     for per_proc in steps:
         metrics = _optimisation_step(run, per_proc)

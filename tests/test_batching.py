@@ -53,3 +53,17 @@ class TestForwardGroups:
         """One batch [10, 12, 20]: groups [10, 12] and [20] -> processed 24 + 20, real 42."""
         batches = pack([[10, 12, 20]], 100, shuffle=False)
         assert abs(padding_fraction(batches, [[10, 12, 20]], 100) - (1 - 42 / 44)) < 1e-12
+
+
+def test_padded_packing_bounds_longest_times_count():
+    """pack(padded=True) keeps every batch's longest sequence x its sequences within the budget (FSDP forwards a
+    micro-batch as one padded tensor); a prompt over it alone is oversize; real-token packing may exceed it."""
+    from cheems_lib.models.batching import pack
+
+    lengths = [[10, 90], [50, 50, 50], [5], [80, 20], [30, 30]]
+    for b in pack(lengths, 200, seed=1, padded=True):
+        seqs = [n for i in b.prompts for n in lengths[i]]
+        assert b.oversize == (max(seqs) * len(seqs) > 200)
+        assert b.oversize or max(seqs) * len(seqs) <= 200
+    assert any(max(n for i in b.prompts for n in lengths[i]) * b.n_sequences > 200
+               for b in pack(lengths, 200, seed=1))

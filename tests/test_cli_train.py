@@ -229,7 +229,7 @@ def test_pretrained_checkpoint_gets_table9_by_default(data, pretrained, tmp_path
     start_lines = [l for l in done.stderr.splitlines() if l.startswith("cheems: training ")]
     assert len(start_lines) == 1
     for part in ("preset paper", f"learning rate {float(t9['learning_rate']):g}", "epochs 2", "max length 2048",
-                 "token budget", "1 process"):
+                 "token budget", f"global batch {int(t9['global_batch_size'])} sequences", "1 process"):
         assert part in start_lines[0]
 
 

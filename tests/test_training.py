@@ -304,7 +304,8 @@ def test_a_bf16_checkpoint_learns_with_the_paper_preset(records, tmp_path):
     run = _cli_train([*flags, "--max-steps", "10", "--save-dtype", "float32", "--output", tmp_path / "rm"])
     assert run.wait(timeout=300) == 0, run.stderr.read().decode()[-2000:]
     before, after = load_file(str(base / "model.safetensors")), _weights(tmp_path / "rm")
-    assert json.loads((tmp_path / "rm/cheems_train.json").read_text())["effective"]["preset"] == "paper"
+    eff = json.loads((tmp_path / "rm/cheems_train.json").read_text())["effective"]
+    assert eff["preset"] == "paper" and eff["global_batch"] == 0  # an explicit --grad-accum sets the step
     for name, w in after.items():
         assert w.dtype == torch.float32, name
         if name != "model.embed_tokens.weight":  # rows of tokens the data never shows get no gradient
@@ -398,3 +399,25 @@ def test_step_metrics_line_by_hand():
     line = m.line(step=5, epoch=1, seconds=2.0, lr=0.5)
     assert line == {"step": 5, "epoch": 1, "pairs": 4, "loss": 1.0, "accuracy": 0.75, "margin": 1.5,
                     "reward_mean": 1.0, "reward_std": math.sqrt(11 / 3 - 1), "tokens_per_s": 2.0, "lr": 0.5}
+
+
+def test_training_reads_the_last_real_token_when_the_pad_is_the_closing_eos(records, tmp_path):
+    """A tokenizer whose pad is the eos that closes every conversation (many Llama-3 fine-tunes): training pads with
+    an id no training sequence holds and saves it as the config's pad, so transformers' classifier reads each
+    reward at the closing eos, where scoring reads it too, not one token early."""
+    from cheems_lib.models.reward_model import IM_END, build_tiny, encode_pair, train_tokenizer
+
+    tok = train_tokenizer((t for r in records for t in [r.prompt, *(x.content for x in r.responses)]), vocab_size=500)
+    tok.chat_template = "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>' }}{% endfor %}"
+    tok.pad_token = IM_END
+    model = build_tiny("tiny-xs", tok, seed=0, max_length=128)
+    del model.config.cheems_tiny_size
+    model.config.pad_token_id = tok.pad_token_id
+    model.save_pretrained(tmp_path / "base")
+    tok.save_pretrained(tmp_path / "base")
+    assert encode_pair(tok, "p", "r")[-1] == tok.pad_token_id  # the conversation ends with the pad id
+    train(records, small_cfg(model=str(tmp_path / "base"), max_steps=1, learning_rate=1e-4), tmp_path / "rm",
+          progress=False)
+    pad = json.loads((tmp_path / "rm/config.json").read_text())["pad_token_id"]
+    ids = [encode_pair(tok, r.prompt, x.content)[:256] for r in records for x in r.responses]
+    assert pad != tok.pad_token_id and not any(pad in s for s in ids)

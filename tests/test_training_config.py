@@ -80,3 +80,13 @@ def test_one_device_choice_for_training_the_chapters_and_the_book(monkeypatch):
     assert paper_machine_settings()["mixed_precision"] == "no"
     monkeypatch.setitem(sys.modules, "torch", None)  # torch not installed
     assert default_device() == "cpu"
+
+
+def test_global_batch_and_accumulation_are_not_both_set():
+    """--global-batch and --grad-accum both size the step: both given is refused in one line naming them."""
+    from cheems_lib.models.training_config import TrainError
+
+    with pytest.raises(TrainError, match="--global-batch 256 and --grad-accum 4"):
+        TrainConfig(global_batch=256, grad_accum=4).validate()
+    TrainConfig(global_batch=256).validate()
+    TrainConfig(grad_accum=4).validate()

@@ -55,7 +55,9 @@ def test_a_prompt_over_the_budget_is_refused_before_the_first_fsdp_step():
     from cheems_lib.models.training import _fits_fsdp, global_batch_steps
     from cheems_lib.models.training_config import TrainConfig, TrainError
 
-    steps = global_batch_steps([[100, 100], [300, 300, 300], [50]], 4, 500, 2, seed=0)
-    with pytest.raises(TrainError, match="--max-tokens-per-batch 900 or more"):
-        _fits_fsdp([steps], TrainConfig(max_tokens_per_batch=500))
-    _fits_fsdp([global_batch_steps([[100, 100], [50]], 4, 500, 2, seed=0)], TrainConfig(max_tokens_per_batch=500))
+    lengths = [[100, 100], [300, 300, 299], [50]]
+    steps = global_batch_steps(lengths, 4, 500, 2, seed=0, padded=True)
+    with pytest.raises(TrainError, match="needs 900 padded tokens.*--max-tokens-per-batch 900 or more"):
+        _fits_fsdp([steps], lengths, TrainConfig(max_tokens_per_batch=500))
+    fits = [[100, 100], [50]]
+    _fits_fsdp([global_batch_steps(fits, 4, 500, 2, seed=0, padded=True)], fits, TrainConfig(max_tokens_per_batch=500))

@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 __all__ = ["Batch", "pack", "forward_groups", "padding_fraction", "pad_right", "forward_in_batches", "last_token_logits",
-           "forward_options", "input_device"]
+           "forward_options", "input_device", "budget_groups"]
 
 
 @dataclass
@@ -39,11 +39,13 @@ class Batch:
 
 
 def pack(lengths: Sequence[Sequence[int]], max_tokens: int, *, seed: int | np.random.Generator = 0,
-         window: int = 64, shuffle: bool = True) -> list[Batch]:
+         window: int = 64, shuffle: bool = True, padded: bool = False) -> list[Batch]:
     """Pack prompts (each a list of response token lengths) into batches of at most ``max_tokens`` real tokens.
 
     Every prompt with at least one response appears in exactly one batch. With
     ``shuffle=False`` prompts are packed in the given order (the tests check the greedy rule).
+    With ``padded`` the bound is on padded tokens, the batch's longest sequence x its sequences: for a
+    batch forwarded as one padded tensor (under FSDP), whose memory that size decides.
     """
     if max_tokens <= 0:
         raise ValueError("max_tokens must be positive")
@@ -54,20 +56,22 @@ def pack(lengths: Sequence[Sequence[int]], max_tokens: int, *, seed: int | np.ra
         order = [i for w in range(0, n, window)
                  for i in sorted(order[w:w + window], key=lambda i: sum(lengths[i]))]
     batches: list[Batch] = []
-    cur = Batch()
+    cur, longest = Batch(), 0
     for i in order:
         k, size = len(lengths[i]), sum(lengths[i])
         if k == 0:
             continue
-        if size > max_tokens:  # cannot share a batch with anything
+        if (max(lengths[i]) * k if padded else size) > max_tokens:  # cannot share a batch with anything
             batches.append(Batch([int(i)], k, size, oversize=True))
             continue
-        if cur.prompts and cur.tokens + size > max_tokens:
+        if cur.prompts and (max(longest, *lengths[i]) * (cur.n_sequences + k) if padded
+                            else cur.tokens + size) > max_tokens:
             batches.append(cur)
-            cur = Batch()
+            cur, longest = Batch(), 0
         cur.prompts.append(int(i))
         cur.n_sequences += k
         cur.tokens += size
+        longest = max(longest, *lengths[i])
     if cur.prompts:
         batches.append(cur)
     if shuffle:
@@ -96,6 +100,13 @@ def forward_groups(seq_lengths: Sequence[int], max_tokens: int, *, ratio: float 
     if cur:
         out.append(cur)
     return out
+
+
+def budget_groups(seq_lengths: Sequence[int], max_tokens: int, batch_size: int, *, ratio: float = 1.2) -> list[list[int]]:
+    """:func:`forward_groups` cut to at most ``batch_size`` sequences each, longest group first: inference batches
+    bounded in padded tokens and in sequences, so a budget the device cannot hold fails in the first batch."""
+    return [g[i:i + batch_size] for g in forward_groups(seq_lengths, max_tokens, ratio=ratio)
+            for i in range(0, len(g), batch_size)][::-1]
 
 
 def padding_fraction(batches: Sequence[Batch], lengths: Sequence[Sequence[int]], max_tokens: int,

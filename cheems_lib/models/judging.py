@@ -25,7 +25,8 @@ from itertools import combinations
 from typing import Mapping, Sequence
 
 from ..records import Record
-from .batching import forward_groups, forward_in_batches, last_token_logits, pack, pad_right
+from .batching import (budget_groups, forward_groups, forward_in_batches, forward_options, last_token_logits, pack,
+                       pad_right)
 from .last_token import last_token_only
 from .reward_model import (check_source, cut_text, device_map_for, encode_chats, loading, ModelError,
                            spread_by_device_map, text_budget, tiny_config, train_tokenizer)
@@ -110,7 +111,7 @@ def load_judge(name_or_path, *, dtype=None, device_map=None, trust_remote_code: 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     check_source(name_or_path)
-    remote = {"trust_remote_code": True} if trust_remote_code else {}
+    remote = {"trust_remote_code": bool(trust_remote_code)}  # False, not None: never an interactive prompt
     with loading(name_or_path):
         tokenizer = AutoTokenizer.from_pretrained(str(name_or_path), **remote)
         model, info = AutoModelForCausalLM.from_pretrained(str(name_or_path), dtype=dtype, device_map=device_map,
@@ -235,8 +236,7 @@ def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
 def _budget_batches(model, seqs, pad_id, batch_size: int, max_tokens: int, head, keeps: bool, progress: bool):
     """``(indices, head output)`` per batch of ``seqs`` under ``max_tokens`` padded tokens and ``batch_size``
     sequences, longest first (a budget the device cannot hold fails at once, not at the end)."""
-    groups = [g[i:i + batch_size] for g in forward_groups([len(s) for s in seqs], max_tokens)
-              for i in range(0, len(g), batch_size)][::-1]
+    groups = budget_groups([len(s) for s in seqs], max_tokens, batch_size)
     if progress:
         from tqdm.auto import tqdm
         groups = tqdm(groups, desc="judging", unit="batch")
@@ -306,6 +306,7 @@ def train_judge(examples: Sequence[tuple[list[int], int]], tokenizer, cfg, outpu
     model = Qwen2ForCausalLM(tiny_config(cfg.size, tokenizer, max_length=cfg.max_length)).to(device)
     model.config.cheems_tiny_size = cfg.size  # scoring keeps the tiny family's batching for it
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate)
+    options = forward_options(model)  # no key-value cache in a training forward
     model.train()
     lengths = [[len(ids)] for ids, _ in examples]
     batches = [b for e in range(cfg.epochs) for b in pack(lengths, cfg.max_tokens_per_batch, seed=[cfg.seed, e])]
@@ -319,7 +320,7 @@ def train_judge(examples: Sequence[tuple[list[int], int]], tokenizer, cfg, outpu
         loss = 0.0
         for group in forward_groups([len(ids) for ids, _ in items], cfg.max_tokens_per_batch):
             ids, mask = pad_right([items[j][0] for j in group], tokenizer.pad_token_id, device)
-            last = last_token_logits(model(input_ids=ids, attention_mask=mask).logits, mask)
+            last = last_token_logits(model(input_ids=ids, attention_mask=mask, **options).logits, mask)
             target = torch.tensor([items[j][1] for j in group], device=device)
             loss = loss + F.cross_entropy(last, target, reduction="sum")
         (loss / len(items)).backward()

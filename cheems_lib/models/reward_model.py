@@ -34,7 +34,7 @@ from typing import Iterable
 __all__ = ["TINY_SIZES", "TinySize", "is_tiny", "train_tokenizer", "tiny_config", "build_tiny", "load", "encode_pair", "encode_pairs",
            "encode_chats", "text_budget", "cut_text",
            "ModelError", "count_parameters", "realign", "check_source", "loading", "head_looks_untrained",
-           "convert_gguf", "smollm2_gguf", "spare_pad_ids", "absent_pad_id", "device_map_for",
+           "convert_gguf", "smollm2_gguf", "spare_pad_ids", "absent_pad_id", "embedding_rows", "device_map_for",
            "spread_by_device_map", "accepts_system_turn"]
 
 PAD, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
@@ -216,9 +216,9 @@ def load(name_or_path: str | Path, *, dtype=None, device_map=None, require_train
 
     check_source(name_or_path)
     # the same calls as ever unless custom code is trusted; False, not None: never an interactive prompt
-    remote = {"trust_remote_code": True} if trust_remote_code else {}
+    remote = {"trust_remote_code": bool(trust_remote_code)}  # False, not None: never an interactive prompt
     with loading(name_or_path):
-        config = AutoConfig.from_pretrained(str(name_or_path), **(remote or {"trust_remote_code": False}))
+        config = AutoConfig.from_pretrained(str(name_or_path), **remote)
     archs = getattr(config, "architectures", None) or []
     if any(a.endswith("ForSequenceClassification") for a in archs) and config.num_labels != 1:
         raise ModelError(f"{name_or_path}: a sequence classifier with num_labels={config.num_labels}; a reward model "
@@ -301,13 +301,13 @@ def check_pair(model, tokenizer, where: str = "model") -> None:
             tokenizer.pad_token = tokenizer.eos_token
     if model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id
-    n_embed = _embedding_rows(model)
+    n_embed = embedding_rows(model)
     if n_embed is not None and len(tokenizer) > n_embed:
         raise ModelError(f"{where}: the tokenizer has {len(tokenizer)} tokens but the model embeds only {n_embed} "
                          "(fix: use the tokenizer saved with this model)")
 
 
-def _embedding_rows(model) -> int | None:
+def embedding_rows(model) -> int | None:
     """Rows of the input embedding matrix (None for a custom model that does not say)."""
     try:
         return model.get_input_embeddings().num_embeddings

@@ -334,9 +334,11 @@ def save_model(model, state: dict, folder: Path, dtype: str) -> None:
         if state[name].is_floating_point():
             state[name] = state[name].to(target)
     model.save_pretrained(folder, state_dict=state, safe_serialization=True)
-    if model.config.dtype != target:
-        model.config.dtype = dtype
-        model.config.save_pretrained(folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    if config.get("dtype") != dtype:  # the file's record only: the live model keeps its own
+        config["dtype"] = dtype
+        with atomic_open(folder / "config.json", "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
 def publish(accelerator, model, tok, out: Path, work: Path, summary: dict, *, dtype: str = "float32") -> None:

@@ -31,11 +31,11 @@ from ..baselines import named_scores, NAMES
 from ..outputs import atomic_open, classify_output, DIRECTORY, interrupt_point, LINK_DIRECTORY, LOOP, OutputLock
 from ..records import DataError, Record, show
 from ..score_file import read_scores, score_lines, write_scores
-from .batching import forward_groups, forward_in_batches, forward_options, input_device, pad_right
+from .batching import budget_groups, forward_in_batches, forward_options, input_device, pad_right
 from .judging import judge_records, judge_scores, load_judge, position_consistency
 from .last_token import last_token_only
 from .reward_heads import head_of, load, prepare, rewards
-from .reward_model import (absent_pad_id, check_pair, device_map_for, encode_pairs, ModelError,
+from .reward_model import (absent_pad_id, check_pair, device_map_for, embedding_rows, encode_pairs, ModelError,
                            spread_by_device_map)
 from .training_config import default_device
 
@@ -106,7 +106,7 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     truncated = sum(len(ids) > cut for ids in encoded)
     items = [((rec.id, r.id), prepare(head, ids[:cut])) for (rec, r), ids in zip(todo, encoded)]
     items.sort(key=lambda kv: len(kv[1]))
-    pad_id = absent_pad_id(tokenizer, [t for _, t in items], _rows(model, tokenizer)) if items else tokenizer.pad_token_id
+    pad_id = absent_pad_id(tokenizer, [t for _, t in items], embedding_rows(model)) if items else tokenizer.pad_token_id
     scores: dict[tuple[str, str], float] = {}
     tiny = getattr(model.config, "cheems_tiny_size", None) is not None
     if tiny and max_tokens_per_batch is None and head.kind == "classifier":
@@ -126,14 +126,6 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
             if on_batch is not None:
                 on_batch(batch)
     return scores, {"scored": len(items), "truncated": truncated, "skipped": skipped}
-
-
-def _rows(model, tokenizer) -> int:
-    """Ids a pad may take: the rows of the input embeddings (custom code that does not say: the vocabulary)."""
-    try:
-        return model.get_input_embeddings().num_embeddings
-    except (AttributeError, NotImplementedError):
-        return getattr(model.config, "vocab_size", None) or len(tokenizer)
 
 
 @contextlib.contextmanager
@@ -160,8 +152,7 @@ def _budget_batches(model, head, items: list, pad_id: int, batch_size: int, max_
 
     lengths = [len(t) for _, t in items]
     ratio = 1.2 if head.pads else 1.0
-    groups = [g[i:i + batch_size] for g in forward_groups(lengths, max_tokens, ratio=ratio)
-              for i in range(0, len(g), batch_size)][::-1]
+    groups = budget_groups(lengths, max_tokens, batch_size, ratio=ratio)
     device, options = input_device(model), forward_options(model)
     if progress:
         from tqdm.auto import tqdm

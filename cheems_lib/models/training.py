@@ -139,8 +139,8 @@ class StepMetrics:
                 **({"forwards": list(self.per_process_forwards)} if self.per_process_forwards else {})}
 
 
-def _epoch_batches(data: EncodedData, cfg: TrainConfig, epoch: int) -> list[Batch]:
-    return pack(data.lengths, cfg.max_tokens_per_batch, seed=np.random.default_rng([cfg.seed, epoch]))
+def _epoch_batches(data: EncodedData, cfg: TrainConfig, epoch: int, padded: bool = False) -> list[Batch]:
+    return pack(data.lengths, cfg.max_tokens_per_batch, seed=np.random.default_rng([cfg.seed, epoch]), padded=padded)
 
 
 def _steps(batches: list[Batch], n_proc: int, accum: int) -> list[list[list[Batch]]]:
@@ -153,22 +153,25 @@ def _steps(batches: list[Batch], n_proc: int, accum: int) -> list[list[list[Batc
     return out
 
 
-def _epoch_steps(data: EncodedData, cfg: TrainConfig, epoch: int, n_proc: int) -> list[list[list[Batch]]]:
-    """One epoch's plan, step -> process -> micro-batches: by ``global_batch`` sequences, or ``grad_accum``."""
+def _epoch_steps(data: EncodedData, cfg: TrainConfig, epoch: int, n_proc: int,
+                 padded: bool = False) -> list[list[list[Batch]]]:
+    """One epoch's plan, step -> process -> micro-batches: by ``global_batch`` sequences, or ``grad_accum``.
+    ``padded``: micro-batches bounded in padded tokens (FSDP forwards each as one padded tensor)."""
     if cfg.global_batch:
         return global_batch_steps(data.lengths, cfg.global_batch, cfg.max_tokens_per_batch, n_proc,
-                                  seed=np.random.default_rng([cfg.seed, epoch]))
-    return _steps(_epoch_batches(data, cfg, epoch), n_proc, cfg.grad_accum)
+                                  seed=np.random.default_rng([cfg.seed, epoch]), padded=padded)
+    return _steps(_epoch_batches(data, cfg, epoch, padded), n_proc, cfg.grad_accum)
 
 
 def global_batch_steps(lengths: Sequence[Sequence[int]], global_batch: int, max_tokens: int, n_proc: int, *,
-                       seed: int | np.random.Generator = 0) -> list[list[list[Batch]]]:
+                       seed: int | np.random.Generator = 0, padded: bool = False) -> list[list[list[Batch]]]:
     """Steps of ``global_batch`` sequences on average, whole prompts each, spread over ``n_proc`` processes.
 
     Prompts (each a list of response lengths) are shuffled; step k ends with the prompt that brings the
     running count of sequences to ``k * global_batch`` or past it, so the steps average ``global_batch``
     sequences and each is within one prompt of it. Each step's prompts are then packed into micro-batches
-    (:func:`~cheems_lib.models.batching.pack`, ``max_tokens`` real tokens) and handed out largest first to
+    (:func:`~cheems_lib.models.batching.pack`, ``max_tokens`` real tokens, or padded ones with ``padded``) and
+    handed out largest first to
     the process with the fewest tokens so far. The steps and micro-batches do not depend on ``n_proc``, so
     any number of processes computes the same gradients. Returns step -> process -> micro-batches.
 
@@ -189,7 +192,7 @@ def global_batch_steps(lengths: Sequence[Sequence[int]], global_batch: int, max_
     steps = []
     for prompts in chosen:
         batches = [Batch([prompts[j] for j in b.prompts], b.n_sequences, b.tokens, b.oversize)
-                   for b in pack([lengths[i] for i in prompts], max_tokens, seed=rng)]
+                   for b in pack([lengths[i] for i in prompts], max_tokens, seed=rng, padded=padded)]
         per_proc: list[list[Batch]] = [[] for _ in range(n_proc)]
         load = [0] * n_proc
         for b in sorted(batches, key=lambda b: -b.tokens):  # stable: ties keep the packed order
@@ -232,7 +235,7 @@ def save_dtype_of(cfg: TrainConfig) -> str:
     from transformers import AutoConfig
 
     with rm.loading(cfg.model):
-        config = AutoConfig.from_pretrained(cfg.model)
+        config = AutoConfig.from_pretrained(cfg.model, trust_remote_code=False)
     stored = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
     name = str(stored).removeprefix("torch.") if stored is not None else "float32"
     return name if name in ("float32", "bfloat16", "float16") else "float32"
@@ -363,6 +366,7 @@ class _Run:
     epoch_steps: list  # epoch -> step -> process -> micro-batches
     native_sync: bool  # FSDP synchronises gradients itself, every backward (DDP: we do, once per step)
     options: dict  # extra forward arguments (no key-value cache)
+    pad_id: int  # an id no training sequence holds, so the classifier reads each sequence's last real token
     forwards: list  # this process's forward calls in the current step (a one-element counter)
 
 
@@ -380,9 +384,10 @@ def _setup(accelerator, cfg: TrainConfig, records: Sequence[Record], eff: dict, 
     if eff["gradient_checkpointing"]:
         _checkpoint_activations(model)
     n_proc = accelerator.num_processes
-    epoch_steps = [_epoch_steps(data, cfg, e, n_proc) for e in range(cfg.epochs)]
+    epoch_steps = [_epoch_steps(data, cfg, e, n_proc, padded=native_sync) for e in range(cfg.epochs)]
     if native_sync:
-        _fits_fsdp(epoch_steps, cfg)
+        _fits_fsdp(epoch_steps, data.lengths, cfg)
+        _reduce_in_float32(accelerator)
     total_steps = sum(len(s) for s in epoch_steps)
     eff["sequences_per_step"] = round(sum(b.n_sequences for s in epoch_steps[0] for g in s for b in g)
                                       / max(len(epoch_steps[0]), 1), 1)
@@ -390,24 +395,44 @@ def _setup(accelerator, cfg: TrainConfig, records: Sequence[Record], eff: dict, 
     forwards = [0]
     model.register_forward_pre_hook(lambda *_: forwards.__setitem__(0, forwards[0] + 1))
     options = forward_options(model)
+    # transformers' classifiers read the rightmost token that is not the pad id: a pad that is also the eos ending
+    # every conversation would train the reward one token early, where scoring (which pads the same way) never reads
+    pad_id = rm.absent_pad_id(tok, [s for p in data.sequences for s in p], rm.embedding_rows(model))
+    model.config.pad_token_id = pad_id
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     scheduler = get_cosine_schedule_with_warmup(optimizer, math.ceil(cfg.warmup_ratio * total_steps), total_steps)
     # the scheduler is not prepared: accelerate would step it once per process, so a 2-process
     # run would decay the learning rate twice as fast; it is registered for checkpoints instead
     model, optimizer = accelerator.prepare(model, optimizer)
     accelerator.register_for_checkpointing(scheduler)
-    return _Run(accelerator, cfg, model, tok, optimizer, scheduler, data, epoch_steps, native_sync, options, forwards)
+    return _Run(accelerator, cfg, model, tok, optimizer, scheduler, data, epoch_steps, native_sync, options, pad_id,
+                forwards)
 
 
-def _fits_fsdp(epoch_steps: list, cfg: TrainConfig) -> None:
+def _fits_fsdp(epoch_steps: list, lengths: Sequence[Sequence[int]], cfg: TrainConfig) -> None:
     """Refuse, on every process before the first step, a prompt larger than the token budget under FSDP: its
     chunked backward would interleave forwards and backwards unlike the other processes' steps, and FSDP's
-    collectives must come in the same order everywhere."""
-    largest = max((b.tokens for steps in epoch_steps for s in steps for g in s for b in g if b.oversize), default=0)
+    collectives must come in the same order everywhere. Sizes are padded ones (longest response x responses)."""
+    largest = max((max(lengths[i]) * len(lengths[i]) for steps in epoch_steps for s in steps for g in s for b in g
+                   if b.oversize for i in b.prompts), default=0)
     if largest:
-        raise TrainError(f"a prompt has {largest} tokens, over --max-tokens-per-batch {cfg.max_tokens_per_batch}, and "
-                         f"under FSDP a prompt cannot be split (fix: pass --max-tokens-per-batch {largest} or more, "
-                         "or a smaller --max-length)")
+        raise TrainError(f"a prompt needs {largest} padded tokens, over --max-tokens-per-batch "
+                         f"{cfg.max_tokens_per_batch}, and under FSDP a prompt cannot be split (fix: pass "
+                         f"--max-tokens-per-batch {largest} or more, or a smaller --max-length)")
+
+
+def _reduce_in_float32(accelerator) -> None:
+    """FSDP's mixed precision reduces gradients in bf16 by default (accelerate sets ``reduce_dtype`` to the compute
+    dtype); every micro-batch's gradient would be rounded to 3 significant digits before it is summed into the
+    float32 shards. Reduce in float32, as DDP's one all-reduce per step does."""
+    import dataclasses
+
+    import torch
+
+    plugin = getattr(accelerator.state, "fsdp_plugin", None)
+    policy = getattr(plugin, "mixed_precision_policy", None)
+    if policy is not None and dataclasses.is_dataclass(policy) and getattr(policy, "reduce_dtype", None) is not None:
+        plugin.mixed_precision_policy = dataclasses.replace(policy, reduce_dtype=torch.float32)
 
 
 def _checkpoint_activations(model) -> None:
@@ -470,7 +495,7 @@ def _optimisation_step(run: _Run, per_proc: list[list[Batch]]) -> StepMetrics:
             metrics.add(stats, r, seqs)
         # every process the same forwards, whatever its share of the step: under FSDP each forward and backward is
         # a collective, and a process with fewer would leave the others waiting for ever
-        pad_id = run.tok.pad_token_id
+        pad_id = run.pad_id
         for _ in range(max(sum(_forwards(run, b) for b in group) for group in per_proc) - run.forwards[0]):
             accelerator.backward(forward_rewards(model, [[pad_id]], pad_id, accelerator.device, run.options).sum() * 0.0)
     metrics.forwards = run.forwards[0]
@@ -496,7 +521,7 @@ def _forwards(run: _Run, batch: Batch) -> int:
 
 def _micro_batch(run: _Run, batch: Batch, seqs, pairs, n_pairs: int, n_rewards: int):
     """Forward and backward of one micro-batch; returns its rewards and :func:`bt_loss` stats."""
-    accelerator, cfg, pad_id = run.accelerator, run.cfg, run.tok.pad_token_id
+    accelerator, cfg, pad_id = run.accelerator, run.cfg, run.pad_id
     # FSDP averages gradients over processes; undo it
     scale = accelerator.num_processes if run.native_sync else 1
     if batch.oversize:  # never under FSDP (refused by _fits_fsdp before the first step)

@@ -27,7 +27,7 @@ CHECKPOINTING = ("auto", "on", "off")
 CHECKPOINTING_FROM = 1_000_000_000
 """Parameters from which ``gradient_checkpointing="auto"`` recomputes activations in the backward pass: a 1B
 model's activations for a 16,384-token micro-batch outgrow its float32 weights and Adam state on one GPU."""
-BOOKKEEPING_FIELDS = ("max_steps", "save_every", "log_every")
+BOOKKEEPING_FIELDS = ("max_steps", "save_every", "log_every", "save_dtype")
 """Config fields that do not change the trained weights: a resumed run may change them."""
 PRETRAINED_MAX_LR = 1e-4
 """Above this learning rate a pretrained checkpoint is refused unless forced (Table 9 uses 5e-6)."""
@@ -102,13 +102,13 @@ class TrainConfig:
     """Gradient clipping."""
     # batching
     max_tokens_per_batch: int = 8192
-    """Padded tokens per micro-batch (longest sequence x sequences); whole prompts are packed greedily under it."""
+    """Token budget of a micro-batch: whole prompts are packed greedily up to this many real tokens and forwarded in length groups of at most this many padded tokens (longest sequence x sequences); under FSDP, where a micro-batch is one padded forward, up to this many padded tokens."""
     grad_accum: int = 1
     """Micro-batches per process per optimisation step, when global_batch is 0 (an explicit --grad-accum turns the preset's global_batch off)."""
     global_batch: int = 0
     """Sequences per optimisation step over all processes (Table 9: 256), to within one prompt: the step's prompts are chosen first, then packed into micro-batches and spread over the processes, so the process count does not change the steps. 0: grad_accum micro-batches per process per step."""
     mixed_precision: str = "no"
-    """'no', 'bf16' or 'fp16' (accelerate autocast of the forward); the weights and the optimizer stay float32 (bf16 on GPUs for real models)."""
+    """'no', 'bf16' or 'fp16' (accelerate): the forward and backward compute in that precision (autocast; under FSDP on parameters gathered in it, gradients reduced in float32); the weights and the optimizer stay float32 (bf16 on GPUs for real models)."""
     save_dtype: str = "auto"
     """dtype of the saved model: 'auto' (the source checkpoint's dtype; float32 for a tiny model), float32, bfloat16 or float16."""
     gradient_checkpointing: str = "auto"
@@ -130,6 +130,9 @@ class TrainConfig:
             if not ok(value):
                 raise TrainError(f"{_flag(name)} {value}: out of range, must be {allowed} "
                                  f"(fix: pass {_flag(name)} with {allowed}, or leave it out for the preset's value)")
+        if self.global_batch and self.grad_accum > 1:
+            raise TrainError(f"--global-batch {self.global_batch} and --grad-accum {self.grad_accum}: both set the "
+                             "step's size (fix: pass one of them; --global-batch 0 to accumulate micro-batches)")
         return self
 
     @classmethod

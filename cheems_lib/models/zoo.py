@@ -45,8 +45,9 @@ Busy = LockedError
 
 
 def zoo_key(records: Sequence[Record], config: TrainConfig) -> str:
-    blob = json.dumps({"data": data_fingerprint(records), "config": asdict(config), "code": _code_fingerprint()},
-                      sort_keys=True)
+    # the device too: a model trained on a GPU differs from the CPU's in its last bits, and a zoo may be shared
+    blob = json.dumps({"data": data_fingerprint(records), "config": asdict(config), "code": _code_fingerprint(),
+                       "device": default_device()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -70,7 +71,7 @@ def train_or_load(records: Sequence[Record], config: TrainConfig, *, cache_dir: 
 def judge_or_load(records: Sequence[Record], *, cache_dir: str | Path = "build/zoo", progress: bool = False, **kw) -> Path:
     """Folder of a tiny judge (:func:`cheems_lib.models.judging.train_tiny_judge` with ``kw``), trained once."""
     here = Path(__file__).parent
-    blob = json.dumps({"data": data_fingerprint(records), "kw": kw,
+    blob = json.dumps({"data": data_fingerprint(records), "kw": kw, "device": default_device(),
                        "code": hashlib.sha256((here / "judging.py").read_bytes() + _code_fingerprint().encode()).hexdigest()},
                       sort_keys=True, default=str)  # judge training: training.py and training_config.py
     out = Path(cache_dir) / f"judge-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
