@@ -189,3 +189,25 @@ def test_tiny_config_is_shared_by_reward_model_and_judge(tok):
     assert reward.num_labels == 1
     with pytest.raises(rm.ModelError, match="unknown tiny size"):
         rm.tiny_config("tiny-xxl", tok)
+
+
+def test_placement_loads_whole_where_the_weights_fit_and_spreads_them_where_not(tmp_path, monkeypatch):
+    """A chapter's model goes straight onto its GPU when its weights fit 90% of the GPU's memory, is spread over every
+    GPU (device_map "auto") when not, and the CPU gets no device map; the dtype's bytes count."""
+    import torch
+
+    from cheems_lib.models import reward_model
+    from cheems_lib.models.reward_model import build_tiny, count_parameters, placement_for, train_tokenizer
+
+    tok = train_tokenizer(["a b c d"], vocab_size=300)
+    build_tiny("tiny-xs", tok).save_pretrained(tmp_path)
+    n = count_parameters(tmp_path)
+    memory = {"total": 0}
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d: type("P", (), {"total_memory": memory["total"]}))
+    assert placement_for(tmp_path, "cpu") is None
+    memory["total"] = int(4 * n / reward_model.FITS_SHARE) + 1
+    assert placement_for(tmp_path, "cuda:0") == {"": "cuda:0"}
+    assert placement_for(tmp_path, "cuda:0", torch.bfloat16) == {"": "cuda:0"}
+    memory["total"] = int(3 * n / reward_model.FITS_SHARE)  # float32 no longer fits, bfloat16 does
+    assert placement_for(tmp_path, "cuda:0") == "auto"
+    assert placement_for(tmp_path, "cuda:0", "bfloat16") == {"": "cuda:0"}

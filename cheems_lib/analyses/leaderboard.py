@@ -28,7 +28,7 @@ import numpy as np
 from ..baselines import CHANCE, chance_metrics, CONTROLS, named_scores, NAMES, null_controls
 from ..estimates import best_of, category_estimate, decide, INSUFFICIENT, insufficient_text, mean_of, subset_estimate
 from ..metrics import evaluate_subset
-from ..models.reward_model import device_map_for, load
+from ..models.reward_model import load, placement_for
 from ..models.scoring import score_records
 from ..publishing.figures import seed_dots
 from ..records import Record
@@ -118,7 +118,7 @@ def score_models(names: Sequence[str], record_sets: Sequence[Sequence[Record]], 
     default), or with ``device_map`` (``"auto"``: spread over the devices, for one too large for a device)."""
     out: list[dict[str, dict]] = [{} for _ in record_sets]
     for name in names:
-        model, tok = load(name, dtype=dtype, device_map=device_map or device_map_for(device or "cpu"))
+        model, tok = load(name, dtype=dtype, device_map=device_map or placement_for(name, device or "cpu", dtype))
         for scores, records in zip(out, record_sets):
             scores[name], _ = score_records(model, tok, records, batch_size=batch_size)
     return out

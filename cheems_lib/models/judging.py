@@ -28,7 +28,7 @@ from ..records import Record
 from .batching import (budget_groups, forward_groups, forward_in_batches, forward_options, last_token_logits, pack,
                        pad_right)
 from .last_token import last_token_only
-from .reward_model import (check_source, cut_text, device_map_for, encode_chats, loading, ModelError,
+from .reward_model import (check_source, cut_text, encode_chats, loading, ModelError, placement_for,
                            spread_by_device_map, text_budget, tiny_config, train_tokenizer)
 from .training_config import default_device, JudgeTrainConfig
 
@@ -367,7 +367,8 @@ def judge_all(judges: Mapping[str, object], records: Sequence[Record], *, device
     CPU by default), or with ``device_map`` (``"auto"``: spread over the devices)."""
     scores, consistency = {}, {}
     for name, path in judges.items():
-        model, tokenizer = load_judge(path, dtype=dtype, device_map=device_map or device_map_for(device or "cpu"))
+        where = device_map or placement_for(path, device or "cpu", dtype)
+        model, tokenizer = load_judge(path, dtype=dtype, device_map=where)
         verdicts = judge_records(model, tokenizer, records, batch_size=batch_size)
         consistency[name] = position_consistency(verdicts)
         scores[name] = judge_scores(verdicts)

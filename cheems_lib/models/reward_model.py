@@ -34,7 +34,7 @@ from typing import Iterable
 __all__ = ["TINY_SIZES", "TinySize", "is_tiny", "train_tokenizer", "tiny_config", "build_tiny", "load", "encode_pair", "encode_pairs",
            "encode_chats", "text_budget", "cut_text",
            "ModelError", "count_parameters", "realign", "check_source", "loading", "head_looks_untrained",
-           "convert_gguf", "smollm2_gguf", "spare_pad_ids", "absent_pad_id", "embedding_rows", "device_map_for",
+           "convert_gguf", "smollm2_gguf", "spare_pad_ids", "absent_pad_id", "embedding_rows", "placement_for", "FITS_SHARE", "device_map_for",
            "spread_by_device_map", "accepts_system_turn"]
 
 PAD, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
@@ -188,6 +188,27 @@ def device_map_for(device) -> dict | None:
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
     return {"": str(device)}
+
+
+FITS_SHARE = 0.9
+"""Share of a GPU's memory the weights may take for :func:`placement_for` to load them onto it whole (the rest is
+for activations); beyond it the model is spread over every GPU."""
+
+
+def placement_for(name_or_path: str | Path, device, dtype=None):
+    """The ``device_map`` a chapter loads ``name_or_path`` with on ``device``: None on the CPU; straight onto
+    ``device`` when the weights (parameters, counted without loading, x the bytes of ``dtype``; 4 when it is not
+    given) fit :data:`FITS_SHARE` of its memory; else ``"auto"``, spread over every GPU, as a 72B model needs."""
+    import torch
+
+    where = device_map_for(device)
+    if where is None:
+        return None
+    if isinstance(dtype, str):
+        dtype = getattr(torch, dtype, None)
+    size = torch.finfo(dtype).bits // 8 if isinstance(dtype, torch.dtype) and dtype.is_floating_point else 4
+    memory = torch.cuda.get_device_properties(torch.device(where[""])).total_memory
+    return where if count_parameters(name_or_path) * size <= FITS_SHARE * memory else "auto"
 
 
 def spread_by_device_map(model) -> bool:

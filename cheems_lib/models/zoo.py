@@ -136,8 +136,8 @@ def score_or_load(model_dir: str | Path, records: Sequence[Record], *, batch_siz
     if not path.exists():
         with OutputLock(path, wait=wait):
             if not path.exists():
-                model, tok = reward_model.load(model_dir, dtype=dtype,
-                                               device_map=device_map or reward_model.device_map_for(device or "cpu"))
+                model, tok = reward_model.load(model_dir, dtype=dtype, device_map=device_map or
+                                               reward_model.placement_for(model_dir, device or "cpu", dtype))
                 scores, _ = score_records(model, tok, records, batch_size=batch_size, progress=progress)
                 with atomic_path(path) as tmp:
                     tmp.write_bytes(orjson.dumps([[p, r, s] for (p, r), s in scores.items()]))
