@@ -12,8 +12,9 @@ one process and the loss is normalised by the step's global counts, so the gradi
 same as on one process. The same seed on a CPU gives identical weights.
 
 Real checkpoints train from float32 master weights whatever they are stored in (a bf16 hub
-checkpoint's AdamW updates of lr x 1 would round away in bf16); ``mixed_precision`` only
-autocasts the forward, and ``save_dtype`` decides what is written. Under several processes
+checkpoint's AdamW updates of lr x 1 would round away in bf16); ``mixed_precision`` computes
+the forward and backward in bf16 (autocast; under FSDP on parameters gathered in bf16, with
+gradients reduced in float32), and ``save_dtype`` decides what is written. Under several processes
 every process runs the same number of forwards in every step (zero-loss forwards fill the
 gaps), because under FSDP each forward and backward is a collective.
 
