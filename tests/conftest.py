@@ -1,6 +1,7 @@
 """Shared fixtures: small records built in code, and the repository root."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -28,16 +29,44 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 
-def accelerate_two(*args) -> list[str]:
-    """``accelerate launch`` of ``python -m cheems_lib.cli *args`` on two CPU processes (configs/cpu_2proc.yaml), on a
-    free port: two such launches at once (two pytest workers) on accelerate's one default port would join each
-    other's process group."""
+def free_port() -> int:
+    """A TCP port nothing listens on now (the caller binds it soon after: hold :func:`one_launch_at_a_time`)."""
     import socket
-    import sys
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def one_launch_at_a_time():
+    """One multi-process launch at a time across the pytest workers. A launch's processes find each other through
+    a port picked free just before; two launches on one port join each other's process group (a scoring process
+    then counts as a training run's second rank, and both runs fail, or worse, finish with half the work)."""
+    import fcntl
+    import tempfile
+
+    with open(Path(tempfile.gettempdir()) / "cheems-tests-launch.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def launch_two(*args, env: dict | None = None, timeout: int = 300):
+    """``accelerate launch`` of ``python -m cheems_lib.cli *args`` on two CPU processes (configs/cpu_2proc.yaml),
+    on a fresh free port, one launch at a time (:func:`one_launch_at_a_time`); the finished ``CompletedProcess``."""
+    import subprocess
+
+    with one_launch_at_a_time():
+        return subprocess.run(accelerate_two(*args), capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, **(env or {})})
+
+
+def accelerate_two(*args) -> list[str]:
+    """The command of ``accelerate launch`` of ``python -m cheems_lib.cli *args`` on two CPU processes
+    (configs/cpu_2proc.yaml) on a free port; run it through :func:`launch_two`."""
+    import sys
+
+    port = free_port()
     return [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(ROOT / "configs/cpu_2proc.yaml"),
             "--main_process_port", str(port), "-m", "cheems_lib.cli", *map(str, args)]
 

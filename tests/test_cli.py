@@ -12,7 +12,7 @@ from cheems_lib.cli import main
 from cheems_lib.conflicts import resolve
 from cheems_lib.records import read_records, write_records
 from cheems_lib.score_file import write_scores
-from conftest import ROOT, accelerate_two, make_record
+from conftest import ROOT, launch_two, make_record
 
 CHEEMS = [sys.executable, "-m", "cheems_lib.cli"]
 
@@ -226,8 +226,7 @@ def test_score_data_parallel_two_processes(scored_world, tmp_path):
     one = tmp_path / "one.jsonl"
     assert run("score", "--model", scored_world / "rm", "--trust-head", "--data", data, "-o", one).returncode == 0
     two = tmp_path / "two.jsonl"
-    cmd = accelerate_two("score", "--model", scored_world / "rm", "--trust-head", "--data", data, "-o", two)
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    done = launch_two("score", "--model", scored_world / "rm", "--trust-head", "--data", data, "-o", two)
     assert done.returncode == 0, done.stderr[-2000:]
     from cheems_lib.score_file import read_scores
     a, b = read_scores(one), read_scores(two)

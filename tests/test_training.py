@@ -15,7 +15,7 @@ from cheems_lib.world.simulation import WorldConfig, build_world
 from cheems_lib.models.training import bt_loss, train
 from cheems_lib.models.training_config import TrainConfig
 from cheems_lib.models.training_pairs import encode_records
-from conftest import accelerate_two
+from conftest import launch_two
 
 
 @pytest.fixture(scope="module")
@@ -206,11 +206,9 @@ def test_two_processes_uneven_steps_resume_and_match_one_process(records, tmp_pa
     s1 = json.loads((tmp_path / "one/cheems_train.json").read_text())
     assert s1["micro_batches_per_epoch"] % 2 == 1  # the uneven last step this test is about
     two = tmp_path / "two"
-    cmd = accelerate_two("train", *args, "--output", two, "--grad-accum", "1")
-    cut = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "CHEEMS_TEST_INTERRUPT": "train.step=3:SIGKILL"})
+    cut = launch_two("train", *args, "--output", two, "--grad-accum", "1", env={"CHEEMS_TEST_INTERRUPT": "train.step=3:SIGKILL"})
     assert cut.returncode != 0 and _latest(two) == 2 and not (two / "cheems_train.json").exists(), cut.stderr[-2000:]
-    done = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=300)
+    done = launch_two("train", *args, "--output", two, "--grad-accum", "1", "--resume")
     assert done.returncode == 0, done.stderr[-3000:]
     s2 = json.loads((two / "cheems_train.json").read_text())
     assert s2["processes"] == 2 and s1["steps"] == s2["steps"]
@@ -231,8 +229,7 @@ def test_global_batch_makes_the_same_steps_on_one_and_two_processes(records, tmp
     one = _cli_train([*args, "--output", tmp_path / "one"])
     assert one.wait(timeout=300) == 0, one.stderr.read().decode()[-2000:]
     assert "global batch 40 sequences" in one.stderr.read().decode()
-    done = subprocess.run(accelerate_two("train", *args, "--output", tmp_path / "two"), capture_output=True, text=True,
-                          timeout=300)
+    done = launch_two("train", *args, "--output", tmp_path / "two")
     assert done.returncode == 0, done.stderr[-3000:]
     _same_updates(tmp_path / "one", tmp_path / "two")
     s = json.loads((tmp_path / "two/cheems_train.json").read_text())

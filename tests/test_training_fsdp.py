@@ -5,7 +5,6 @@ with a kill and a resume. Here the trainer's own optimisation step runs on a sha
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 
@@ -13,16 +12,14 @@ import pytest
 
 from cheems_lib.records import write_records
 from cheems_lib.world.simulation import WorldConfig, build_world
-from conftest import ROOT
+from conftest import ROOT, free_port, one_launch_at_a_time
 
 
 def _workers(n: int, data, out):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(n),
-                           "--master_port", str(port), str(ROOT / "tests/fsdp_worker.py"), str(data), str(out)],
-                          capture_output=True, text=True, timeout=300)
+    with one_launch_at_a_time():
+        done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(n),
+                               "--master_port", str(free_port()), str(ROOT / "tests/fsdp_worker.py"), str(data), str(out)],
+                              capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads((out / "log.json").read_text())
 
