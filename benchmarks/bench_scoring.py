@@ -99,7 +99,7 @@ def main():
     result["unsorted, batch %d" % args.batch_size] = {"responses_per_s": round(n / dt, 1), "tokens_per_s": round(tokens / dt)}
     if args.alternatives:
         result["alternatives (tokenization reused)"] = alternatives(recs, tok, args.batch_size)
-    result["gpu"] = "not measured: no GPU was available to this session"
+    result["gpu"] = "not measured: no GPU on this machine"
     print(json.dumps(result, indent=2))
     OUT.mkdir(exist_ok=True)
     (OUT / "bench_scoring.json").write_text(json.dumps(result, indent=2))

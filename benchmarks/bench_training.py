@@ -267,7 +267,7 @@ def main():
                              "pairwise chosen/rejected": round(1 - pw_real / pw_proc, 3)},
         "cpu_training_real_tokens_per_s": {"ours": round(ours_tps), "pairwise": round(pw_tps)},
         "cpu_seconds_per_epoch_tiny": {"ours": round(ours_epoch, 1), "pairwise": round(pw_epoch, 1)},
-        "gpu": "not measured: no GPU was available to this session",
+        "gpu": "not measured: no GPU on this machine",
         "cheems train end to end": e2e,
     }
     print(json.dumps(result, indent=2))
