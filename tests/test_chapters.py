@@ -188,6 +188,30 @@ def test_every_figure_has_a_stable_label_and_caption():
         assert text.count("{glue:figure}") == len(re.findall(r"\{glue:figure\} \S+\n:name: ", text)), ch.name
 
 
+def _targets(text: str) -> set[str]:
+    """The MyST targets a source defines: ``(label)=`` lines and figures' ``:name:``."""
+    return set(re.findall(r"^\(([\w-]+)\)=\s*$", text, flags=re.M)) | set(re.findall(r"^:name:\s*(\S+)", text, flags=re.M))
+
+
+def _references(text: str) -> set[str]:
+    """The targets a source refers to by label: ``[text](label)``, ``{ref}`` and ``{numref}``."""
+    return ({m for m in re.findall(r"\]\(([\w-]+)\)", text)}
+            | set(re.findall(r"\{(?:ref|numref)\}`(?:[^`<]*<)?([\w-]+)>?`", text)))
+
+
+def test_no_chapter_refers_to_a_section_of_another_page():
+    """A chapter links another chapter's page ({doc}), never one of its sections or figures: that page may be a
+    placeholder (never executed in this checkout) or may have run on real files, which leaves its simulated-only
+    sections out, and a dangling target fails the book (``--warningiserror``)."""
+    sources = {p.stem: p.read_text(encoding="utf-8") for p in (ROOT / "notebooks").glob("*.md")}
+    owner = {t: name for name, text in sources.items() for t in _targets(text)}
+    assert owner["sensitivity-ratio"] == "sensitivity"  # the reader finds labels (the case that once failed)
+    assert _references("[x](sensitivity-ratio) {ref}`y <fig-a>`") == {"sensitivity-ratio", "fig-a"}
+    crossing = [(name, t, owner[t]) for name, text in sources.items() for t in _references(text)
+                if t in owner and owner[t] != name]
+    assert not crossing, f"cross-page references to sections (fix: link the page with {{doc}}): {crossing}"
+
+
 # ---- the data contract ships with the project (book/own_data.md) ------------------------------------
 
 def _docs():
