@@ -104,14 +104,28 @@ def _finite_float(text: str) -> float:
 def _read(paths, args, *, need_rank: bool = False) -> dict[Path, list]:
     """Records of each path (:func:`cheems_lib.records.read_files`: prompt ids distinct across all
     of them); with ``--skip-invalid`` bad rows are printed as ``file:line: reason`` and counted,
-    also when a file turns out to have no valid row (exit 2)."""
-    from .records import read_files
+    also when a file turns out to have no valid row (exit 2).
+
+    Every form of the release files is read (flat pairs, records with ``rank``, records with raw
+    ``annotations`` only). With ``need_rank`` (evaluate, train, preference) a record without ``rank``
+    is ranked from its annotations on read with Algorithm 1, as ``cheems resolve`` would: one line on
+    stderr says how many records and how many of them have a conflict. Flat pairs skipped for a label
+    other than 1, 2 or 0 get a line too. Both are counted in the JSON output (:func:`_skip_report`)."""
+    from .records import ReadReport, read_files
+    from .world_files import read_ranked_files
 
     skipped = [] if getattr(args, "skip_invalid", False) else None
+    report = ReadReport()
     try:
-        return read_files(paths, skipped=skipped, need_rank=need_rank)
+        read = read_ranked_files if need_rank else read_files
+        files = read(paths, skipped=skipped, report=report)
     finally:
         _report_skipped(skipped, args)
+    for line in report.sentences():
+        print(f"cheems: {line}", file=sys.stderr)
+    before = getattr(args, "read_report", None)
+    args.read_report = before.add(report) if before is not None else report
+    return files
 
 
 def _report_skipped(skipped, args) -> None:
@@ -126,7 +140,11 @@ def _report_skipped(skipped, args) -> None:
 
 
 def _skip_report(args) -> dict:
-    return {"skipped_invalid": args.skipped_invalid} if getattr(args, "skip_invalid", False) else {}
+    """What reading skipped or changed, for the JSON output: ``skipped_invalid`` (with ``--skip-invalid``), and
+    ``resolved_on_read`` / ``skipped_labels`` when reading ranked records or skipped flat pairs (:func:`_read`)."""
+    out = {"skipped_invalid": args.skipped_invalid} if getattr(args, "skip_invalid", False) else {}
+    report = getattr(args, "read_report", None)
+    return {**out, **report.to_json()} if report is not None else out
 
 
 def cmd_resolve(args) -> None:
@@ -319,7 +337,7 @@ def cmd_preference(args) -> None:
     from .records import write_records
     from .score_file import read_scores
 
-    human, gpt = _read([args.human, args.gpt], args).values()
+    human, gpt = _read([args.human, args.gpt], args, need_rank=True).values()
     if args.margin < 0:
         raise UsageError(f"--margin must be >= 0, got {args.margin} (fix: a margin of 0 keeps every agreeing comparison)")
     if args.scores:
@@ -337,7 +355,7 @@ def cmd_preference(args) -> None:
     records, report = build_preference(human, gpt, scores, margin=args.margin, debias=not args.no_debias, seed=args.seed)
     write_records(records, args.output)  # atomic
     _print_json({"output": str(args.output), "reward_model": str(rm_path) if rm_path else None,
-                 "records": len(records), **report})
+                 "records": len(records), **report, **_skip_report(args)})
 
 
 def cmd_import(args) -> None:
@@ -352,6 +370,16 @@ def cmd_import(args) -> None:
                          "(fix: pass one folder; only dpo-zh merges several files)")
     if args.questions and args.source != "llmzoo":
         raise UsageError("--questions is for cheems import llmzoo (fix: drop it)")
+    if args.output is None and args.source != "writingpref":
+        raise UsageError(f"cheems import {args.source} needs -o (fix: pass -o OUT)")
+    if args.source == "writingpref":
+        out = args.output or Path("data/real")
+        manifest, report = real_data.import_writingpref(args.inputs[0], out)
+        entry = manifest["files"][real_data.WRITINGPREF_FILE]
+        _note_unknown({k: v["known_copy"] for k, v in entry["inputs"].items()})
+        _print_json({"output": str(out / real_data.WRITINGPREF_FILE), **report, "labels": entry["labels"],
+                     "sha256": entry["sha256"], "inputs_known_copies": all(v["known_copy"] for v in entry["inputs"].values())})
+        return
     if args.source == "real":
         manifest = real_data.import_real(args.inputs[0], args.output)
         inputs = {k: v for e in manifest["files"].values() for k, v in e["inputs"].items()}
@@ -427,7 +455,9 @@ def _add_resolve(sub) -> None:
 
 def _add_evaluate(sub) -> None:
     e = sub.add_parser("evaluate", help="accuracy / exact match / overall of one score file (paper §3.3)")
-    e.add_argument("--data", type=Path, action="append", required=True, help="benchmark subset JSONL with 'rank' (repeat)")
+    e.add_argument("--data", type=Path, action="append", required=True,
+                   help="benchmark subset JSONL: records with 'rank', or with 'annotations' only, or flat pairs "
+                   "(records without 'rank' are ranked on read with Algorithm 1) (repeat)")
     e.add_argument("--scores", type=Path, action="append", required=True,
                    help="score JSONL: prompt_id, response_id, score (repeat: one file per model gives a leaderboard)")
     e.add_argument("--view", choices=["layers", "implied"], default="layers",
@@ -452,7 +482,9 @@ def _add_simulate(sub) -> None:
 
 def _add_train(sub) -> None:
     t = sub.add_parser("train", help="Bradley-Terry reward-model training on ranked records (paper §5)")
-    t.add_argument("--data", type=Path, action="append", required=True, help="JSONL records with 'rank' (repeat)")
+    t.add_argument("--data", type=Path, action="append", required=True,
+                   help="JSONL records with 'rank', or with 'annotations' only, or flat pairs (records without "
+                   "'rank' are ranked on read with Algorithm 1) (repeat)")
     t.add_argument("--model", default="tiny", help="tiny | tiny-xs ... tiny-xl | hub name | local checkpoint")
     t.add_argument("--output", type=Path, required=True, help="checkpoint folder (loadable with from_pretrained)")
     t.add_argument("--preset", choices=["tiny", "paper"],
@@ -549,15 +581,20 @@ def _add_preference(sub) -> None:
 
 
 def _add_import(sub) -> None:
-    i = sub.add_parser("import", help="convert public real Chinese preference data (LLMZoo zh, DPO-zh) to records",
+    i = sub.add_parser("import", help="convert public real Chinese preference data (LLMZoo zh, DPO-zh, "
+                       "WritingPreferenceBench zh) to records",
                        description="real SRC -o DIR: the whole data/real folder (spec 6b layout, manifest, licences) "
-                       "from SRC/llmzoo-zh and SRC/dpo-zh; llmzoo SET_DIR -o OUT.jsonl: one LLMZoo answer set; "
-                       "dpo-zh FILE [FILE ...] -o OUT.jsonl: chosen/rejected files merged into one ranked file")
-    i.add_argument("source", choices=["real", "llmzoo", "dpo-zh"], help="what to import")
+                       "from SRC/llmzoo-zh, SRC/dpo-zh and SRC/writingpref-zh; llmzoo SET_DIR -o OUT.jsonl: one LLMZoo answer set; "
+                       "dpo-zh FILE [FILE ...] -o OUT.jsonl: chosen/rejected files merged into one ranked file; "
+                       "writingpref SRC/writingpref-zh [-o DIR]: WritingPreferenceBench zh (human scores) into "
+                       "DIR/writingpref/ and DIR/manifest.json (default DIR: data/real)")
+    i.add_argument("source", choices=["real", "llmzoo", "dpo-zh", "writingpref"], help="what to import")
     i.add_argument("inputs", type=Path, nargs="+", metavar="INPUT",
-                   help="real: the source folder; llmzoo: an answer set's folder of aspect reviews; dpo-zh: files")
-    i.add_argument("-o", "--output", type=Path, required=True,
-                   help="real: output folder; else the output JSONL (written atomically)")
+                   help="real: the source folder; llmzoo: an answer set's folder of aspect reviews; dpo-zh: files; "
+                        "writingpref: the writingpref-zh folder")
+    i.add_argument("-o", "--output", type=Path,
+                   help="real, writingpref: output folder (writingpref: default data/real); else the output JSONL "
+                        "(written atomically)")
     i.add_argument("--questions", type=Path, help="llmzoo: questions-zh.jsonl (orders the records, checks texts)")
     i.set_defaults(func=cmd_import)
 

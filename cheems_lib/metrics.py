@@ -106,7 +106,9 @@ def lookup_scores(records: Sequence[Record], scores: Mapping[tuple[str, str], fl
     out = []
     for rec in records:
         if rec.rank is None:
-            raise DataError(rec.origin or None, None, f"prompt {show(rec.id)} has no 'rank'", "run `cheems resolve` on the file first")
+            raise DataError(rec.origin or None, None, f"prompt {show(rec.id)} has no 'rank'",
+                            "read the file with cheems_lib.records.read_records(path, need_rank=True), which ranks "
+                            "it from its annotations")
         s = {}
         for rid in rec.rank:
             try:

@@ -1,8 +1,9 @@
 """Importers of public real Chinese preference data into the official record format (spec §1, §6b).
 
-Two public, openly licensed sources can be fetched where the official CheemsBench and
+Three public, openly licensed sources can be fetched where the official CheemsBench and
 CheemsPreference files cannot; ``data/real/`` ships them converted (``cheems import real``).
-Their labels are **model labels, not human labels**.
+LLMZoo's and DPO-zh's labels are **model labels, not human labels**; WritingPreferenceBench's
+are **human scores**.
 
 **LLMZoo zh reviews** (:func:`read_llmzoo_set`). FreedomIntelligence/LLMZoo ranked 4 answers
 to each of 70 Chinese questions with gpt-3.5-turbo, once per aspect (``general``,
@@ -35,6 +36,16 @@ the file trains directly. ``sources`` lists the files a record came from; there 
 ``subset`` (no human/GPT split exists). The prompt id is md5 of ``input``, or md5 of the
 whole dialogue for inputs that occur under two different system prompts or histories.
 
+**WritingPreferenceBench zh** (:func:`read_writingpref`, ``cheems import writingpref``): 204
+Chinese writing prompts (51 genre tags x 4), each answered by 19 models (one lacks a prompt),
+every answer scored 0-3 by trained human annotators; a second annotator rescored 5 models.
+One multi-response record per prompt (the 3 prompts that are just ``"/"`` are dropped and
+counted): ``id`` = ``question_id``, responses = every model's answer with the model name as
+id, ``rank`` = the human scores as dense ranks (highest = round 0, ties equal), extra fields
+``human_scores``, ``second_scores`` and ``source``; no pairwise annotations. It ships as
+xz-compressed JSONL (:data:`WRITINGPREF_FILE`, written deterministically), outside the
+release layout. The genre tag (``category``) is for display only: never stratify intervals on it.
+
 Inputs are checked against the SHA-256 of the copies the project was built from
 (:data:`KNOWN_SHA256`) for information only: a newer upstream file imports too, and the
 summary and manifest then say it is not the known copy (and give no commit).
@@ -50,10 +61,12 @@ from typing import Any, Iterable, Iterator
 
 from .conflicts import resolve_records
 from .outputs import atomic_open
-from .records import DataError, FIRST, json_lines, md5, Record, Response, SECOND, TIE, write_records
+from .records import (DataError, FIRST, json_lines, md5, Record, Response, SECOND, strict_pairs, TIE,
+                      write_records)
 
 __all__ = ["LLMZOO_SETS", "KNOWN_SHA256", "UPSTREAM", "read_llmzoo_set", "aspect_annotations", "merge_aspects",
-           "read_dpo_zh", "input_info", "import_real", "RELEASE_FILES"]
+           "read_dpo_zh", "read_writingpref", "write_xz_records", "input_info", "import_real", "import_writingpref",
+           "RELEASE_FILES", "WRITINGPREF_FILE", "WRITINGPREF_SECOND", "WRITINGPREF_LABELS"]
 
 LLMZOO_SETS = ("review_zh", "review_output")
 #: SHA-256 of the copies the shipped files were converted from (``../shared/real/README.md``).
@@ -71,6 +84,49 @@ KNOWN_SHA256 = {
     "077a7d94e140746a117eb722ee37857099a9f0d2f575f4ea93d6b9dca917ecc8": "llmzoo-zh/review_zh/general.jsonl",
     "6abb3ee5403ce5e584cc3669f57650d9b6dc53d82a640ebf1d4fca96e23e2109": "llmzoo-zh/review_zh/immersion.jsonl",
     "0b5af63f87c724fe7994589d4b25bfe14ccc0ba96d39bed56818fa412d2c9763": "llmzoo-zh/review_zh/relevance.jsonl",
+    "0c762fad3a54c0980742b0d40e19f823c1f25328cd1da28b4133f6d8b6b0ac43": "writingpref-zh/responses/claude-4-opus-nothinking.json",
+    "43167896799da9d0eef0d4a2434abfa0522aeb48df48ebadc33f198ef68a9aaa": "writingpref-zh/scores/claude-4-opus-nothinking.json",
+    "1a377c5b31fb0ebba69a6554f99a8ccbcee970ce93f8cdf8f2c2cf9ada4d2b34": "writingpref-zh/responses/claude-4-opus-thinking.json",
+    "e732c1da59f976c4443bd205e88756d9348e398b54cf0130f6e5373277d88129": "writingpref-zh/scores/claude-4-opus-thinking.json",
+    "697e62adf4337741dff7b60f97a343ddbd2945c17849e6a515ba953834a58add": "writingpref-zh/responses/claude-4-sonnet-nothinking.json",
+    "db91cf8159429fab51b230e090f1489ccf959347668ff8fd9c11c4a7b8dca31c": "writingpref-zh/scores/claude-4-sonnet-nothinking.json",
+    "5e5b168e2c7700da1f5661946d6c3165b62d45d44e75ee793e6b7f1940c662c1": "writingpref-zh/responses/claude-4-sonnet-thinking.json",
+    "a2749b323de0fd66f568fe2bdcbb483e01b3674c215640b45ac753bb8c79a8c0": "writingpref-zh/scores/claude-4-sonnet-thinking.json",
+    "cfff238fbbc655a07dbdd6e69835401bb8080f5524e0b05bf8cb1ecab53be288": "writingpref-zh/responses/deepseek-r1-0528.json",
+    "f08c1526beebd09c7376cf5f56601d2809fd4595dd2747514cf499cbbf1cb5cb": "writingpref-zh/scores/deepseek-r1-0528.json",
+    "7886cafcc97de8e89e2de5baf243fcfe83dc6ff91eaa13f1585d4a39917735d6": "writingpref-zh/responses/doubao-1.5-lite.json",
+    "88dd8e1d76333ab3ffa5208fac2442a7741959c9764badcaf7086c6f77644515": "writingpref-zh/scores/doubao-1.5-lite.json",
+    "21725d7d2f1d01414b89c886b10cfae4912e584fc92473f2a389aeff6a46c015": "writingpref-zh/responses/doubao-1.5-pro.json",
+    "05bd8527aad72ab0a968f181835917f34f52db9fbae4466cc83eae638d968f00": "writingpref-zh/scores/doubao-1.5-pro.json",
+    "223eff4935dabc9901fef5fcf3262d59fd04f2c7be7b184f49dc437179fd6081": "writingpref-zh/rescored/doubao-1.5-pro.shawn.json",
+    "25d6986a6cab589df25d0b232eb475e25d72601724bc867b672d1bdc828e1a88": "writingpref-zh/responses/doubao-1.5-pro-thinking.json",
+    "1e44f53437a749d5c826cb3528e009fb192645ea4e38f49444af8b7c9a6db626": "writingpref-zh/scores/doubao-1.5-pro-thinking.json",
+    "4c6b1f07883a559b08b17e50b6089be02f9f7cd541509ba272d6ae78531cd022": "writingpref-zh/responses/gemini-2.0-flash.json",
+    "59c5e5fa845472baa3001ae501d67bc7146f3b018e165c40c6a8332f5bec909b": "writingpref-zh/scores/gemini-2.0-flash.json",
+    "7f274a066d71ae5c7750c181bb7d93101f900abb0c32b8e736d9ee92d1116ae6": "writingpref-zh/rescored/gemini-2.0-flash.unnamed.json",
+    "8da9f58d16148edc09ca274a3197196b1488558789c66abaec49af702a5238f0": "writingpref-zh/responses/gemini-2.5-flash-nothinking.json",
+    "89ad01b48329d433675f0d8ebba857cddfcad7836d73edb067a9fb6e58cead7b": "writingpref-zh/scores/gemini-2.5-flash-nothinking.json",
+    "f271defc4be8da1f5b46f5653e67453af80d20d9a1a19d38a1a016f8a00650ec": "writingpref-zh/rescored/gemini-2.5-flash-nothinking.letian.json",
+    "30b42960d68d839dd21693c04f1524227be7ceb52161830fca11b86d7eda9f09": "writingpref-zh/responses/gemini-2.5-pro.json",
+    "9f5fc7c59af1cb9c2d722d611cdea7b9b872ebac12f5ba2a7a03ae2abd94344c": "writingpref-zh/scores/gemini-2.5-pro.json",
+    "6d86092062ff5ce840e4e18813f24437b42822bcd6b84bd2d7432b0cfb826062": "writingpref-zh/responses/huggingface-model.json",
+    "c32ab7d7efd64370146b228a2b3191eed1673ceb86fba964fc479f643d5a52da": "writingpref-zh/scores/huggingface-model.json",
+    "dcf886c9d43874a1ad0366e82ab61d0f09356f4927b276535eba3f5221b85cc6": "writingpref-zh/responses/gpt-4.1.json",
+    "75cc8d73cadbc6767868c1152e5d1f7f14f5fe7ee9d0980c98a5bd3e71a64dd3": "writingpref-zh/scores/gpt-4.1.json",
+    "f4f9f4e0bd57f0a4cf33edbfe405dd18c5fb86cb36005cf0a6e3b95e590c6e01": "writingpref-zh/responses/gpt-4.1-mini.json",
+    "6130bd3dbdcb80918b0ffb8ccc11892798ec028a93ae8f2155682c6dfc2e8a84": "writingpref-zh/scores/gpt-4.1-mini.json",
+    "9402fca5e5adfc48d8aacd4e1ec1f79d4a91c27af82596a675740ded6e89a9e1": "writingpref-zh/rescored/gpt-4.1-mini.shawn.json",
+    "5d5dbb2fbae7b16e70abf2bc61622a048010b6913993aa27ad4a02011a4a235b": "writingpref-zh/responses/o1.json",
+    "1aae30c4376003a4dc743b1035c143bf91d6d88e230b8d69f4d370469005b062": "writingpref-zh/scores/o1.json",
+    "492df069b94b3ff2c6601f4e9eb2c34d77efe5eeb87b42ec54a1eab3d87378ee": "writingpref-zh/responses/o3.json",
+    "3e4cc67a1d04f830f9617ace976284f837b89ee05d4610e9f3e00729db927368": "writingpref-zh/scores/o3.json",
+    "8040f3af175ed9140c28ee094d31edc19cfa9f1f369c8e7c8e0f52e9a209811c": "writingpref-zh/responses/o3-mini.json",
+    "d41f9dcbc4946fe2cb88dbff478e3771ce0e29d710cf2db1597c6a55b4743c34": "writingpref-zh/scores/o3-mini.json",
+    "a3299b7c5bdaef60360b550a0b4f8eee947136c92cc53ce91aaa563e86a166e8": "writingpref-zh/responses/o4-mini.json",
+    "d039668da1ba51bce5dfe5a5a8abed48a65026d57be85bfb4aab357cf086f137": "writingpref-zh/scores/o4-mini.json",
+    "42048682cef339682ade2c41f5cfbcb9d8b53e5a27fa3b33bf5f33a845c169cb": "writingpref-zh/rescored/o4-mini.letian.json",
+    "168a09de955a7600ea64bfcfebb21113f091014d03e4d7cb23eb495c5f8a40c8": "writingpref-zh/responses/qwen-plus-latest.json",
+    "ad577c434f5f1b96b9e93a9ab3b67e3a80f6996699380ceeb587ac71548abb1e": "writingpref-zh/scores/qwen-plus-latest.json",
 }
 _LLMZOO = {"repo": "FreedomIntelligence/LLMZoo", "commit": "cf70d9cd7a34808681ebe58e652f697420d7b055",
            "licence": "CC BY-NC 4.0", "licence_file": "LICENSES/LLMZoo-DATA_LICENSE",
@@ -85,6 +141,14 @@ UPSTREAM = {
     "dpo-zh/dpo_zh_500.jsonl": {"repo": "shibing624/MedicalGPT", "commit": "2f1008cfa49cbba69ff6f138c3b5e2fb0646bdc7",
                                 "paths": "data/reward/dpo_zh_500.jsonl", "licence": "Apache-2.0",
                                 "licence_file": "LICENSES/LICENSE-MedicalGPT"},
+    "writingpref-zh": {"repo": "WritingPreferenceBench/Writing-Preference-Bench",
+                       "commit": "c6ac5821582e77fb34d27f6b54aac937904ee112",
+                       "paths": "model results/<model run>/writer#v1.json (answers), model results/score/*.json "
+                                "(human scores), model results/<model run>/*annotated_by_<annotator>*.json "
+                                "(second scorings); README.md (licence)",
+                       "licence": "ODC-BY", "licence_file": "LICENSES/WritingPreferenceBench-README.md",
+                       "attribution": 'Ying et al., "Beyond Correctness: Evaluating Subjective Writing Preferences '
+                                      'Across Cultures", arXiv 2510.14616 (2025)'},
 }
 #: The release-shaped folder (spec §6b) that ``cheems import real`` writes: output path -> what it holds.
 RELEASE_FILES = {
@@ -94,7 +158,8 @@ RELEASE_FILES = {
 }
 _LICENCES = {"llmzoo-zh/DATA_LICENSE": "LICENSES/LLMZoo-DATA_LICENSE",
              "dpo-zh/LICENSE-LLaMA-Factory": "LICENSES/LICENSE-LLaMA-Factory",
-             "dpo-zh/LICENSE-MedicalGPT": "LICENSES/LICENSE-MedicalGPT"}
+             "dpo-zh/LICENSE-MedicalGPT": "LICENSES/LICENSE-MedicalGPT",
+             "writingpref-zh/UPSTREAM_README.md": "LICENSES/WritingPreferenceBench-README.md"}
 
 
 def sha256_file(path: str | Path) -> str:
@@ -386,6 +451,174 @@ def _dpo_ids(groups: dict[tuple, Record]) -> None:
         rec.id = md5(text) if shared[text] == 1 else md5(json.dumps([sys_prompt, history, text], ensure_ascii=False))
 
 
+# ---- WritingPreferenceBench zh (human scores) ---------------------------------------------------
+
+WRITINGPREF_FILE = "writingpref/writingpref_zh.jsonl.xz"
+#: Second, independent human scorings upstream has for 5 models: model -> annotator (``rescored/<model>.<annotator>.json``).
+WRITINGPREF_SECOND = {"doubao-1.5-pro": "shawn", "gemini-2.0-flash": "unnamed",
+                      "gemini-2.5-flash-nothinking": "letian", "gpt-4.1-mini": "shawn", "o4-mini": "letian"}
+WRITINGPREF_LABELS = "human scores (0-3, trained annotators)"
+_XZ_PRESET = 9  # fixed, so the same records give the same bytes (the xz format stores no timestamp)
+_NO_PROMPT = {"", "/"}  # prompt texts that hold no prompt (3 upstream prompts are just "/")
+
+
+def _wp_rows(path: Path, need: dict[str, type]) -> list[tuple[int, dict]]:
+    """(line, object) of a WritingPreferenceBench JSON list whose objects have the ``need`` fields and types."""
+    if not path.is_file():
+        raise DataError(path, None, "missing", "pass the writingpref-zh folder (responses/, scores/, rescored/) "
+                        "as laid out in data/real/README.md")
+    rows, seen = [], {}
+    for n, obj in _json_rows(path):
+        if not isinstance(obj, dict):
+            raise DataError(path, n, f"expected a JSON object, got {type(obj).__name__}")
+        for key, kind in need.items():
+            value = obj.get(key)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise DataError(path, n, f"missing or non-{kind.__name__} {key!r}",
+                                "pass the upstream file unchanged (see data/real/README.md)")
+        qid = str(obj["question_id"])
+        if qid in seen:
+            raise DataError(path, n, f"question_id {qid} repeats line {seen[qid]}", "keep one row per prompt")
+        seen[qid] = n
+        rows.append((n, obj))
+    return rows
+
+
+def _wp_tags(path: Path, line: int, value: Any) -> list[str]:
+    """``__internal_tags__`` (a list of genre tags, or the text of one) as a list of strings."""
+    tags = _text_list(value)
+    if not (isinstance(tags, list) and tags and all(isinstance(t, str) for t in tags)):
+        raise DataError(path, line, f"'__internal_tags__' must be a list of genre tags, got {json.dumps(value)}",
+                        "pass the upstream file unchanged")
+    return tags
+
+
+def _wp_scores(path: Path, questions: dict[str, Any]) -> dict[str, int]:
+    """``{question_id: score}`` of one scores file, every score an integer 0-3 of a known prompt."""
+    out = {}
+    for n, obj in _wp_rows(path, {"question_id": (str, int), "score": int}):
+        qid, score = str(obj["question_id"]), obj["score"]
+        if qid not in questions:
+            raise DataError(path, n, f"question_id {qid} has no answer in the model's responses file",
+                            "pass the scores file of the same model")
+        if not 0 <= score <= 3:
+            raise DataError(path, n, f"score {score} is not on the 0-3 scale", "pass the upstream human scores")
+        out[qid] = score
+    return out
+
+
+def read_writingpref(folder: str | Path) -> tuple[list[Record], dict]:
+    """WritingPreferenceBench's Chinese prompts as multi-response records ranked by the human scores.
+
+    ``folder`` holds ``responses/<model>.json`` (answers: ``question_id``, ``prompt``,
+    ``__internal_tags__``, ``predict0``; their ``score*``/``won`` fields are not the human
+    scores and are ignored), ``scores/<model>.json`` (the human scores, ``{question_id,
+    score}``) and ``rescored/<model>.<annotator>.json`` (a second human scoring). One record
+    per prompt, in order of first appearance (models by name): ``id`` = ``question_id``,
+    ``input`` = the prompt, ``category`` = the genre tag(s), ``responses`` = every model's
+    answer, id = the model name, sorted by name; ``rank`` = the human scores as dense ranks
+    (highest score = round 0, equal scores tie); extra fields ``human_scores`` and
+    ``second_scores`` (``{model: 0-3}``; the second only for the rescored models, ``{}`` when
+    none) and ``source``. Prompts whose text is empty or ``"/"`` are dropped and counted.
+
+    Returns the records and a report (counts, dropped prompts, missing answers per model,
+    second annotators and their exact agreement with ``scores/``, strict pairs and the share
+    of them where the higher-scored answer is the longer).
+    """
+    folder = Path(folder)
+    responses_dir = folder / "responses"
+    models = sorted(p.name[:-len(".json")] for p in responses_dir.glob("*.json")) if responses_dir.is_dir() else []
+    if not models:
+        raise DataError(responses_dir, None, "no <model>.json answer files",
+                        "pass the writingpref-zh folder (responses/, scores/, rescored/)")
+    prompts: dict[str, tuple[str, list[str], str]] = {}  # qid -> (prompt, tags, where first seen)
+    answers: dict[str, dict[str, str]] = {m: {} for m in models}
+    for model in models:
+        path = responses_dir / f"{model}.json"
+        for n, obj in _wp_rows(path, {"question_id": (str, int), "prompt": str, "predict0": str}):
+            qid, tags = str(obj["question_id"]), _wp_tags(path, n, obj.get("__internal_tags__"))
+            first = prompts.setdefault(qid, (obj["prompt"], tags, f"{path}:{n}"))
+            if first[:2] != (obj["prompt"], tags):
+                raise DataError(path, n, f"question {qid}'s prompt or genre tag differs from {first[2]}",
+                                "pass answer files of the same benchmark version")
+            answers[model][qid] = obj["predict0"]
+    scores = {}
+    for model in models:
+        scores[model] = _wp_scores(folder / "scores" / f"{model}.json", answers[model])
+        unscored = [q for q in answers[model] if q not in scores[model]]
+        if unscored:
+            raise DataError(folder / "scores" / f"{model}.json", None,
+                            f"no human score for {len(unscored)} answer(s), e.g. question_id {unscored[0]}",
+                            "pass the complete scores file of the same model")
+    extra_scores = sorted(p.name for p in (folder / "scores").glob("*.json") if p.name[:-5] not in answers)
+    if extra_scores:
+        raise DataError(folder / "scores" / extra_scores[0], None, "has no answer file in responses/",
+                        "pass the responses file of that model too, or remove the scores file")
+    second, annotators = {}, {}
+    for path in sorted((folder / "rescored").glob("*.json")):
+        model, _, annotator = path.name[:-len(".json")].rpartition(".")
+        if model not in answers or not annotator:
+            raise DataError(path, None, "not named rescored/<model>.<annotator>.json for a model in responses/",
+                            "name it after the model's responses file and the annotator")
+        if model in second:
+            raise DataError(path, None, f"a second scoring of {model} already came from {annotators[model]}",
+                            "keep one rescored file per model")
+        second[model], annotators[model] = _wp_scores(path, answers[model]), annotator
+    kept = [q for q in prompts if prompts[q][0].strip() not in _NO_PROMPT]
+    records = []
+    for qid in kept:
+        text, tags, _ = prompts[qid]
+        have = [m for m in models if qid in answers[m]]
+        human = {m: scores[m][qid] for m in have}
+        levels = sorted(set(human.values()), reverse=True)
+        records.append(Record(prompt=text, responses=[Response(m, answers[m][qid]) for m in have], id=qid,
+                              category=tags, rank={m: levels.index(s) for m, s in human.items()},
+                              extra={"human_scores": human,
+                                     "second_scores": {m: second[m][qid] for m in sorted(second) if qid in second[m]},
+                                     "source": "writingpref-zh"}))
+    return records, _writingpref_report(records, prompts, answers, kept, annotators)
+
+
+def _writingpref_report(records: list[Record], prompts: dict, answers: dict, kept: list[str],
+                        annotators: dict[str, str]) -> dict:
+    from collections import Counter
+
+    dropped = [q for q in prompts if q not in set(kept)]
+    pairs = longer = 0
+    for rec in records:
+        text = {r.id: r.content for r in rec.responses}
+        for a, b in strict_pairs(rec.rank):
+            pairs += 1
+            longer += len(text[a]) > len(text[b])
+    tags = Counter(rec.category[0] for rec in records)
+    agree = {m: {"annotator": a, "prompts": sum(m in r.extra["second_scores"] for r in records),
+                 "exact_agreement": sum(r.extra["second_scores"].get(m) == r.extra["human_scores"].get(m)
+                                        for r in records if m in r.extra["second_scores"])}
+             for m, a in sorted(annotators.items())}
+    return {"models": len(answers), "prompts": len(records), "responses": sum(len(r.responses) for r in records),
+            "dropped_prompts": {"count": len(dropped), "question_ids": dropped,
+                                "reason": 'the prompt text is just "/" (no prompt upstream)'},
+            "missing_answers": {m: sorted(q for q in kept if q not in a) for m, a in answers.items()
+                                if any(q not in a for q in kept)},
+            "second_annotators": agree, "strict_pairs": pairs,
+            "higher_score_longer": round(longer / pairs, 4) if pairs else None,
+            "scores": dict(sorted(Counter(s for r in records for s in r.extra["human_scores"].values()).items())),
+            "genre_tags": len(tags), "max_prompts_per_tag": max(tags.values(), default=0)}
+
+
+def write_xz_records(records: Iterable[Record], path: str | Path) -> int:
+    """Records as xz-compressed JSONL (``records.read_records`` reads it), atomically and deterministically."""
+    import lzma
+
+    import orjson
+
+    lines = [orjson.dumps(r.to_json()) + b"\n" for r in records]
+    data = lzma.compress(b"".join(lines), format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=_XZ_PRESET)
+    with atomic_open(path, "wb") as fh:
+        fh.write(data)
+    return len(lines)
+
+
 # ---- the shipped folder ------------------------------------------------------------------------
 
 def _required(src: Path, rel: str) -> Path:
@@ -427,10 +660,11 @@ def _llmzoo_content(what: str, records: list[Record]) -> str:
 
 
 def _entry(src: Path, inputs: list[Path], upstream: dict | None, records: list[Record], *, labels: str,
-           content: str) -> dict:
-    """A manifest entry: provenance from UPSTREAM (per input file for DPO), counts, each input's sha256, and
-    ``"comparable": false`` (not the paper's data: :meth:`cheems_lib.world_files.Layout.comparable`)."""
-    info = {p.relative_to(src).as_posix(): input_info(p) for p in inputs}
+           content: str, under: str = "") -> dict:
+    """A manifest entry: provenance from UPSTREAM (per input file for DPO), counts, each input's sha256 (named
+    by its path below ``src``, after ``under``), and ``"comparable": false`` (not the paper's data:
+    :meth:`cheems_lib.world_files.Layout.comparable`)."""
+    info = {under + p.relative_to(src).as_posix(): input_info(p) for p in inputs}
     known = all(v["known_copy"] == k for k, v in info.items())
     ups = [upstream] if upstream else [UPSTREAM[p.relative_to(src).as_posix()] for p in inputs]
     # other data than the paper's: the chapters show these files' numbers without the paper's beside them
@@ -445,8 +679,67 @@ def _entry(src: Path, inputs: list[Path], upstream: dict | None, records: list[R
             "inputs": {k: {"sha256": v["sha256"], "known_copy": v["known_copy"] == k} for k, v in info.items()}}
 
 
+def _writingpref_entry(folder: Path, records: list[Record], report: dict) -> dict:
+    """The manifest entry of the writingpref file (without its own sha256); inputs named writingpref-zh/..."""
+    inputs = sorted(p for sub in ("responses", "scores", "rescored") for p in (folder / sub).glob("*.json"))
+    up = UPSTREAM["writingpref-zh"]
+    entry = _entry(folder, inputs, up, records, labels=WRITINGPREF_LABELS, under="writingpref-zh/",
+                   content=f"WritingPreferenceBench, Chinese writing prompts: {report['prompts']} prompts, each "
+                           f"answered by up to {report['models']} models (response id = model name), every answer "
+                           "scored 0-3 by trained human annotators (rank = those scores as dense ranks, highest = "
+                           "round 0, ties equal; raw scores in 'human_scores', a second annotator's for 5 models in "
+                           "'second_scores'); not CheemsBench")
+    entry.update({
+        "dropped_prompts": report["dropped_prompts"], "missing_answers": report["missing_answers"],
+        "second_annotators": report["second_annotators"], "strict_pairs": report["strict_pairs"],
+        "higher_score_longer": report["higher_score_longer"], "scores": report["scores"], "score_scale": "0-3",
+        "genre_tags": report["genre_tags"],
+        "category_note": f"category is the upstream genre tag ({report['genre_tags']} tags, at most "
+                         f"{report['max_prompts_per_tag']} prompts each): for display only; intervals must never be "
+                         "stratified on it (resample prompts)",
+        "changes": "converted to the record format; the score comments and the responses files' other fields "
+                   "(their score/won fields are not the human scores) are not carried"})
+    return entry
+
+
+def _manifest(files: dict[str, dict], licences: list[str]) -> dict:
+    """The whole manifest: ``name`` and ``labels`` say who labelled which of ``files``."""
+    model = [rel for rel, e in files.items() if e.get("labels") != WRITINGPREF_LABELS]
+    human = [rel for rel in files if rel not in model]
+    names, labels = [], []
+    if any(rel in files for rel in RELEASE_FILES):
+        names.append("LLMZoo zh reviews (benchmark) and DPO-zh (preference)")
+        labels.append("model labels, not human labels: gpt-3.5-turbo rankings (cheems_bench/open.jsonl, "
+                      "llmzoo/review_output.jsonl); model-generated chosen/rejected (cheems_preference.jsonl)")
+    if human:
+        names.append("WritingPreferenceBench zh (human scores)")
+        labels.append(f"{WRITINGPREF_LABELS}: {', '.join(human)}")
+    regenerate = ("cheems import real SRC -o DIR (SRC: the folder holding llmzoo-zh/, dpo-zh/ and writingpref-zh/); "
+                  "cheems import writingpref SRC/writingpref-zh -o DIR (that file alone)")
+    return {"name": "Real Chinese preference data: " + "; ".join(names), "labels": "; ".join(labels),
+            "regenerate": regenerate, "files": {rel: dict(sorted(e.items())) for rel, e in files.items()},
+            "licences": sorted(licences)}
+
+
+def _write_all(out: Path, files: dict[str, list[Record]], entries: dict[str, dict], licences: dict[str, bytes],
+               manifest_files: dict[str, dict], licence_names: list[str]) -> dict:
+    """Write the records files, licences and, last, the manifest; returns the manifest."""
+    for rel, records in files.items():
+        (write_xz_records if rel.endswith(".xz") else write_records)(records, out / rel)
+        entries[rel]["sha256"] = sha256_file(out / rel)
+    for dst, data in licences.items():
+        with atomic_open(out / dst, "wb") as fh:
+            fh.write(data)
+    manifest = _manifest({**manifest_files, **entries}, licence_names)
+    with atomic_open(out / "manifest.json", "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
+    return manifest
+
+
 def import_real(src: str | Path, out: str | Path) -> dict:
-    """Convert the source folder (``llmzoo-zh/``, ``dpo-zh/``) into the release-shaped folder ``out`` (spec §6b).
+    """Convert the source folder (``llmzoo-zh/``, ``dpo-zh/``, ``writingpref-zh/``) into the folder ``out``:
+    the release-shaped files (spec §6b), ``llmzoo/review_output.jsonl``, :data:`WRITINGPREF_FILE`, the
+    licences and ``manifest.json``.
 
     Everything is read and checked before anything is written; each file is then written
     atomically, ``manifest.json`` last (its sha256 values tell whether the files beside it
@@ -455,19 +748,38 @@ def import_real(src: str | Path, out: str | Path) -> dict:
     """
     src, out = Path(src), Path(out)
     files, entries, _ = _convert_all(src)
+    folder = src / "writingpref-zh"
+    _required(src, "writingpref-zh/UPSTREAM_README.md")
+    records, report = read_writingpref(folder)
+    files[WRITINGPREF_FILE] = records
+    entries[WRITINGPREF_FILE] = _writingpref_entry(folder, records, report)
     licences = {dst: _required(src, rel).read_bytes() for rel, dst in _LICENCES.items()}
-    for rel, records in files.items():
-        write_records(records, out / rel)
-        entries[rel]["sha256"] = sha256_file(out / rel)
-    for dst, data in licences.items():
-        with atomic_open(out / dst, "wb") as fh:
-            fh.write(data)
-    manifest = {"name": "Real Chinese preference data: LLMZoo zh reviews (benchmark) and DPO-zh (preference)",
-                "labels": "model labels, not human labels: gpt-3.5-turbo rankings (cheems_bench/open.jsonl, "
-                          "llmzoo/review_output.jsonl); model-generated chosen/rejected (cheems_preference.jsonl)",
-                "regenerate": "cheems import real SRC -o DIR (SRC: the folder holding llmzoo-zh/ and dpo-zh/)",
-                "files": {rel: dict(sorted(e.items())) for rel, e in entries.items()},
-                "licences": sorted(licences)}
-    with atomic_open(out / "manifest.json", "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
-    return manifest
+    return _write_all(out, files, entries, licences, {}, list(licences))
+
+
+def import_writingpref(folder: str | Path, out: str | Path) -> tuple[dict, dict]:
+    """Convert the writingpref-zh ``folder`` into ``out`` (:data:`WRITINGPREF_FILE` and its licence) and
+    add or replace its entry in ``out/manifest.json``, keeping the other entries. Returns the manifest
+    and the report of :func:`read_writingpref`."""
+    folder, out = Path(folder), Path(out)
+    licence_src = folder / "UPSTREAM_README.md"
+    if not licence_src.is_file():
+        raise DataError(licence_src, None, "missing (the upstream README is the licence statement)",
+                        "pass the writingpref-zh folder as laid out in data/real/README.md")
+    records, report = read_writingpref(folder)
+    entry = _writingpref_entry(folder, records, report)
+    old = {}
+    if (out / "manifest.json").is_file():
+        try:
+            old = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise DataError(out / "manifest.json", None, f"not a JSON manifest ({e})",
+                            "regenerate the folder with cheems import real, or pass another -o") from None
+        if not isinstance(old, dict) or not isinstance(old.get("files", {}), dict):
+            raise DataError(out / "manifest.json", None, "not a manifest (no 'files' object)",
+                            "regenerate the folder with cheems import real, or pass another -o")
+    dst = _LICENCES["writingpref-zh/UPSTREAM_README.md"]
+    names = sorted(set(old.get("licences") or []) | {dst})
+    manifest = _write_all(out, {WRITINGPREF_FILE: records}, {WRITINGPREF_FILE: entry},
+                          {dst: licence_src.read_bytes()}, old.get("files") or {}, names)
+    return manifest, report

@@ -6,9 +6,14 @@ One JSON Lines record per prompt (spec §1: the book's page "Use your own data",
      "responses": [{"id": "a", "content": "..."}, {"id": "b", "content": "..."}],
      "annotations": [["a", "b", "1"]], "rank": {"a": 0, "b": 1}}
 
-The official pairwise form ``{"input", "answer1", "answer2", "preference"}`` is grouped
-by prompt text into the same records (response ids = md5 of content). Score files
-(spec §4) are read and written by :mod:`cheems_lib.score_file`.
+The official flat pairwise form ``{"input", "answer1", "answer2", "preference"}`` (one line per
+pair) is grouped by ``subset`` and prompt text into the same records (response ids = md5 of
+content; :func:`from_pairwise`). What needs a ranking (evaluating, training, every chapter) reads
+through :func:`cheems_lib.world_files.read_ranked` / :func:`cheems_lib.world_files.read_ranked_files`,
+which rank a record that comes without ``rank`` from its ``annotations`` on read with Algorithm 1
+(this module stays below the algorithm); what reading resolved or skipped on purpose is counted
+in a :class:`ReadReport` for the caller to show. Score files (spec §4) are read and written by
+:mod:`cheems_lib.score_file`.
 
 Every problem raises :class:`DataError`, whose message is one line naming the file,
 the line and the fix; nothing is dropped silently. Readers take ``skipped=[]`` to keep
@@ -33,7 +38,8 @@ from .outputs import atomic_open
 __all__ = [
     "DataError", "Response", "Record", "md5", "read_records", "write_records",
     "parse_record", "from_pairwise", "read_pairwise_table", "strict_pairs", "to_pairs",
-    "data_fingerprint", "unique_records", "read_files", "preference", "json_lines", "show", "TIE", "FIRST", "SECOND",
+    "data_fingerprint", "unique_records", "read_files", "preference", "json_lines", "open_text_file", "show",
+    "ReadReport", "TIE", "FIRST", "SECOND",
 ]
 
 TIE, FIRST, SECOND = "0", "1", "2"
@@ -62,6 +68,104 @@ class DataError(ValueError):
         self.path, self.line, self.problem, self.fix = path, line, message, fix
         where = f"{path}:{line}" if line else str(path or "<input>")
         super().__init__(f"{where}: {message}" + (f" (fix: {fix})" if fix else ""))
+
+
+@dataclass
+class ReadReport:
+    """What reading did to the files besides parsing them, counted so that the caller shows it: the
+    command line prints :meth:`sentences` on stderr and adds :meth:`to_json` to its output, a chapter
+    page shows them under the data's name (:attr:`cheems_lib.analyses.experiments.World.about`).
+
+    Pass one to :func:`read_records` / :func:`read_files`, or to the ranking readers
+    :func:`cheems_lib.world_files.read_ranked` / :func:`cheems_lib.world_files.read_ranked_files`
+    (``report=``); it adds up over the files read. ``resolved_files`` and ``label_files`` name the
+    files the counts come from.
+    """
+
+    resolved: int = 0
+    """Records that came without ``rank`` and were ranked on read from their ``annotations`` with Algorithm 1."""
+    conflicted: int = 0
+    """Of those, the records whose ranking does not reproduce every annotation (spec §2)."""
+    annotations: int = 0
+    """The annotations of the resolved records."""
+    unreproduced: int = 0
+    """Of those, the annotations the ranking does not reproduce."""
+    other_labels: dict[str, int] = field(default_factory=dict)
+    """Flat pairs skipped because their ``preference`` is a label the format does not define (``3``,
+    ``"both bad"``): count by label, written as JSON."""
+    resolved_files: list[str] = field(default_factory=list)
+    label_files: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.resolved or self.other_labels)
+
+    @property
+    def skipped_labels(self) -> int:
+        """How many flat pairs were skipped for their label."""
+        return sum(self.other_labels.values())
+
+    def add(self, other: "ReadReport") -> "ReadReport":
+        """Add ``other``'s counts to this report; returns it."""
+        self.resolved += other.resolved
+        self.conflicted += other.conflicted
+        self.annotations += other.annotations
+        self.unreproduced += other.unreproduced
+        for label, n in other.other_labels.items():
+            self.other_labels[label] = self.other_labels.get(label, 0) + n
+        self.resolved_files += [f for f in other.resolved_files if f not in self.resolved_files]
+        self.label_files += [f for f in other.label_files if f not in self.label_files]
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        """The counts for a command's JSON output: ``resolved_on_read`` and ``skipped_labels``, each only when non-zero."""
+        out: dict[str, Any] = {}
+        if self.resolved:
+            out["resolved_on_read"] = {"records": self.resolved, "conflicted": self.conflicted,
+                                       "annotations": self.annotations, "unreproduced": self.unreproduced}
+        if self.other_labels:
+            out["skipped_labels"] = dict(self.other_labels)
+        return out
+
+    def sentences(self, *, name: Callable[[str], str] = str, code: Callable[[str], str] | None = None) -> list[str]:
+        """One sentence per thing reading did (none when it only parsed). ``name`` shows a file, ``code`` a field
+        name or a label: by default the command line's plain text ('rank', labels as JSON), Markdown code on a page."""
+        field_name = code or (lambda s: f"'{s}'")
+        label_text = code or str
+        out = []
+        if self.resolved:
+            n, c = self.resolved, self.conflicted
+            out.append(f"{n:,} record{'s' if n != 1 else ''} of {_and(map(name, self.resolved_files))} had no "
+                       f"{field_name('rank')} and {'were' if n != 1 else 'was'} ranked on read from "
+                       f"{'their' if n != 1 else 'its'} annotations with Algorithm 1; {c:,} of them "
+                       f"{'has' if c == 1 else 'have'} a conflict, an annotation the ranking does not reproduce "
+                       f"({self.unreproduced:,} of {self.annotations:,} annotations).")
+        if self.other_labels:
+            k = self.skipped_labels
+            labels = ", ".join(f"{label_text(label)}: {n:,}" for label, n in sorted(self.other_labels.items()))
+            out.append(f"{k:,} flat pair{'s' if k != 1 else ''} of {_and(map(name, self.label_files))} "
+                       f"{'were' if k != 1 else 'was'} skipped: {field_name('preference')} is a label other than "
+                       f"1, 2 (strict) or 0 (a tie) ({labels}).")
+        return out
+
+    def count_resolved(self, path, records: int, stats: Mapping[str, Any]) -> None:
+        """Count ``records`` of ``path`` ranked on read, with their :func:`cheems_lib.conflicts.conflict_stats`."""
+        self.resolved += records
+        self.conflicted += stats["conflicted_prompts"]
+        self.annotations += stats["annotations"]
+        self.unreproduced += stats["unreproduced_annotations"]
+        if str(path) not in self.resolved_files:
+            self.resolved_files.append(str(path))
+
+    def _label(self, path, label: Any) -> None:
+        key = show(label)
+        self.other_labels[key] = self.other_labels.get(key, 0) + 1
+        if str(path) not in self.label_files:
+            self.label_files.append(str(path))
+
+
+def _and(names: Iterable[str]) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def show(value: Any) -> str:
@@ -241,10 +345,28 @@ def _decode(raw: bytes, path, n: int) -> Any:
         return obj
 
 
+_COMPRESSED = {".xz": "lzma", ".gz": "gzip", ".bz2": "bz2"}
+
+
+def open_text_file(path: str | Path):
+    """``path`` opened for reading bytes, decompressed on the fly when it ends in ``.xz``, ``.gz`` or ``.bz2``.
+
+    Large real files ship compressed (``data/real``); every reader takes them as they are.
+    """
+    module = _COMPRESSED.get(Path(path).suffix.lower())
+    if module is None:
+        return open(path, "rb")
+    import importlib
+
+    if Path(path).is_dir():
+        raise IsADirectoryError(path)
+    return importlib.import_module(module).open(path, "rb")
+
+
 def json_lines(path: Path, skipped: list | None = None) -> Iterator[tuple[int, Any]]:
     """Yield (line number, decoded object) for each non-blank line; bad lines go to ``skipped`` if given."""
     try:
-        fh = open(path, "rb")
+        fh = open_text_file(path)
     except IsADirectoryError:
         raise DataError(path, None, "is a folder, not a JSONL file", "pass the .jsonl file inside it") from None
     except OSError as e:
@@ -263,60 +385,51 @@ def json_lines(path: Path, skipped: list | None = None) -> Iterator[tuple[int, A
             yield n, obj
 
 
-def read_records(path: str | Path, *, skipped: list | None = None, need_rank: bool = False) -> list[Record]:
-    """Read a JSONL file of grouped records or of official pairwise lines.
+def read_records(path: str | Path, *, skipped: list | None = None, need_rank: bool = False,
+                 report: ReadReport | None = None) -> list[Record]:
+    """Read a JSONL file of grouped records or of official flat pairwise lines.
 
-    Pairwise lines (``answer1``/``answer2``/``preference``) are grouped by prompt text in
-    order of first appearance; the two forms may not be mixed in one file (the form of
-    the first valid line decides). With ``skipped`` (a list), an invalid line is appended
-    there as a :class:`DataError` and the rest of the file is still read. ``need_rank``: a
-    record without ``rank`` is invalid too (what evaluating and training need).
+    Pairwise lines (``answer1``/``answer2``/``preference``) are grouped into records by
+    :func:`from_pairwise`'s rule (by ``subset`` and prompt text, in order of first appearance);
+    the two forms may not be mixed in one file (the form of the first valid line decides).
+    With ``skipped`` (a list), an invalid line is appended there as a :class:`DataError` and
+    the rest of the file is still read.
+
+    ``need_rank``: the records are to be ranked, so a record with neither ``rank`` nor
+    ``annotations`` is invalid (nothing could rank it); the others come back as they are, and
+    :func:`cheems_lib.world_files.read_ranked` ranks those without ``rank`` with Algorithm 1
+    (this module stays below the algorithm). ``report`` (a :class:`ReadReport`) counts the flat
+    pairs skipped for a label the format does not define; without a report such a pair is an
+    error, as nothing would show it.
     """
     path = Path(path)
     records: list[Record] = []
-    pairwise: list[tuple[int, dict]] = []
+    pairwise: list[tuple] = []
+    flat = False  # the file's form is the flat pairwise one (a valid pairwise line came first)
     for n, obj in json_lines(path, skipped):
         try:
             if isinstance(obj, dict) and "answer1" in obj:
                 if records:
                     raise DataError(path, n, "pairwise line in a file of grouped records", "keep one form per file")
-                _pairwise_row(path, n, obj.get("input", obj.get("prompt")), obj.get("answer1"), obj.get("answer2"),
-                              obj.get("preference"))  # here, so the first bad line in file order is reported
-                pairwise.append((n, obj))
+                row = _pairwise_line(path, n, obj, report)  # here, so the first bad line in file order is reported
+                flat = True
+                if row is not None:
+                    pairwise.append(row)
             else:
-                if pairwise:
+                if flat:
                     raise DataError(path, n, "grouped record in a file of pairwise lines", "keep one form per file")
                 rec = parse_record(obj, path, n)
-                records.append(rec if not need_rank else _ranked(rec))
+                if need_rank and rec.rank is None and not rec.annotations:
+                    raise DataError(path, n, f"prompt {show(rec.id)} has no 'rank' and no 'annotations' to rank it from",
+                                    "give its responses a 'rank', or the annotations that Algorithm 1 ranks them from")
+                records.append(rec)
         except DataError as e:
             if skipped is None:
                 raise
             skipped.append(e)
-    if pairwise:
-        records = from_pairwise(((n, o.get("input", o.get("prompt")), o.get("answer1"), o.get("answer2"),
-                                  o.get("preference"), o) for n, o in pairwise), path=path, skipped=skipped)
-        if need_rank:  # the pairwise form has no rank
-            records = [r for r in records if _keep(_ranked, r, skipped)]
+    if flat:
+        records = _group_pairs(pairwise, path)
     return records
-
-
-def _ranked(rec: Record) -> Record:
-    """``rec``, or a :class:`DataError` when it has no ``rank``."""
-    if rec.rank is None:
-        raise DataError(*_where(rec), f"prompt {show(rec.id)} has no 'rank'", "run `cheems resolve` on the file first")
-    return rec
-
-
-def _keep(check: Callable[[Record], Record], rec: Record, skipped: list | None) -> bool:
-    """Whether ``check(rec)`` passes; a failure raises, or with ``skipped`` is appended there."""
-    try:
-        check(rec)
-        return True
-    except DataError as e:
-        if skipped is None:
-            raise
-        skipped.append(e)
-        return False
 
 
 def write_records(records: Iterable[Record], path: str | Path) -> int:
@@ -382,22 +495,29 @@ def _distinct_files(paths: list[Path]) -> None:
         seen[key] = p
 
 
-def read_files(paths: Iterable[str | Path], *, skipped: list | None = None,
-               need_rank: bool = False) -> dict[Path, list[Record]]:
+def read_files(paths: Iterable[str | Path], *, skipped: list | None = None, need_rank: bool = False,
+               report: ReadReport | None = None) -> dict[Path, list[Record]]:
     """The records of every input file of one command, ``{path: records}``, checked together.
 
-    The one reader of the command line: each file is read with :func:`read_records`; a record
-    without ``rank`` is an error when ``need_rank`` (evaluate, train); prompt ids must be
-    distinct within and across the files (:func:`unique_records`; the later record is the
-    one reported, or skipped); one file given twice is refused whatever ``skipped`` is. With
-    ``skipped`` (a list), invalid rows are appended there, but a file left with no valid
-    row is still an error: it is the wrong file, or a broken one.
+    The one reader of the command line: each file is read with :func:`read_records` (``need_rank``:
+    a record with neither ``rank`` nor annotations is invalid;
+    :func:`cheems_lib.world_files.read_ranked_files` is this plus ranking on read, what evaluate
+    and train read with); prompt ids must be distinct within and across the files
+    (:func:`unique_records`; the later record is the one reported, or skipped); one file given
+    twice is refused whatever ``skipped`` is. With ``skipped`` (a list), invalid rows are appended
+    there, but a file left with no valid row is still an error: it is the wrong file, or a broken
+    one. So is a file whose every flat pair was skipped for its label.
     """
     paths = [Path(p) for p in paths]
     _distinct_files(paths)
     out: dict[Path, list[Record]] = {}
+    labels: dict[Path, int] = {}
     for p in paths:
-        out[p] = read_records(p, skipped=skipped, need_rank=need_rank)
+        own = ReadReport() if report is not None else None
+        out[p] = read_records(p, skipped=skipped, need_rank=need_rank, report=own)
+        if own is not None:
+            report.add(own)
+            labels[p] = own.skipped_labels
     kept = {id(r) for r in unique_records([r for recs in out.values() for r in recs], skipped=skipped)}
     out = {p: [r for r in recs if id(r) in kept] for p, recs in out.items()}
     for p, recs in out.items():
@@ -405,44 +525,73 @@ def read_files(paths: Iterable[str | Path], *, skipped: list | None = None,
         if not recs and n:
             raise DataError(p, None, f"no valid row ({n} skipped as invalid)",
                             "fix the rows listed above, or check that this is the right file")
+        if not recs and labels.get(p):
+            raise DataError(p, None, f"no pair with a preference of 1, 2 or 0 ({labels[p]} skipped for their label)",
+                            "label the pairs 1 (answer1 better), 2 (answer2 better) or 0 (a tie)")
     return out
 
 
-def _pairwise_row(path, line, prompt, a, b, pref) -> str:
-    """Check one pairwise row; returns its official preference string."""
+def _pairwise_row(path, line, prompt, a, b, pref, report: ReadReport | None = None) -> str | None:
+    """Check one pairwise row; returns its official preference string, or None when the row is
+    skipped for its label (counted in ``report``).
+
+    A label is a string or a number. One outside :func:`preference`'s spellings (``3``, ``"-1"``,
+    ``"both bad"``: a label the format does not define) skips the pair, counted in ``report``, as
+    real files may carry labels of their own; without a report it is an error, since nothing would
+    show the skip. A preference that is no label at all (missing, ``null``, ``true``, a list) is an
+    error either way: the row is broken, not labelled otherwise.
+    """
     if not isinstance(prompt, str):
         raise DataError(path, line, "missing prompt text", "give the prompt as 'input' or 'prompt'")
     if not isinstance(a, str) or not isinstance(b, str):
         raise DataError(path, line, "both responses must be strings")
-    if preference(pref) is None:
-        raise DataError(path, line, f"preference {show(pref)} not understood", "use 1 (a better), 2 (b better) or 0 (tie)")
     if a == b:
         raise DataError(path, line, "the two responses are identical", "drop the row: it compares nothing")
-    return preference(pref)
+    if preference(pref) is not None:
+        return preference(pref)
+    if report is not None and isinstance(pref, (str, int, float)) and not isinstance(pref, bool):
+        report._label(path, pref)
+        return None
+    raise DataError(path, line, f"preference {show(pref)} not understood", "use 1 (a better), 2 (b better) or 0 (tie)")
 
 
-def from_pairwise(rows: Iterable[tuple], *, path: str | Path | None = None, skipped: list | None = None) -> list[Record]:
-    """Group pairwise rows ``(line, prompt, response_a, response_b, preference, extra)`` into records.
+def _pairwise_line(path, line: int, obj: dict, report: ReadReport | None) -> tuple | None:
+    """One flat pairwise line of a JSONL file, checked: ``(line, prompt, a, b, preference, subset, category)``,
+    or None when it is skipped for its label."""
+    return _pairwise_fields(path, line, obj.get("input", obj.get("prompt")), obj.get("answer1"), obj.get("answer2"),
+                            obj.get("preference"), obj, report)
 
-    Response ids are md5 of content, prompt ids md5 of prompt text; ``preference`` is
-    1/"a" (a better), 2/"b" (b better) or 0/"tie". ``extra`` may carry ``category``.
-    With ``skipped`` (a list), invalid rows are appended there instead of raising.
+
+def _pairwise_fields(path, line, prompt, a, b, pref, extra, report) -> tuple | None:
+    pref = _pairwise_row(path, line, prompt, a, b, pref, report)
+    extra = extra or {}
+    subset = extra.get("subset")
+    if subset is not None and not isinstance(subset, str):
+        raise DataError(path, line, f"'subset' must be a string, got {show(subset)}", 'write "human" or "gpt"')
+    category = extra.get("category")
+    if isinstance(category, str):
+        category = [category]
+    if category is not None and not (isinstance(category, list) and all(isinstance(c, str) for c in category)):
+        raise DataError(path, line, f"'category' must be a string or a list of strings, got {show(category)}")
+    return None if pref is None else (line, prompt, a, b, pref, subset or None, category)
+
+
+def _group_pairs(rows: Iterable[tuple], path) -> list[Record]:
+    """Checked pairwise rows (:func:`_pairwise_fields`) grouped into records, by (subset, prompt text).
+
+    The key holds the subset because a release's one preference file may hold the same prompt text in
+    its human and its GPT subset: those are two records, each with its own annotations, so that the file
+    still splits into the subsets (:func:`cheems_lib.world_files.split_preference`). A record's prompt id
+    is the md5 of its text, as the official ids are; a text that is in more than one subset gets
+    ``-<subset>`` appended, so that prompt ids stay distinct. Category: the group's first row's.
     """
-    groups: dict[str, Record] = {}
-    for line, prompt, a, b, pref, extra in rows:
-        try:
-            pref = _pairwise_row(path, line, prompt, a, b, pref)
-        except DataError as e:
-            if skipped is None:
-                raise
-            skipped.append(e)
-            continue
-        rec = groups.get(prompt)
+    groups: dict[tuple[str | None, str], Record] = {}
+    for line, prompt, a, b, pref, subset, category in rows:
+        rec = groups.get((subset, prompt))
         if rec is None:
-            cat = (extra or {}).get("category")
-            rec = groups[prompt] = Record(prompt=prompt, responses=[],
-                                          category=[cat] if isinstance(cat, str) else cat,
-                                          origin=f"{path}:{line}" if path else "")
+            rec = groups[(subset, prompt)] = Record(prompt=prompt, responses=[], category=category,
+                                                    extra={"subset": subset} if subset is not None else {},
+                                                    origin=f"{path}:{line}" if path else "")
         ids = {r.id for r in rec.responses}
         pair = []
         for text in (a, b):
@@ -452,7 +601,39 @@ def from_pairwise(rows: Iterable[tuple], *, path: str | Path | None = None, skip
                 ids.add(rid)
             pair.append(rid)
         rec.annotations.append((pair[0], pair[1], pref))
+    subsets: dict[str, set] = {}
+    for subset, prompt in groups:
+        subsets.setdefault(prompt, set()).add(subset)
+    for (subset, prompt), rec in groups.items():
+        if len(subsets[prompt]) > 1 and subset is not None:
+            rec.id = f"{md5(prompt)}-{subset}"
     return list(groups.values())
+
+
+def from_pairwise(rows: Iterable[tuple], *, path: str | Path | None = None, skipped: list | None = None,
+                  report: ReadReport | None = None) -> list[Record]:
+    """Group pairwise rows ``(line, prompt, response_a, response_b, preference, extra)`` into records.
+
+    Rows are grouped by ``subset`` and prompt text, in order of first appearance (see
+    :func:`_group_pairs`: the same text in two subsets stays two records, with distinct ids).
+    Response ids are md5 of content, prompt ids md5 of prompt text; ``preference`` is
+    1/"a" (a better), 2/"b" (b better) or 0/"tie"; another label skips the row, counted in
+    ``report`` (an error without one: :func:`_pairwise_row`). ``extra`` may carry ``category``
+    and ``subset`` (kept in the record's ``extra``). With ``skipped`` (a list), invalid rows are
+    appended there instead of raising.
+    """
+    checked = []
+    for line, prompt, a, b, pref, extra in rows:
+        try:
+            row = _pairwise_fields(path, line, prompt, a, b, pref, extra, report)
+        except DataError as e:
+            if skipped is None:
+                raise
+            skipped.append(e)
+            continue
+        if row is not None:
+            checked.append(row)
+    return _group_pairs(checked, path)
 
 
 def read_pairwise_table(path: str | Path, *, prompt: str = "prompt", response_a: str = "response_a",
@@ -496,7 +677,7 @@ def to_pairs(records: Iterable[Record], *,
     """
     for rec in records:
         if pairs is None and rec.rank is None:
-            raise ValueError(f"record {rec.id} has no rank: resolve it first")
+            raise ValueError(f"record {rec.id} has no rank: read it with world_files.read_ranked, which ranks it on read")
         text = {r.id: r.content for r in rec.responses}
         for better, worse in pairs(rec) if pairs is not None else strict_pairs(rec.rank, rec.response_ids):
             yield {"prompt": rec.prompt, "chosen": text[better], "rejected": text[worse]}

@@ -10,7 +10,12 @@ official release (``cheems_bench/{open,human}.jsonl`` and one ``cheems_preferenc
 with or without a ``data/`` level, optional ``manifest.json``) or any subset of their files.
 It returns a :class:`Layout` (kind, the logical files found and their paths, the manifest's
 labels, whether the world is simulated); :func:`load_world` reads the records under their §6
-keys, splitting a one-file preference set by its ``subset`` field or a ``human_ids`` file.
+keys, splitting a one-file preference set by its ``subset`` field or a ``human_ids`` file. Each
+file may be in any form the release ships (flat pairs, records with ``rank``, records with raw
+``annotations`` only): :func:`read_ranked` (and :func:`read_ranked_files`, the reader of
+``cheems evaluate`` and ``train``) ranks a record without ``rank`` on read with Algorithm 1, and
+what reading resolved or skipped is reported (:class:`cheems_lib.records.ReadReport`). Ranking
+lives here, not in :mod:`cheems_lib.records`, which stays below the algorithm.
 A chapter skips what is absent and says so with :func:`missing_sentence`.
 
 Writing is interrupt-safe (:func:`write_world`): the world is written into a hidden sibling
@@ -29,11 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .outputs import exchange as _exchange, folder_problem, interrupt_point, pid_alive
-from .records import DataError, Record, read_records, write_records
+from .conflicts import resolve_records
+from .records import _where, DataError, ReadReport, Record, read_files, read_records, write_records
 
 __all__ = ["LAYOUT", "GPT_LAYOUT", "PaperFile", "PAPER_FILES", "LOGICAL", "Layout", "WORLD_PATHS", "write_files", "check_output", "write_world",
            "load_world", "load_layout", "detect_layout", "split_preference", "read_ids", "missing_sentence",
-           "layout_files", "model_labels"]
+           "layout_files", "model_labels", "read_ranked", "read_ranked_files", "rank_on_read"]
 
 LAYOUT = {"bench_open": "cheems_bench/open.jsonl", "bench_human": "cheems_bench/human.jsonl",
           "pref_human": "cheems_preference/human.jsonl", "pref_gpt": "cheems_preference/gpt.jsonl"}
@@ -191,20 +197,35 @@ def write_world(world, out_dir: str | Path) -> dict:
     return world.summary
 
 
-def load_world(directory: str | Path, human_ids: str | Path | None = None) -> dict[str, list[Record]]:
+def load_world(directory: str | Path, human_ids: str | Path | None = None,
+               reports: dict[str, ReadReport] | None = None) -> dict[str, list[Record]]:
     """The records of every world file found under ``directory`` (any layout :func:`detect_layout`
     knows), keyed by their spec §6 path whatever the layout: ``cheems_bench/open.jsonl``, ...,
     ``cheems_preference/human.jsonl`` and ``cheems_preference/gpt.jsonl``. A release's one
     preference file is split into those two by its records' ``subset`` field or ``human_ids``
     (:func:`split_preference`); when nothing splits it, it stays whole under ``cheems_preference.jsonl``.
     Absent files are absent keys; :class:`DataError` when there is none.
+
+    Each file is read in any form the release ships it in (:func:`read_ranked`): the preference file as flat pairs, as records with ``rank`` or with raw
+    ``annotations`` only; the benchmark files with ``rank`` or ``annotations`` only. Every record
+    comes back ranked: one without ``rank`` is ranked from its annotations with Algorithm 1 on
+    read. ``reports`` (a dict) receives, per file where reading resolved records or skipped flat
+    pairs for their label, its path relative to ``directory`` and the
+    :class:`cheems_lib.records.ReadReport` saying so, for the pages to show.
     """
-    return load_layout(detect_layout(directory, human_ids))
+    return load_layout(detect_layout(directory, human_ids), reports)
 
 
-def load_layout(layout: Layout) -> dict[str, list[Record]]:
+def load_layout(layout: Layout, reports: dict[str, ReadReport] | None = None) -> dict[str, list[Record]]:
     """:func:`load_world` of an already detected :class:`Layout`."""
-    found = {key: read_records(layout.paths[name]) for name, key in RECORD_FILES.items() if name in layout.paths}
+    found = {}
+    for name, key in RECORD_FILES.items():
+        if name not in layout.paths:
+            continue
+        report = ReadReport()
+        found[key] = read_ranked(layout.paths[name], report=report)
+        if report and reports is not None:
+            reports[layout.paths[name].relative_to(layout.directory).as_posix()] = report
     whole = found.pop(RELEASE_FILES["preference"], None)
     if whole is not None:
         split = split_preference(whole, layout.paths["preference"], layout.human_ids)
@@ -218,6 +239,42 @@ def load_layout(layout: Layout) -> dict[str, list[Record]]:
                         + ", ".join(layout.found) + ")", f"run `cheems simulate -o {layout.directory}` "
                         "or copy the official files (cheems_bench/*.jsonl, cheems_preference.jsonl) into it")
     return found
+
+
+# ---- reading ranked records, in every form the release ships ------------------------------------
+
+def rank_on_read(records: list[Record], path: str | Path, report: ReadReport | None = None) -> None:
+    """Rank every record of ``path`` that came without ``rank`` from its annotations with Algorithm 1, in place,
+    and count them and their conflicts in ``report`` (spec §2: an annotation the ranking does not reproduce).
+
+    A ranking the file gives is never replaced: only records without one are resolved, as ``cheems resolve``
+    would resolve them (the same batched :func:`cheems_lib.conflicts.resolve_records`), so reading a file and
+    reading its resolved copy give the same records. Every record must have annotations (the readers refuse one
+    with neither, naming its line).
+    """
+    todo = [r for r in records if r.rank is None]
+    if todo:
+        stats = resolve_records(todo, overwrite=False)
+        if report is not None:
+            report.count_resolved(path, len(todo), stats)
+
+
+def read_ranked(path: str | Path, *, skipped: list | None = None, report: ReadReport | None = None) -> list[Record]:
+    """The records of one file, every one ranked: :func:`cheems_lib.records.read_records` (any form: flat pairs,
+    records with ``rank``, records with raw ``annotations`` only) and :func:`rank_on_read`; what reading
+    resolved and skipped is counted in ``report``. Every chapter reads its world files with it."""
+    records = read_records(path, skipped=skipped, need_rank=True, report=report)
+    rank_on_read(records, path, report)
+    return records
+
+
+def read_ranked_files(paths, *, skipped: list | None = None, report: ReadReport | None = None) -> dict[Path, list[Record]]:
+    """:func:`cheems_lib.records.read_files` (one command's files, checked together), every record ranked as
+    :func:`read_ranked` ranks it: what ``cheems evaluate``, ``train`` and ``preference`` read with."""
+    files = read_files(paths, skipped=skipped, need_rank=True, report=report)
+    for path, records in files.items():
+        rank_on_read(records, path, report)
+    return files
 
 
 # ---- detecting a folder's layout (spec §6 and §6b) -------------------------------------------
@@ -241,14 +298,25 @@ UNKNOWN_LABELS = "unknown labels"
 _SPLIT_KEYS = (LAYOUT["pref_human"], LAYOUT["pref_gpt"])
 _MODEL_WORDS = re.compile(r"not human|\b(models?|judges?|llms?)\b|\b(gpt|chatgpt|claude|llama|qwen|gemini|deepseek|"
                           r"mistral|glm)", re.IGNORECASE)
+_NOT_HUMAN = re.compile(r"\b(not|non|no)[- ]human", re.IGNORECASE)
+_HUMAN_LABELS = re.compile(r"\b(humans?|people|experts?|crowd ?workers?)[- ](labels?|labell?ed|labell?ers?|scor\w*|"
+                           r"annotat\w*|rat\w*|rank\w*|judg\w*|preferences?|evaluat\w*)|\bby (trained |expert )?"
+                           r"(humans?|people|annotators|experts?|crowd ?workers?)\b|^\s*(humans?|people)\s*$",
+                           re.IGNORECASE)
 
 
 def model_labels(labels: str) -> bool:
     """The one rule for whether a manifest's ``labels`` text describes labels made by a model, not by
-    people: it names a model (``gpt-3.5-turbo``, ``Qwen``, ...), says "model" or "judge", or says "not
-    human". ``"unknown labels"`` is not model labels (the official release, without a manifest, is
-    labelled by people). Chapters then never call such labels human."""
-    return bool(_MODEL_WORDS.search(labels)) and labels != UNKNOWN_LABELS
+    people. Model labels: it says "not human" (or "non-human"), or, not saying that people labelled
+    ("human scores", "human annotators", "scored by people", ...), it names a model (``gpt-3.5-turbo``,
+    ``Qwen``, ...) or says "model" or "judge". So "human scores of 19 models' answers" is human labels:
+    the models named there wrote the answers. ``"unknown labels"`` is not model labels (the official
+    release, without a manifest, is labelled by people). Chapters then never call such labels human."""
+    if labels == UNKNOWN_LABELS:
+        return False
+    if _NOT_HUMAN.search(labels):
+        return True
+    return not _HUMAN_LABELS.search(labels) and bool(_MODEL_WORDS.search(labels))
 
 
 WORLD_PATHS = tuple(dict.fromkeys([p for n, p in SIMULATED_FILES.items() if n not in ("truth", "summary")]
@@ -387,7 +455,9 @@ def split_preference(records: list[Record], path: str | Path, human_ids: str | P
     nothing says which is which.
 
     With ``human_ids`` (a file of prompt ids) a record is human when its id is listed; else by
-    each record's ``"subset"`` field (``"human"`` or ``"gpt"``), which then every record must carry.
+    each record's ``"subset"`` field (``"human"`` or ``"gpt"``), which then every record must carry
+    (in the flat pairwise form every line carries it, and the grouping keeps it:
+    :func:`cheems_lib.records.from_pairwise`).
     """
     if human_ids is not None:
         ids = read_ids(human_ids)
@@ -395,9 +465,11 @@ def split_preference(records: list[Record], path: str | Path, human_ids: str | P
     subsets = [r.extra.get("subset") for r in records]
     if not any(s is not None for s in subsets):
         return None
-    for i, (r, s) in enumerate(zip(records, subsets)):
+    for r, s in zip(records, subsets):
         if s not in ("human", "gpt"):
-            raise DataError(path, i + 1, f"record {r.id} has subset {json.dumps(s)}; the others carry one",
+            line = _where(r)[1]  # the record's first line (a flat-pairs record's first pair)
+            raise DataError(path, line, f"record {r.id} has subset {json.dumps(s, ensure_ascii=False)}; the others "
+                            "carry one, and a subset is \"human\" or \"gpt\"",
                             'give every record "subset": "human" or "gpt", or pass -p human_ids FILE')
     return ([r for r, s in zip(records, subsets) if s == "human"], [r for r, s in zip(records, subsets) if s == "gpt"])
 

@@ -223,22 +223,92 @@ def digest(directory) -> dict[str, str]:
             for p in sorted(Path(directory).rglob("*")) if p.is_file()}
 
 
-def release_folder(smoke_dir, out, *, data_level=False, subset=True, files=("open", "human", "preference"), manifest=None):
-    """A release-shaped folder from the smoke world: cheems_bench/{open,human}.jsonl and one
-    cheems_preference.jsonl (the human then the GPT subset, with a ``subset`` field when asked)."""
+PREFERENCE_FORMS = ("flat", "ranked", "annotations")
+"""The forms the official preference file ships in (spec §6b): flat pairs (``answer1``, ``answer2``, ``preference``, one
+line per pair), multi-response records with ``rank``, and multi-response records with raw ``annotations`` only."""
+BENCH_FORMS = ("rank", "annotations")
+"""The forms of the official benchmark files: records with ``rank``, or with raw ``annotations`` only."""
+OTHER_LABELS = (3, "both bad")
+"""Preference labels outside the format (1, 2, 0) that :func:`release_folder` writes into a flat file with ``odd``."""
+
+
+def odd_records(tag: str) -> list[dict]:
+    """Records unlike the smoke world's, for :func:`release_folder`'s ``odd``: 2 and 20 responses, ties, a cycle (a
+    conflict Algorithm 1 merges), a 20,000-character response, categories outside the paper's eight; every response
+    is in an annotation (so the flat form keeps it) and prompts and responses are unique (``tag`` marks them)."""
+    def rec(kind, category, texts, annotations):
+        ids = [f"{kind}-{i}" for i in range(len(texts))]
+        return {"id": f"{tag}-{kind}", "input": f"{tag} {kind}: 哪个回答更好？", "category": category,
+                "responses": [{"id": i, "content": t} for i, t in zip(ids, texts)],
+                "annotations": [[ids[a], ids[b], p] for a, b, p in annotations]}
+
+    twenty = [(i, i + 1, "1") for i in range(19)] + [(3, 1, "1"), (6, 7, "0")]  # 1 > 2 > 3 > 1: a cycle; 6 = 7: a tie
+    return [rec("two", ["方言"], [f"{tag} 甲", f"{tag} 乙"], [(0, 1, "0")]),
+            rec("twenty", ["其他", "杂项"], [f"{tag} 回答 {i} " + "好" * i for i in range(20)], twenty),
+            rec("long", ["理解"], [f"{tag} " + "长" * 20_000, f"{tag} 短", f"{tag} 中等长度"], [(0, 1, "2"), (2, 0, "1")])]
+
+
+def _ranked_json(rec: dict) -> dict:
+    """``rec`` with the rank Algorithm 1 gives its annotations (what a release's ranked file holds)."""
+    from cheems_lib.conflicts import resolve
+
+    ids = [r["id"] for r in rec["responses"]]
+    return {**rec, "rank": resolve(ids, [tuple(a) for a in rec["annotations"]])}
+
+
+def _flat_lines(rec: dict, subset: str | None) -> list[dict]:
+    """The official flat pairwise lines of one record: one per annotation, the preference an integer as the release
+    writes it, the category and the subset on every line."""
+    text = {r["id"]: r["content"] for r in rec["responses"]}
+    return [{"input": rec["input"], "answer1": text[a], "answer2": text[b], "preference": int(p),
+             "category": rec.get("category"), **({"subset": subset} if subset else {})}
+            for a, b, p in rec["annotations"]]
+
+
+def release_folder(smoke_dir, out, *, data_level=False, subset=True, files=("open", "human", "preference"), manifest=None,
+                   preference="ranked", bench="rank", odd=False, gpt_prompts=None):
+    """A release-shaped folder (spec §6b) from the smoke world, in any form the official files ship in:
+    cheems_bench/{open,human}.jsonl and one cheems_preference.jsonl (the human then the GPT subset).
+
+    ``files``: which of ``open``, ``human``, ``preference`` exist; ``data_level``: under ``data/``;
+    ``subset``: each preference record (or flat line) carries ``"subset": "human"`` or ``"gpt"``;
+    ``preference``: one of :data:`PREFERENCE_FORMS`; ``bench``: one of :data:`BENCH_FORMS`;
+    ``odd``: :func:`odd_records` added to every file (and, in the flat form, one line per label of
+    :data:`OTHER_LABELS`, which readers skip and count); ``gpt_prompts``: only the GPT subset's first
+    records, for a smaller folder. The smoke world holds ties, prompt texts that repeat within a subset
+    and texts that are in both subsets. The defaults give the ranked release the tests used first."""
+    assert preference in PREFERENCE_FORMS and bench in BENCH_FORMS, (preference, bench)
     root = out / "data" if data_level else out
     (root / "cheems_bench").mkdir(parents=True)
+
+    def read(rel):
+        return [json.loads(line) for line in (smoke_dir / rel).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def write(path, rows):
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
     for name in ("open", "human"):
-        if name in files:
+        if name in files and bench == "rank" and not odd:  # the smoke world's bytes, as the first tests had them
             shutil.copy(smoke_dir / f"cheems_bench/{name}.jsonl", root / f"cheems_bench/{name}.jsonl")
+        elif name in files:
+            recs = read(f"cheems_bench/{name}.jsonl") + ([_ranked_json(r) for r in odd_records(f"bench-{name}")] if odd else [])
+            write(root / f"cheems_bench/{name}.jsonl", [r if bench == "rank" else {k: v for k, v in r.items() if k != "rank"}
+                                                        for r in recs])
     if "preference" in files:
-        with open(root / "cheems_preference.jsonl", "w", encoding="utf-8") as fh:
-            for sub in ("human", "gpt"):
-                for line in (smoke_dir / f"cheems_preference/{sub}.jsonl").read_text(encoding="utf-8").splitlines():
-                    rec = json.loads(line)
-                    if subset:
-                        rec["subset"] = sub
-                    fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        rows = []
+        for sub in ("human", "gpt"):
+            recs = read(f"cheems_preference/{sub}.jsonl")[:gpt_prompts if sub == "gpt" else None]
+            recs += [_ranked_json(r) for r in odd_records(f"pref-{sub}")] if odd else []
+            for rec in recs:
+                if preference == "flat":
+                    rows += _flat_lines(rec, sub if subset else None)
+                    continue
+                if subset:
+                    rec["subset"] = sub
+                rows.append(rec if preference == "ranked" else {k: v for k, v in rec.items() if k != "rank"})
+            if odd and preference == "flat":  # labels the format does not define: skipped and counted on read
+                rows += [{**_flat_lines(recs[0], sub if subset else None)[0], "preference": label} for label in OTHER_LABELS]
+        write(root / "cheems_preference.jsonl", rows)
     if manifest is not None:
         (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return out

@@ -527,6 +527,39 @@ def test_cheap_chapters_on_a_complete_release_folder(smoke_dir, tmp_path):
     assert "Table 1's other columns" not in shown and "cheems_preference.jsonl sha256" in shown
 
 
+def test_every_world_chapter_on_flat_pairs_and_on_annotations_only(smoke_dir, tmp_path):
+    """The release's other forms (spec §6b), at smoke size: (a) the preference file as official flat pairs (with
+    labels outside 1, 2 and 0), (b) every file with raw annotations only, under data/. On each, `cheems book` runs
+    every world_dir chapter with exit 0, renders every page and leaves no failed notebook, and each page says how
+    many records it ranked on read with Algorithm 1. Kept cheap: the GPT subset cut to 32 prompts, and (b)'s
+    preference file is (a)'s flat pairs as the reader groups them, so (b) reuses (a)'s trained models and scores."""
+    import subprocess
+    import sys
+
+    from cheems_lib.records import read_records, ReadReport, write_records
+
+    (tmp_path / "book").mkdir()
+    root = copy_repo(tmp_path / "book")
+    flat = release_folder(smoke_dir, tmp_path / "release-flat-pairs", preference="flat", odd=True, gpt_prompts=32)
+    annotations = release_folder(smoke_dir, tmp_path / "release-annotations-only", preference="annotations",
+                                 bench="annotations", odd=True, gpt_prompts=32, data_level=True)
+    write_records(read_records(flat / "cheems_preference.jsonl", report=ReadReport()),  # no rank: none is read
+                  annotations / "data/cheems_preference.jsonl")
+    chapters = [a for name in WORLD_CHAPTERS for a in ("--chapter", name)]
+    for world in (flat, annotations):
+        res = subprocess.run([sys.executable, "-m", "cheems_lib.cli", "book", "--profile", "smoke", *chapters,
+                              "-p", "world_dir", str(world), "--jobs", "2"], cwd=root, capture_output=True, text=True)
+        assert res.returncode == 0, (world.name, res.stderr[-3000:])
+        assert not list((root / "book").glob("*.failed.ipynb")), world.name
+        for name in WORLD_CHAPTERS:
+            notebook = json.loads((root / "book" / f"{name}.ipynb").read_text(encoding="utf-8"))
+            assert notebook["metadata"]["cheems"]["parameters"]["world_dir"] == str(world), (world.name, name)
+            page = _text((root / "_build/html/book" / f"{name}.html").read_text(encoding="utf-8"))
+            assert world.name in page and "were ranked on read from their annotations with Algorithm 1" in page, (
+                world.name, name)
+            assert ("flat pairs of cheems_preference.jsonl were skipped" in page) == (world == flat), (world.name, name)
+
+
 def test_biases_on_a_one_decision_folder_claims_nothing(tmp_path):
     """A user's folder with one prompt, two responses and one annotation: the biases chapter gives no verdict
     but insufficient data (with the count) or untestable, never 'as in the paper' from one decision (issue 25)."""

@@ -727,7 +727,8 @@ def test_skip_invalid_on_a_file_with_no_valid_row_exits_2(tmp_path, command):
 
 
 def test_evaluate_skip_invalid_leaves_out_a_prompt_with_a_nan_score(tmp_path):
-    """A NaN score (or a record without rank) under --skip-invalid: the line and its prompt are skipped and counted."""
+    """A NaN score (or no score) under --skip-invalid: the line and its prompt are skipped and counted. A record
+    without rank is ranked on read from its annotations (one line says so), then left out like any unscored one."""
     (data,) = _files(tmp_path, d=[_row("p"), _row("q"), _row("r", rank=False)])
     (tmp_path / "s.jsonl").write_text("".join(json.dumps({"prompt_id": p, "response_id": r, "score": s}) + "\n"
                                               for p, r, s in [("p", "a", 1), ("p", "b", 0), ("q", "a", 1)])
@@ -738,8 +739,10 @@ def test_evaluate_skip_invalid_leaves_out_a_prompt_with_a_nan_score(tmp_path):
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["d"]["prompts"] == 1 and out["d"]["accuracy"] == 1.0
-    assert out["skipped_invalid"] == 3  # the record without rank, the NaN line, the prompt it leaves unscored
-    assert f"{data}:3: prompt \"r\" has no 'rank'" in res.stderr and "score NaN is not a finite number" in res.stderr
+    assert out["skipped_invalid"] == 3  # the NaN line, the prompt it leaves unscored, the unscored prompt ranked on read
+    assert f"cheems: 1 record of {data} had no 'rank' and was ranked on read" in res.stderr
+    assert out["resolved_on_read"] == {"records": 1, "conflicted": 0, "annotations": 1, "unreproduced": 0}
+    assert f'{data}:3: prompt "r" left out' in res.stderr and "score NaN is not a finite number" in res.stderr
     assert f'{data}:2: prompt "q" left out: {tmp_path / "s.jsonl"} has no valid score for its response "b"' in res.stderr
 
 

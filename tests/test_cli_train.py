@@ -256,8 +256,9 @@ def test_tiny_model_keeps_the_tiny_preset_and_flags_win(data, tmp_path):
 
 
 def test_train_skip_invalid_keeps_the_valid_records(tmp_path):
-    """A bad line, a record without rank or a repeated id stops `train` (naming --skip-invalid); with the flag the
-    rest trains, and the skips are reported on stderr, in the JSON output and in cheems_train.json."""
+    """A bad line, a record with neither rank nor annotations (nothing ranks it) or a repeated id stops `train`
+    (naming --skip-invalid); with the flag the rest trains, and the skips are reported on stderr, in the JSON output
+    and in cheems_train.json."""
     import orjson
 
     from cheems_lib.records import write_records
@@ -267,7 +268,7 @@ def test_train_skip_invalid_keeps_the_valid_records(tmp_path):
     recs = build_world(WorldConfig(size="smoke", seed=0)).files["cheems_preference/human.jsonl"][:12]
     write_records(recs, data)
     unranked = {**recs[0].to_json(), "id": "unranked"}
-    del unranked["rank"]
+    del unranked["rank"], unranked["annotations"]  # with its annotations it would be ranked on read
     with open(data, "ab") as fh:
         fh.write(b'{"input": "q", "responses": [{"id": "a", "content": "x"}], "rank": {"zz": 0}}\n')
         fh.write(orjson.dumps(unranked) + b"\n" + orjson.dumps(recs[1].to_json()) + b"\n")  # lines 14, 15

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import lzma
 import os
 import re
 import shutil
@@ -29,14 +30,15 @@ def _shared_real() -> Path | None:
     """The upstream copies: $CHEEMS_REAL_SRC, else ../shared/real beside the clone (or beside a git worktree's parent)."""
     env = os.environ.get("CHEEMS_REAL_SRC")
     for cand in ([Path(env)] if env else [ROOT.parent / "shared" / "real", ROOT.parents[1] / "shared" / "real"]):
-        if (cand / "llmzoo-zh").is_dir() and (cand / "dpo-zh").is_dir():
+        if all((cand / name).is_dir() for name in ("llmzoo-zh", "dpo-zh", "writingpref-zh")):
             return cand
     return None
 
 
 SHARED = _shared_real()
 needs_shared = pytest.mark.skipif(SHARED is None, reason="no upstream copies at <clone>/../shared/real "
-                                  "(set CHEEMS_REAL_SRC to the folder holding llmzoo-zh/ and dpo-zh/)")
+                                  "(set CHEEMS_REAL_SRC to the folder holding llmzoo-zh/, dpo-zh/ and writingpref-zh/)")
+WP = REAL / real_data.WRITINGPREF_FILE
 
 
 def run(*args):
@@ -102,7 +104,31 @@ def _fake_src(tmp_path) -> Path:
         {"conversations": [{"from": "human", "value": "算数"}], "chosen": "2", "rejected": "3"}])
     for name in ("LICENSE-LLaMA-Factory", "LICENSE-MedicalGPT"):
         (src / "dpo-zh" / name).write_text("Apache License 2.0\n")
+    _fake_writingpref(src / "writingpref-zh")
     return src
+
+
+# a tiny writingpref-zh folder: 3 prompts (one just "/"), models a, b, c; c lacks prompt q2; b rescored by "ann"
+_WP_PROMPTS = [("q1", "写一首诗", ["诗歌"]), ("q2", "写一封信", ["书信"]), ("q3", "/", ["学术论文摘要"])]
+_WP_ANSWERS = {"a": {"q1": "长长的诗句", "q2": "很长很长的信件", "q3": "摘要"}, "b": {"q1": "短诗", "q2": "一封长信", "q3": "摘"},
+               "c": {"q1": "诗", "q3": "要"}}
+_WP_SCORES = {"a": {"q1": 3, "q2": 1, "q3": 0}, "b": {"q1": 1, "q2": 2, "q3": 1}, "c": {"q1": 1, "q3": 2}}
+
+
+def _fake_writingpref(folder, *, scores=None, second=None):
+    for sub in ("responses", "scores", "rescored"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    for model, answers in _WP_ANSWERS.items():
+        rows = [{"question_id": q, "__internal_tags__": tags, "prompt": text, "predict0": answers[q],
+                 "score": "0", "won": "0"} for q, text, tags in _WP_PROMPTS if q in answers]
+        (folder / "responses" / f"{model}.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), "utf-8")
+        rows = [{"original_item_index": k, "question_id": q, "score": s, "comment": ""}
+                for k, (q, s) in enumerate((scores or _WP_SCORES)[model].items())]
+        (folder / "scores" / f"{model}.json").write_text(json.dumps(rows, indent=1), "utf-8")
+    rows = [{"question_id": q, "score": s, "comment": ""} for q, s in (second or {"q1": 1, "q2": 3, "q3": 0}).items()]
+    (folder / "rescored" / "b.ann.json").write_text(json.dumps(rows, indent=1), "utf-8")
+    (folder / "UPSTREAM_README.md").write_text("ODC-BY\n", "utf-8")
+    return folder
 
 
 def test_llmzoo_record_rank_is_the_general_order_dense_and_zero_based(tmp_path):
@@ -251,17 +277,147 @@ def test_import_real_on_an_unknown_copy_writes_the_layout_and_says_so(tmp_path):
     assert entry["commit"] is None and entry["labels"] == "gpt-3.5-turbo" and entry["prompts"] == 2
     assert manifest["files"]["cheems_preference.jsonl"]["duplicate_rows"] == 2
     assert (out / "LICENSES" / "LLMZoo-DATA_LICENSE").read_text() == "CC BY-NC 4.0 text\n"
+    wp = manifest["files"][real_data.WRITINGPREF_FILE]
+    assert wp["labels"] == real_data.WRITINGPREF_LABELS and wp["prompts"] == 2 and wp["commit"] is None
+    assert wp["dropped_prompts"]["count"] == 1 and wp["missing_answers"] == {"c": ["q2"]}
+    assert (out / "LICENSES" / "WritingPreferenceBench-README.md").read_text() == "ODC-BY\n"
     from cheems_lib.world_files import load_world
 
     assert {k: len(v) for k, v in load_world(out).items()} == {"cheems_bench/open.jsonl": 2, "cheems_preference.jsonl": 3}
 
 
+# ---- WritingPreferenceBench zh (synthetic, run everywhere) ---------------------------------------------
+
+def test_writingpref_records_are_ranked_by_the_human_scores(tmp_path):
+    """One record per prompt in the agreed shape: model names as response ids (sorted), dense ranks from the
+    scores/ files (3, 1, 1 -> 0, 1, 1), the raw and second scores kept; the responses files' own score fields
+    are ignored; the "/" prompt is dropped and the missing answer counted."""
+    recs, report = real_data.read_writingpref(_fake_writingpref(tmp_path / "wp"))
+    assert [r.to_json() for r in recs] == [
+        {"id": "q1", "input": "写一首诗", "category": ["诗歌"],
+         "responses": [{"id": "a", "content": "长长的诗句"}, {"id": "b", "content": "短诗"}, {"id": "c", "content": "诗"}],
+         "rank": {"a": 0, "b": 1, "c": 1}, "human_scores": {"a": 3, "b": 1, "c": 1}, "second_scores": {"b": 1},
+         "source": "writingpref-zh"},
+        {"id": "q2", "input": "写一封信", "category": ["书信"],
+         "responses": [{"id": "a", "content": "很长很长的信件"}, {"id": "b", "content": "一封长信"}],
+         "rank": {"a": 1, "b": 0}, "human_scores": {"a": 1, "b": 2}, "second_scores": {"b": 3},
+         "source": "writingpref-zh"}]
+    assert report["dropped_prompts"]["count"] == 1 and report["dropped_prompts"]["question_ids"] == ["q3"]
+    assert report["missing_answers"] == {"c": ["q2"]} and (report["prompts"], report["responses"]) == (2, 5)
+    assert report["second_annotators"] == {"b": {"annotator": "ann", "prompts": 2, "exact_agreement": 1}}
+    assert report["strict_pairs"] == 3 and report["higher_score_longer"] == round(2 / 3, 4)
+
+
+def test_writingpref_xz_file_is_deterministic_and_reads_back(tmp_path):
+    """The xz file is the same bytes when written twice and read_records reads it like plain JSONL."""
+    recs, _ = real_data.read_writingpref(_fake_writingpref(tmp_path / "wp"))
+    for name in ("one.jsonl.xz", "two.jsonl.xz"):
+        real_data.write_xz_records(recs, tmp_path / name)
+    assert (tmp_path / "one.jsonl.xz").read_bytes() == (tmp_path / "two.jsonl.xz").read_bytes()
+    assert [r.to_json() for r in read_records(tmp_path / "one.jsonl.xz")] == [r.to_json() for r in recs]
+
+
+def test_import_writingpref_alone_merges_into_the_folders_manifest(tmp_path):
+    """`cheems import writingpref SRC -o DIR` rewrites its own entry and file, keeping the others (the result is
+    the manifest `import real` wrote); without -o it writes data/real under the working folder."""
+    src, out = _fake_src(tmp_path), tmp_path / "out"
+    assert run("import", "real", src, "-o", out).returncode == 0
+    before = digest(out)
+    (out / real_data.WRITINGPREF_FILE).unlink()
+    res = run("import", "writingpref", src / "writingpref-zh", "-o", out)
+    assert res.returncode == 0, res.stderr
+    assert digest(out) == before and json.loads(res.stdout)["prompts"] == 2
+    work = tmp_path / "work"
+    work.mkdir()
+    res = subprocess.run([*CHEEMS, "import", "writingpref", str(src / "writingpref-zh")], capture_output=True,
+                         text=True, cwd=work, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 0, res.stderr
+    manifest = json.loads((work / "data" / "real" / "manifest.json").read_text(encoding="utf-8"))
+    assert list(manifest["files"]) == [real_data.WRITINGPREF_FILE]
+    assert manifest["labels"].startswith(real_data.WRITINGPREF_LABELS) and "not human" not in manifest["labels"]
+    assert (work / "data" / "real" / real_data.WRITINGPREF_FILE).is_file()
+
+
+def _break_writingpref(folder, what):
+    if what == "scale":
+        _fake_writingpref(folder, scores={**_WP_SCORES, "a": {"q1": 4, "q2": 1, "q3": 0}})
+    elif what == "unknown":
+        _fake_writingpref(folder, scores={**_WP_SCORES, "c": {"q1": 1, "q2": 1, "q3": 2}})
+    elif what == "unscored":
+        _fake_writingpref(folder, scores={**_WP_SCORES, "a": {"q1": 3, "q3": 0}})
+    elif what == "second":
+        _fake_writingpref(folder, second={"q1": 1, "q9": 2})
+    else:
+        _fake_writingpref(folder)
+    if what == "prompt":
+        rows = json.loads((folder / "responses" / "b.json").read_text("utf-8"))
+        rows[0]["prompt"] = "别的"
+        (folder / "responses" / "b.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), "utf-8")
+    elif what == "name":
+        (folder / "rescored" / "b.ann.json").rename(folder / "rescored" / "zz.ann.json")
+    elif what == "missing":
+        (folder / "scores" / "c.json").unlink()
+    elif what == "tags":
+        rows = json.loads((folder / "responses" / "a.json").read_text("utf-8"))
+        rows[1]["__internal_tags__"] = 7
+        (folder / "responses" / "a.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1), "utf-8")
+    return folder
+
+
+def _element_line(path, k):
+    """The line where element ``k`` of a JSON list written with indent=1 starts."""
+    return [n for n, line in enumerate(path.read_text("utf-8").splitlines(), 1) if line == " {"][k]
+
+
+@pytest.mark.parametrize("what, file, element, message", [
+    ("scale", "scores/a.json", 0, "score 4 is not on the 0-3 scale"),
+    ("unknown", "scores/c.json", 1, "question_id q2 has no answer in the model's responses file"),
+    ("unscored", "scores/a.json", None, "no human score for 1 answer(s), e.g. question_id q2"),
+    ("second", "rescored/b.ann.json", 1, "question_id q9 has no answer in the model's responses file"),
+    ("prompt", "responses/b.json", 0, "question q1's prompt or genre tag differs from"),
+    ("name", "rescored/zz.ann.json", None, "not named rescored/<model>.<annotator>.json"),
+    ("missing", "scores/c.json", None, "missing"),
+    ("tags", "responses/a.json", 1, "'__internal_tags__' must be a list of genre tags, got 7"),
+])
+def test_bad_writingpref_input_is_one_line_and_writes_nothing(tmp_path, what, file, element, message):
+    """Each kind of bad or misaligned writingpref file exits 2 naming the file (and the line of the bad element)
+    with a fix; nothing is written."""
+    folder = _break_writingpref(tmp_path / "writingpref-zh", what)
+    where = file if element is None else f"{file}:{_element_line(folder / file, element)}"
+    out = run("import", "writingpref", folder, "-o", tmp_path / "out")
+    assert out.returncode == 2 and f"{where}: {message}" in out.stderr, out.stderr
+    assert "(fix:" in out.stderr and len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_model_labels_reads_human_scores_as_human_and_model_rankings_as_model():
+    """The rule both ways: texts saying people labelled are human labels even when they name the models whose
+    answers were scored; "not human" or a judge model's name is model labels; the shipped entries read so."""
+    from cheems_lib.world_files import detect_layout, model_labels
+
+    human = [real_data.WRITINGPREF_LABELS, "human scores of 19 models' answers", "human annotators",
+             "answers of gpt-4.1 and Qwen, scored by people", "people", "unknown labels"]
+    model = ["gpt-3.5-turbo", "model-generated", "model labels, not human labels", "Qwen2.5-72B judge",
+             "non-human labels of human-written answers", "LLM annotators"]
+    assert [model_labels(t) for t in human] == [False] * len(human)
+    assert [model_labels(t) for t in model] == [True] * len(model)
+    layout = detect_layout(REAL)
+    assert not model_labels(layout.file_labels(real_data.WRITINGPREF_FILE))
+    assert all(model_labels(layout.file_labels(rel)) for rel in real_data.RELEASE_FILES)
+
+
 # ---- the shipped folder -----------------------------------------------------------------------------
 
 def test_shipped_files_match_their_manifest_and_load():
-    """Every converted file's SHA-256 and counts are the manifest's; records are valid and ids distinct."""
+    """Every converted file's SHA-256 and counts are the manifest's; records are valid, ranked and ids distinct.
+    The labels say who labelled which file: model labels for LLMZoo and DPO-zh, human scores for writingpref."""
+    from cheems_lib.world_files import model_labels
+
     manifest = json.loads((REAL / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["labels"].startswith("model labels, not human labels")
+    assert f"{real_data.WRITINGPREF_LABELS}: {real_data.WRITINGPREF_FILE}" in manifest["labels"]
+    assert list(manifest["files"]) == [*real_data.RELEASE_FILES, real_data.WRITINGPREF_FILE]
+    assert [model_labels(e["labels"]) for e in manifest["files"].values()] == [True, True, True, False]
+    assert manifest["files"][real_data.WRITINGPREF_FILE]["labels"] == "human scores (0-3, trained annotators)"
     for rel, entry in manifest["files"].items():
         assert hashlib.sha256((REAL / rel).read_bytes()).hexdigest() == entry["sha256"], rel
         recs = read_records(REAL / rel)
@@ -289,7 +445,7 @@ def _readme_sha256(shared: Path) -> dict[str, str]:
 def test_known_sha256_are_the_shared_readmes_and_the_copies():
     """The importer's table of known copies is the shared README's list, and the copies there still match it."""
     known = _readme_sha256(SHARED)
-    assert known == real_data.KNOWN_SHA256 and len(known) == 13
+    assert known == real_data.KNOWN_SHA256 and len(known) == 13 + 43  # llmzoo and dpo; writingpref 19 + 19 + 5
     for digest_, rel in known.items():
         assert hashlib.sha256((SHARED / rel).read_bytes()).hexdigest() == digest_, rel
 
@@ -365,6 +521,56 @@ def test_dpo_hand_counts():
             shipped.add((tuple(conv), text(line, a), text(line, b)))
     assert shipped == pairs
     assert sum(len(line["sources"]) == 2 for line in lines) == 23 and not any("subset" in line for line in lines)
+
+
+@needs_shared
+def test_writingpref_hand_counts():
+    """Counted by hand from the JSON files: 204 prompts, 3 of them just "/", 201 left with 3,818 answers (19 models,
+    gemini-2.5-pro lacks one); 22,048 strictly ordered pairs by the scores/ files, the higher-scored answer the longer
+    in 56.5%; the second scorings agree exactly on 98, 178, 129, 81, 103 of the 201. The shipped file holds exactly
+    these answers and scores, with ranks ordering answers as the scores do."""
+    folder = SHARED / "writingpref-zh"
+    load = lambda sub, name: json.loads((folder / sub / name).read_text(encoding="utf-8"))  # noqa: E731
+    models = sorted(p.stem for p in (folder / "responses").glob("*.json"))
+    answers = {m: {str(r["question_id"]): r for r in load("responses", f"{m}.json")} for m in models}
+    scores = {m: {str(r["question_id"]): r["score"] for r in load("scores", f"{m}.json")} for m in models}
+    prompts = {q: r["prompt"] for m in models for q, r in answers[m].items()}
+    kept = {q for q, text in prompts.items() if text != "/"}
+    assert (len(models), len(prompts), len(kept)) == (19, 204, 201)
+    assert sum(q in answers[m] for m in models for q in kept) == 3818
+    assert [m for m in models if set(answers[m]) != set(prompts)] == ["gemini-2.5-pro"]
+    pairs = longer = 0
+    for q in kept:
+        have = [m for m in models if q in answers[m]]
+        for a in have:
+            for b in have:
+                if scores[a][q] > scores[b][q]:
+                    pairs += 1
+                    longer += len(answers[a][q]["predict0"]) > len(answers[b][q]["predict0"])
+    assert pairs == 22048 and round(100 * longer / pairs, 1) == 56.5
+    second = {p.name.split(".json")[0].rsplit(".", 1)[0]: {str(r["question_id"]): r["score"] for r in
+              json.loads(p.read_text(encoding="utf-8"))} for p in (folder / "rescored").glob("*.json")}
+    exact = {m: sum(second[m][q] == scores[m][q] for q in kept) for m in sorted(second)}
+    assert exact == {"doubao-1.5-pro": 98, "gemini-2.0-flash": 178, "gemini-2.5-flash-nothinking": 129,
+                     "gpt-4.1-mini": 81, "o4-mini": 103}
+    entry = json.loads((REAL / "manifest.json").read_text(encoding="utf-8"))["files"][real_data.WRITINGPREF_FILE]
+    assert {m: v["exact_agreement"] for m, v in entry["second_annotators"].items()} == exact
+    assert (entry["strict_pairs"], entry["dropped_prompts"]["count"]) == (22048, 3)
+    assert entry["missing_answers"] == {"gemini-2.5-pro": sorted(kept - set(answers["gemini-2.5-pro"]))}
+    with lzma.open(WP, "rt", encoding="utf-8") as fh:
+        lines = [json.loads(line) for line in fh]
+    assert {line["id"] for line in lines} == kept and len(lines) == 201
+    for line in lines:
+        q, ids = line["id"], [r["id"] for r in line["responses"]]
+        assert ids == sorted(m for m in models if q in answers[m]) and line["input"] == prompts[q]
+        assert all(r["content"] == answers[r["id"]][q]["predict0"] for r in line["responses"])
+        assert line["human_scores"] == {m: scores[m][q] for m in ids}
+        assert line["second_scores"] == {m: second[m][q] for m in sorted(second) if m in ids}
+        assert line["category"] == answers[ids[0]][q]["__internal_tags__"] and line["source"] == "writingpref-zh"
+        ranks = sorted(set(line["rank"].values()))
+        assert ranks == list(range(len(ranks)))  # dense, 0 = best
+        assert all(_sign(line["rank"][a] - line["rank"][b]) == _sign(scores[b][q] - scores[a][q])
+                   for a in ids for b in ids)
 
 
 def test_shipped_files_are_marked_not_comparable_with_the_paper():

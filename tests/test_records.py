@@ -116,7 +116,15 @@ class TestReadFiles:
         assert [(str(e.path), e.line) for e in skipped] == [(str(b), 1), (str(b), 3)]
 
     def test_a_record_without_rank_is_invalid_when_rank_is_needed(self, tmp_path):
-        """need_rank (evaluate, train): a record without rank raises, or is skipped and counted."""
+        """need_rank (evaluate, train): a record with neither rank nor annotations raises, or is skipped and counted;
+        one with annotations is ranked on read with Algorithm 1 (world_files.read_ranked_files), counted in the report."""
+        from cheems_lib.world_files import read_ranked_files
+
+        with_annotations = {**_rec("r", rank=False), "annotations": [["a", "b", "2"]]}
+        report = records.ReadReport()
+        path = _write(tmp_path / "r.jsonl", [_rec("p"), with_annotations])
+        assert [r.rank for r in read_ranked_files([path], report=report)[path]] == [{"a": 0, "b": 1}, {"a": 1, "b": 0}]
+        assert (report.resolved, report.conflicted, report.resolved_files) == (1, 0, [str(path)])
         path = _write(tmp_path / "d.jsonl", [_rec("p"), _rec("q", rank=False)])
         assert len(records.read_files([path])[path]) == 2
         with pytest.raises(DataError, match=f"^{path}:2: prompt \"q\" has no 'rank'"):

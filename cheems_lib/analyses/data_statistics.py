@@ -345,14 +345,19 @@ def response_counts_figure(files: dict):
 
 def category_counts(files: dict):
     """Prompts per file and top-level category (``category``: "中文 (gloss)"), with each file's ``share`` and
-    the English ``gloss``; the benchmark's GPT-annotated variants are left out (same prompts)."""
+    the English ``gloss``; the benchmark's GPT-annotated variants are left out (same prompts).
+
+    A category outside the paper's eight has no English gloss: it is glossed ``other 1``, ``other 2``, ... in the
+    order of its name (its row's ``category`` says which), so that each keeps a bar of its own in the figure,
+    whose font has no Chinese glyphs."""
     import pandas as pd
 
-    rows = [{"file": path, "category": f"{r.top_category} ({CATEGORIES.get(r.top_category, '?')})"}
-            for path, recs in files.items() if not path.startswith(_GPT_BENCH) for r in recs]
+    kept = [(path, r.top_category) for path, recs in files.items() if not path.startswith(_GPT_BENCH) for r in recs]
+    other = {c: f"other {k}" for k, c in enumerate(sorted({c for _, c in kept} - set(CATEGORIES)), 1)}
+    gloss = {**other, **CATEGORIES}
+    rows = [{"file": path, "category": f"{c} ({gloss[c]})", "gloss": gloss[c]} for path, c in kept]
     cats = pd.DataFrame(rows).value_counts().rename("prompts").reset_index()
     cats["share"] = cats["prompts"] / cats.groupby("file")["prompts"].transform("sum")
-    cats["gloss"] = cats["category"].str.extract(r"\((.*)\)")[0]
     return cats
 
 

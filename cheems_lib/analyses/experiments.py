@@ -36,7 +36,7 @@ from ..models import zoo
 from ..models.reward_model import count_parameters, is_tiny
 from ..models.training_config import default_device, TrainConfig
 from ..publishing.publish import md_code, md_text, world_source
-from ..records import Record
+from ..records import ReadReport, Record
 from ..world import simulation
 from ..world_files import (GPT_LAYOUT, LAYOUT, missing_sentence, model_labels, RELEASE_FILES, SIMULATED_FILES,
                            UNKNOWN_LABELS)
@@ -81,6 +81,10 @@ class World:
     """bfloat16 on a GPU, else None (float32)."""
     layout: Any = None
     """The :class:`cheems_lib.world_files.Layout` detected (None only for a World built by hand)."""
+    reading: dict = field(default_factory=dict)
+    """What reading the files did besides parsing them, per file (its path in the folder): the records that came
+    without ``rank`` and were ranked on read with Algorithm 1 and their conflicts, the flat pairs skipped for their
+    label (:class:`cheems_lib.records.ReadReport`; :func:`cheems_lib.world_files.load_world`). :attr:`about` says it."""
 
     @property
     def label(self) -> str:
@@ -190,13 +194,28 @@ class World:
 
     @property
     def about(self) -> str:
-        """One Markdown sentence for the top of a page: where the data came from and who labelled it."""
+        """Markdown for the top of a page: where the data came from and who labelled it, then (when reading
+        did anything besides parsing) how many records were ranked on read with Algorithm 1 and their conflicts,
+        and how many flat pairs were skipped for their label (:attr:`reading`). Every chapter shows it."""
         if self.simulated:
-            return f"Data: {md_text(self.source)}, annotated by the simulator's annotators (no real labels)."
-        name = (self.layout.manifest or {}).get("name") if self.layout is not None else None
-        named = f"{md_text(name)}: " if name else ""
-        return (f"Data: {named}{md_code(self.source)}. Labels: {md_text(self.labels)}"
-                f"{'' if self.labels.endswith('.') else '.'}")
+            text = f"Data: {md_text(self.source)}, annotated by the simulator's annotators (no real labels)."
+        else:
+            name = (self.layout.manifest or {}).get("name") if self.layout is not None else None
+            named = f"{md_text(name)}: " if name else ""
+            text = (f"Data: {named}{md_code(self.source)}. Labels: {md_text(self.labels)}"
+                    f"{'' if self.labels.endswith('.') else '.'}")
+        read = self.read_report
+        return " ".join([text, *read.sentences(name=md_code, code=md_code)]) if read else text
+
+    @property
+    def read_report(self) -> ReadReport:
+        """:attr:`reading` added up over the files, with each file named by its path in the folder."""
+        total = ReadReport()
+        for rel, report in self.reading.items():
+            total.add(ReadReport(report.resolved, report.conflicted, report.annotations, report.unreproduced,
+                                 dict(report.other_labels), [rel] if report.resolved else [],
+                                 [rel] if report.other_labels else []))
+        return total
 
     @property
     def bench(self) -> dict[str, list[Record]]:
@@ -241,17 +260,20 @@ class World:
 def open_world(world_dir: str = "", size: str = "default", seed: int = 0, human_ids: str = "") -> World:
     """The files in ``world_dir`` (any layout :func:`cheems_lib.world_files.detect_layout` knows; a
     one-file preference set split by its ``subset`` field or the ``human_ids`` file), or the
-    simulated world (size, seed), simulated on first use."""
+    simulated world (size, seed), simulated on first use. Every file may be in any form the release
+    ships it in; records without ``rank`` are ranked on read with Algorithm 1, and the World's
+    :attr:`World.reading` and :attr:`World.about` say how many and with how many conflicts."""
     directory = Path(world_dir) if world_dir else simulation.ensure_world(size, seed)
     layout = world_files.detect_layout(directory, human_ids or None)
     summary = json.loads(layout.paths["summary"].read_text(encoding="utf-8")) if "summary" in layout.paths else None
     summary = summary if layout.simulated and isinstance(summary, dict) else None
     device, dtype = _device()
-    return World(directory=directory, files=world_files.load_layout(layout),
+    reading: dict[str, ReadReport] = {}  # filled by load_layout: what reading resolved or skipped, per file
+    return World(directory=directory, files=world_files.load_layout(layout, reading),
                  length_scale=summary.get("length_scale", 1.0) if summary else 1.0, simulated=layout.simulated,
                  # a simulated folder passed as world_dir is described (and re-simulated) by its own summary
                  size=(summary or {}).get("size", size), seed=(summary or {}).get("seed", seed), summary=summary,
-                 device=device, dtype=dtype, layout=layout)
+                 device=device, dtype=dtype, layout=layout, reading=reading)
 
 
 def _device():
