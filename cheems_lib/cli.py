@@ -157,17 +157,26 @@ def cmd_resolve(args) -> None:
     _print_json({"input": str(args.input), "output": str(args.output), **stats, **_skip_report(args)})
 
 
+def _data_name(path: Path) -> str:
+    """The name a data file keys the output by: its file name without ``.jsonl`` and a compression suffix
+    (``open.jsonl.xz`` -> ``open``)."""
+    name = path.name
+    for suffix in (".xz", ".gz", ".bz2"):
+        name = name.removesuffix(suffix)
+    return Path(name).stem
+
+
 def cmd_evaluate(args) -> None:
     from .metrics import evaluate_subset, overall, overall_ci
     from .records import DataError, show
     from .score_file import check_scores_known, read_scores
 
     files = _read(args.data, args, need_rank=True)  # before the stems: one file given twice is named as such
-    stems = [p.stem for p in files]
+    stems = [_data_name(p) for p in files]
     if len(set(stems)) != len(stems):
         dup = next(s for s in stems if stems.count(s) > 1)
         raise UsageError(f"two --data files share the stem {show(dup)}, which keys the output (fix: rename one)")
-    data = {p.stem: recs for p, recs in files.items()}
+    data = {_data_name(p): recs for p, recs in files.items()}
     everything = [r for recs in data.values() for r in recs]
     per_model = {}
     data_skipped = getattr(args, "skipped_invalid", 0)
@@ -182,11 +191,11 @@ def cmd_evaluate(args) -> None:
                 skipped.append(DataError(path, scores.lines[k], f"score for prompt/response {show(k[0])}/{show(k[1])} "
                                          "that is not in the data (or was skipped)"))
                 del scores[k]
-            subsets = {p.stem: _scored_only(recs, scores, path, skipped) for p, recs in files.items()}
+            subsets = {_data_name(p): _scored_only(recs, scores, path, skipped) for p, recs in files.items()}
         args.skipped_invalid = data_skipped
         _report_skipped(skipped, args)
         for p, recs in files.items():
-            if recs and not subsets[p.stem]:
+            if recs and not subsets[_data_name(p)]:
                 raise DataError(path, None, f"no prompt of {p} has a valid score for every ranked response "
                                 f"({len(recs)} left out)", "score the data again with `cheems score`")
         check_scores_known(scores, everything)
@@ -370,10 +379,10 @@ def cmd_import(args) -> None:
                          "(fix: pass one folder; only dpo-zh merges several files)")
     if args.questions and args.source != "llmzoo":
         raise UsageError("--questions is for cheems import llmzoo (fix: drop it)")
-    if args.output is None and args.source != "writingpref":
+    if args.output is None:  # never a default folder: it would be relative to wherever the command runs
         raise UsageError(f"cheems import {args.source} needs -o (fix: pass -o OUT)")
     if args.source == "writingpref":
-        out = args.output or Path("data/real")
+        out = args.output
         manifest, report = real_data.import_writingpref(args.inputs[0], out)
         entry = manifest["files"][real_data.WRITINGPREF_FILE]
         _note_unknown({k: v["known_copy"] for k, v in entry["inputs"].items()})
@@ -586,14 +595,14 @@ def _add_import(sub) -> None:
                        description="real SRC -o DIR: the whole data/real folder (spec 6b layout, manifest, licences) "
                        "from SRC/llmzoo-zh, SRC/dpo-zh and SRC/writingpref-zh; llmzoo SET_DIR -o OUT.jsonl: one LLMZoo answer set; "
                        "dpo-zh FILE [FILE ...] -o OUT.jsonl: chosen/rejected files merged into one ranked file; "
-                       "writingpref SRC/writingpref-zh [-o DIR]: WritingPreferenceBench zh (human scores) into "
-                       "DIR/writingpref/ and DIR/manifest.json (default DIR: data/real)")
+                       "writingpref SRC/writingpref-zh -o DIR: WritingPreferenceBench zh (human scores) into "
+                       "DIR/writingpref/ and DIR/manifest.json (e.g. -o data/real)")
     i.add_argument("source", choices=["real", "llmzoo", "dpo-zh", "writingpref"], help="what to import")
     i.add_argument("inputs", type=Path, nargs="+", metavar="INPUT",
                    help="real: the source folder; llmzoo: an answer set's folder of aspect reviews; dpo-zh: files; "
                         "writingpref: the writingpref-zh folder")
     i.add_argument("-o", "--output", type=Path,
-                   help="real, writingpref: output folder (writingpref: default data/real); else the output JSONL "
+                   help="real, writingpref: output folder; else the output JSONL "
                         "(written atomically)")
     i.add_argument("--questions", type=Path, help="llmzoo: questions-zh.jsonl (orders the records, checks texts)")
     i.set_defaults(func=cmd_import)

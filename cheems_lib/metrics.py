@@ -107,8 +107,8 @@ def lookup_scores(records: Sequence[Record], scores: Mapping[tuple[str, str], fl
     for rec in records:
         if rec.rank is None:
             raise DataError(rec.origin or None, None, f"prompt {show(rec.id)} has no 'rank'",
-                            "read the file with cheems_lib.records.read_records(path, need_rank=True), which ranks "
-                            "it from its annotations")
+                            "read the file with cheems_lib.world_files.read_ranked(path), which ranks it from its "
+                            "annotations with Algorithm 1")
         s = {}
         for rid in rec.rank:
             try:

@@ -305,18 +305,35 @@ _HUMAN_LABELS = re.compile(r"\b(humans?|people|experts?|crowd ?workers?)[- ](lab
                            re.IGNORECASE)
 
 
+# the phrases that name who WROTE the answers ("answers of gpt-4.1 and Qwen", "19 models' answers"), not who labelled
+_AUTHORS = re.compile(r"\b(answers|responses|outputs|completions) (of|from|by) [^,;:()]*|\b(\d+ )?models?'?s?'? "
+                      r"(answers|responses|outputs|completions)\b", re.IGNORECASE)
+
+
 def model_labels(labels: str) -> bool:
     """The one rule for whether a manifest's ``labels`` text describes labels made by a model, not by
-    people. Model labels: it says "not human" (or "non-human"), or, not saying that people labelled
-    ("human scores", "human annotators", "scored by people", ...), it names a model (``gpt-3.5-turbo``,
-    ``Qwen``, ...) or says "model" or "judge". So "human scores of 19 models' answers" is human labels:
-    the models named there wrote the answers. ``"unknown labels"`` is not model labels (the official
-    release, without a manifest, is labelled by people). Chapters then never call such labels human."""
+    people. It errs toward "model": a page may call model labels "not human" wrongly without harm, never
+    the reverse.
+
+    - ``"unknown labels"`` is not model labels (the official release, without a manifest, is labelled by people);
+    - "not human" (or "non-human") is model labels;
+    - a model's name (``gpt-3.5-turbo``, ``Qwen``, ...), "model", "judge" or "LLM" is model labels, unless
+      it only names who wrote the answers ("human scores of 19 models' answers", "answers of gpt-4.1,
+      scored by people") and the text says that people labelled; "human preferences judged by GPT-4" or
+      "gpt-4 annotations checked by humans" stay model labels;
+    - any other text (no model named) is not model labels.
+
+    Chapters then never call such labels human."""
     if labels == UNKNOWN_LABELS:
         return False
     if _NOT_HUMAN.search(labels):
         return True
-    return not _HUMAN_LABELS.search(labels) and bool(_MODEL_WORDS.search(labels))
+    rest = _AUTHORS.sub(" ", labels)
+    if _MODEL_WORDS.search(rest):
+        return True
+    if _MODEL_WORDS.search(labels):  # models named only as the answers' authors: human only if people labelled
+        return not _HUMAN_LABELS.search(rest)
+    return False
 
 
 WORLD_PATHS = tuple(dict.fromkeys([p for n, p in SIMULATED_FILES.items() if n not in ("truth", "summary")]

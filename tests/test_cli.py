@@ -843,3 +843,17 @@ def test_score_a_custom_code_reward_model_with_trust_remote_code(scored_world, c
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["scored"] == sum(len(r.responses) for r in read_records(data))
     assert json.loads((tmp_path / "custom.jsonl.cheems.json").read_text())["trust_remote_code"] is True
+
+
+def test_evaluate_reads_a_compressed_data_file_and_names_it_without_its_suffixes(tmp_path):
+    """`--data open.jsonl.xz` is read as shipped (data/real's human scores are xz) and keys the output as `open`."""
+    import lzma
+
+    good = make_record("p", "ab", [("a", "b", "1")], rank={"a": 0, "b": 1})
+    write_records([good], tmp_path / "open.jsonl")
+    with lzma.open(tmp_path / "open.jsonl.xz", "wb") as fh:
+        fh.write((tmp_path / "open.jsonl").read_bytes())
+    write_scores([("p", "a", 1.0), ("p", "b", 0.0)], tmp_path / "s.jsonl")
+    res = run("evaluate", "--data", tmp_path / "open.jsonl.xz", "--scores", tmp_path / "s.jsonl", "--bootstrap", "0")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["open"]["accuracy"] == 1.0

@@ -49,6 +49,18 @@ def test_cache_key_hashes_only_the_files_a_chapter_reads(tmp_path, monkeypatch):
     assert cache_key(source, {"world_dir": "/", "data_path": "/"}, root)
 
 
+def test_cache_key_reads_the_files_of_parameters_left_at_their_default(tmp_path):
+    """A path parameter the build does not pass (its default stands) is read all the same: regenerating the
+    default file executes the chapter again instead of serving the page computed from the old file."""
+    root = copy_repo(tmp_path)
+    source = root / "notebooks/conflicts.md"
+    default = execute._defaults(execute.parameters_of(source))["data_path"]
+    key = cache_key(source, {}, root)
+    path = root / default
+    path.write_bytes(path.read_bytes() + b"\n")
+    assert cache_key(source, {}, root) != key
+
+
 def test_a_change_in_a_wing_executes_the_chapter_again(tmp_path, monkeypatch):
     """The cache key hashes every source file of the library, the sub-packages' (the wings) too: one byte changed in
     ``world/simulation.py``, ``models/zoo.py`` or ``analyses/claims.py`` of a copy of the package changes a chapter's

@@ -122,6 +122,19 @@ def input_files(params: dict[str, Any], declared: dict[str, dict], root: Path) -
     return files
 
 
+def _defaults(declared: dict[str, dict]) -> dict[str, Any]:
+    """The declared defaults of a parameters cell (:func:`cheems_lib.publishing.chapters.parameters_of`) as values."""
+    import ast
+
+    out = {}
+    for name, d in declared.items():
+        try:
+            out[name] = ast.literal_eval(d["default"])
+        except (ValueError, SyntaxError):  # a default that is an expression, not a literal: no path to read
+            continue
+    return out
+
+
 def cache_key(source: Path, params: dict[str, Any], root: Path) -> str:
     """Hash of what a chapter's output depends on (the data: size and mtime of :func:`input_files`)."""
     h = hashlib.sha256()
@@ -129,7 +142,10 @@ def cache_key(source: Path, params: dict[str, Any], root: Path) -> str:
     h.update(json.dumps(params, sort_keys=True, default=str).encode())
     h.update(_library_fingerprint().encode())
     h.update(os.environ.get("CHEEMS_FORCE_VERDICT", "").encode())  # forced verdicts (tests) change the prose
-    for f in input_files(params, parameters_of(source), root):
+    declared = parameters_of(source)
+    # a path parameter left at its default is read as well: its files belong in the key, or a regenerated
+    # default file (data/real's) would keep serving the page computed from the old one
+    for f in input_files(_defaults(declared) | params, declared, root):
         st = f.stat()
         h.update(f"{f}:{st.st_size}:{st.st_mtime_ns}".encode())
     return h.hexdigest()
