@@ -169,3 +169,14 @@ def test_local_checkpoints_a_chapter_names_are_files_it_reads(tmp_path):
         assert cache_key(source, params, ROOT) == before
         (ckpt / "model.safetensors").write_bytes(b"weights v2, retrained")
         assert cache_key(source, params, ROOT) != before
+
+
+def test_header_and_footer_name_the_data_of_parameters_left_at_their_default():
+    """A chapter whose world folder and human-scores file are defaults (data/real) names them as its data, with the
+    file among those the footer hashes: never "data: none"."""
+    from cheems_lib.publishing.execute import data_files
+
+    world, files = data_files(ROOT / "notebooks/human_labels.md", {"seed": 0}, ROOT)
+    assert world == "data/real"
+    assert ROOT / "data/real/writingpref/writingpref_zh.jsonl.xz" in files
+    assert ROOT / "data/real/cheems_preference.jsonl" in files

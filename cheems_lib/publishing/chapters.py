@@ -193,6 +193,11 @@ CHAPTERS: list[Chapter] = [
         # of the smoke book, and the real-smoke book reuses it (REAL_SMOKE)
         params={"smoke": {"train_epochs": 1, "n_boot": 100, "train_seeds": 1}},
     ),
+    Chapter(
+        "human_labels", "Real Chinese data: what human scores show", (), cost=2,
+        # smoke: one seed and the smallest size on a slice of the prompts: three models, the fewest a correlation takes
+        params={"smoke": {"train_epochs": 1, "n_boot": 100, "train_seeds": 1, "prompts": 60, "sizes": ["tiny-xs"]}},
+    ),
     Chapter("reproduce", "Reproduce with real models", ()),
     Chapter("claims", "Claims", ("claims",), after_all=True,
             params={"full": {"replicate_seeds": list(REPLICATE_SEEDS)}, "full-smoke": {"replicate_seeds": list(REPLICATE_SEEDS)}}),

@@ -162,11 +162,16 @@ def _cached_key(path: Path) -> str | None:
 
 
 def data_files(source: Path, params: dict[str, Any], root: Path) -> tuple[str | None, list[Path]]:
-    """The data a chapter reads: its world folder's files and the paper's tables in data/paper."""
-    world = params.get("world_dir") or None
-    if world is None and "size" in params:
-        world = str(simulation.world_path(params["size"], params.get("seed", 0)))
+    """The data a chapter reads: its world folder's files, the files of its other path parameters and the paper's
+    tables in data/paper. A parameter left at its default counts with its default (``world_dir: data/real``)."""
+    declared = parameters_of(source)
+    values = _defaults(declared) | params
+    world = values.get("world_dir") or None
+    if world is None and "size" in values:
+        world = str(simulation.world_path(values["size"], values.get("seed", 0)))
     files = sorted(layout_files(root / world)) if world and (root / world).is_dir() else []
+    others = input_files({k: v for k, v in values.items() if k != "world_dir"}, declared, root)
+    files += [f for f in dict.fromkeys(others) if f not in files]
     files += sorted((root / "data" / "paper").glob("*.csv"))
     return world, files
 
