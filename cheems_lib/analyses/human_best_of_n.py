@@ -115,6 +115,8 @@ def prompt_correlation(correct: np.ndarray, total: np.ndarray, picked: np.ndarra
 
 
 HELD_OUT = "held-out half"
+TOO_FEW_MODELS = "*Skipped: the real Best-of-N; it needs at least three reward models (more sizes or training seeds).*"
+"""The page's sentence when the population is too small to correlate."""
 """The benchmark subset the reward models are evaluated on: the held-out half's human rankings."""
 
 
@@ -225,7 +227,8 @@ def train_and_score(data: HumanData, world, *, sizes: Sequence[str], answers: in
 
 
 def add_transfer_claims(ledger: claims.Ledger, accuracy: Mapping[str, estimates.Estimate], human: str | None,
-                        dpo: str | None, *, seed: int = 0, missing_human: str = "", missing_dpo: str = "",
+                        dpo: str | None, *, seed: int = 0, missing_human: str = "",
+                        missing_dpo: str = "needs cheems_preference.jsonl in the world folder",
                         trained_on: str = "the world folder's preference file", their_prompts: str = "its prompts",
                         their_labels: str = "its labels", their_format: str = "its records") -> None:
     """Accuracy on the held-out half's human rankings (paired :class:`~cheems_lib.estimates.Estimate` by model name,

@@ -543,6 +543,9 @@ def agreement_shares(rescored: Rescoring, found: Mapping[str, estimates.Estimate
             CONFLICTS_TIES: share(rescored.conflicted)}
 
 
+NO_SECOND_SCORES = ("*Skipped: the agreement of two scorings; no answer of the human file has a second score "
+                    "(`second_scores`).*")
+"""The page's sentence when the human file has no answer scored twice."""
 CONFLICTS_STRICT = "prompts in conflict, strict calls only (Table 5's analogue)"
 """The share of prompts whose two scorings' strict calls Algorithm 1 cannot all reproduce: a pair one scoring orders
 one way and the other the other way. Compared with Table 5 (claim ``human-rescore-conflicts``)."""

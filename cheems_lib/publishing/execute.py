@@ -123,11 +123,15 @@ def input_files(params: dict[str, Any], declared: dict[str, dict], root: Path) -
 
 
 def _defaults(declared: dict[str, dict]) -> dict[str, Any]:
-    """The declared defaults of a parameters cell (:func:`cheems_lib.publishing.chapters.parameters_of`) as values."""
+    """The declared defaults of a parameters cell (:func:`cheems_lib.publishing.chapters.parameters_of`) as values,
+    but for ``folder`` parameters: those name what the build makes (the claims chapter's ``book/``), and keying a
+    chapter on them would key it on its own output."""
     import ast
 
     out = {}
     for name, d in declared.items():
+        if ((d.get("check") or {}).get("path")) == "folder":
+            continue
         try:
             out[name] = ast.literal_eval(d["default"])
         except (ValueError, SyntaxError):  # a default that is an expression, not a literal: no path to read
@@ -147,7 +151,9 @@ def cache_key(source: Path, params: dict[str, Any], root: Path) -> str:
     # default file (data/real's) would keep serving the page computed from the old one
     for f in input_files(_defaults(declared) | params, declared, root):
         st = f.stat()
-        h.update(f"{f}:{st.st_size}:{st.st_mtime_ns}".encode())
+        # named relative to the checkout, so a copied checkout (or a rerun from the page elsewhere) keeps its key
+        name = f.resolve().relative_to(root.resolve()) if f.resolve().is_relative_to(root.resolve()) else f
+        h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
     return h.hexdigest()
 
 
