@@ -115,9 +115,9 @@ def prompt_correlation(correct: np.ndarray, total: np.ndarray, picked: np.ndarra
 
 
 HELD_OUT = "held-out half"
+"""The benchmark subset the reward models are evaluated on: the held-out half's human rankings."""
 TOO_FEW_MODELS = "*Skipped: the real Best-of-N; it needs at least three reward models (more sizes or training seeds).*"
 """The page's sentence when the population is too small to correlate."""
-"""The benchmark subset the reward models are evaluated on: the held-out half's human rankings."""
 
 
 @dataclass
