@@ -9,7 +9,8 @@ Exit codes, the same for every subcommand:
   with no valid row left is still exit 2);
 * 1: a runtime failure (a full disk, an I/O error, a chapter that failed);
 * 2: bad input or usage: one line ``cheems: file:line: problem (fix: ...)``, nothing written
-  (a symbolic link loop as a path, ELOOP, included);
+  (a symbolic link loop as a path, ELOOP, included; an output that is one of the command's inputs, and an
+  output another process is writing, too: :func:`_writes`);
 * 130: interrupted (Ctrl-C, SIGINT); 143: terminated (SIGTERM). Outputs are then the old
   complete file or none (:mod:`cheems_lib.outputs`); ``score`` and ``train`` resume.
 """
@@ -147,13 +148,56 @@ def _skip_report(args) -> dict:
     return {**out, **report.to_json()} if report is not None else out
 
 
+def _writes(io, *, lock: bool = True, flag: str = "-o"):
+    """Decorate the handler of a command that writes an output. ``io(args)`` is ``(outputs, inputs, folder)``:
+    the output path first (None: none given), then paths written inside an output folder; the ``(flag, path)``
+    pairs of what the command reads; whether the output is a folder replaced whole. Before the handler runs,
+    an output that is an input, lies in an input folder or (``folder``) holds an input is refused
+    (:func:`cheems_lib.records.check_not_input`: one line, exit 2, nothing read or written), and with
+    ``lock`` the output's lock (:func:`cheems_lib.outputs.output_lock`) is held until it returns. ``score``
+    and ``train`` take their lock themselves: once per ``accelerate launch``, in the main process."""
+    import contextlib
+    import functools
+
+    def wrap(cmd):
+        @functools.wraps(cmd)
+        def run(args):
+            from .outputs import output_lock
+            from .records import check_not_input
+
+            outputs, inputs, folder = io(args)
+            for out in outputs:
+                check_not_input(out, inputs, folder=folder, flag=flag)
+            held = output_lock(outputs[0]) if lock and outputs[0] is not None else contextlib.nullcontext()
+            with held:
+                return cmd(args)
+        return run
+    return wrap
+
+
+def _model_files(model) -> list:
+    """The files of a local checkpoint folder that a command reads (none for a hub name or a baseline)."""
+    if not model or not Path(model).is_dir():
+        return []
+    from .models.scoring import checkpoint_files
+
+    return checkpoint_files(model)
+
+
+@_writes(lambda a: ([a.output], [("", a.input)], False))
 def cmd_resolve(args) -> None:
     from .conflicts import resolve_records
     from .records import write_records
 
     records = _read([args.input], args)[args.input]
     stats = resolve_records(records)
-    write_records(records, args.output)  # atomic: -o may even be the input file
+    write_records(records, args.output)  # atomic; never the input (refused by _writes)
+    if stats["unranked_responses"]:  # said as every reader that ranks says it; after the write, so a failed one is one line
+        from .records import ReadReport
+
+        report = ReadReport()
+        report.count_unranked(args.input, stats["unranked_responses"])
+        print(*(f"cheems: {line}" for line in report.sentences()), sep="\n", file=sys.stderr)
     _print_json({"input": str(args.input), "output": str(args.output), **stats, **_skip_report(args)})
 
 
@@ -167,7 +211,12 @@ def _data_name(path: Path) -> str:
 
 
 def cmd_evaluate(args) -> None:
-    from .metrics import evaluate_subset, overall, overall_ci
+    """Per data file, :meth:`cheems_lib.metrics.SubsetResult.to_json` (``accuracy``, ``exact_match``,
+    ``by_category``, ...; with ``--bootstrap`` ``accuracy_ci`` and ``exact_match_ci``, each only when it is a
+    real 95% interval, else ``ci_note`` says why, e.g. fewer than 10 prompts with a comparison; and
+    ``pooled_categories``); with two or more files ``overall``, and ``overall_ci`` or ``overall_ci_note``
+    likewise. One score file prints that object, several a ``{model: object}`` leaderboard."""
+    from .metrics import evaluate_subset, overall, overall_ci, overall_ci_note
     from .records import DataError, show
     from .score_file import check_scores_known, read_scores
 
@@ -208,6 +257,8 @@ def cmd_evaluate(args) -> None:
             ci = overall_ci(list(results.values()))
             if ci:
                 out["overall_ci"] = ci
+            elif overall_ci_note(list(results.values())):  # too few prompts, or no width: not an interval
+                out["overall_ci_note"] = overall_ci_note(list(results.values()))
         per_model[name] = {**out, **_skip_report(args)}
     if len(per_model) == 1:
         _print_json(next(iter(per_model.values())))
@@ -250,6 +301,7 @@ def cmd_simulate(args) -> None:
     and leaves -o as it was (see world_files.write_world)."""
     import errno
 
+    from .outputs import output_lock
     from .records import DataError
     from .world.simulation import WorldConfig, build_world
     from .world_files import check_output, write_world
@@ -258,8 +310,9 @@ def cmd_simulate(args) -> None:
         raise DataError(f"--seed {args.seed}", None, "the seed must be an integer >= 0", "pass --seed 0 or another N >= 0")
     try:
         check_output(args.output)  # refuse before minutes of simulation, not after
-        world = build_world(WorldConfig(size=args.size, seed=args.seed), progress=sys.stderr.isatty())
-        summary = write_world(world, args.output)
+        with output_lock(args.output):  # a second writer is refused now, not after its simulation
+            world = build_world(WorldConfig(size=args.size, seed=args.seed), progress=sys.stderr.isatty())
+            summary = write_world(world, args.output)
     except OSError as e:
         if e.errno in (errno.ENOSPC, errno.ELOOP):  # with the fix (a full disk) or as bad input (a link loop)
             raise
@@ -272,6 +325,8 @@ def cmd_simulate(args) -> None:
                  "responses": len(world.truth)})
 
 
+@_writes(lambda a: ([a.output], [*(("--data", p) for p in a.data), *(("--model", f) for f in _model_files(a.model))],
+                   True), lock=False, flag="--output")  # the lock: training.train, once per launch
 def cmd_train(args) -> None:
     """Validate everything, choose the preset by model kind, then train (see :func:`cheems_lib.models.training.train`)."""
     import os
@@ -279,6 +334,7 @@ def cmd_train(args) -> None:
 
     from .models.training import train
     from .models.training_config import TrainConfig, check_learning_rate, choose_preset
+    from .outputs import LockedError
     from .records import data_fingerprint
 
     name, reason = choose_preset(args.model, args.preset)
@@ -294,6 +350,10 @@ def cmd_train(args) -> None:
         summary = train(records, cfg, args.output, resume=args.resume, overwrite=args.overwrite,
                         progress=sys.stderr.isatty(), data_fingerprint=data_fingerprint(records),
                         preset={"name": name, "reason": reason}, say=say, extra=_skip_report(args))
+    except LockedError:
+        if os.environ.get("RANK", "0") != "0":  # under accelerate launch: one message, from the main process
+            raise SystemExit(2) from None
+        raise
     except KeyboardInterrupt:
         if os.environ.get("RANK", "0") != "0":  # under accelerate launch: one message, from the main process
             raise
@@ -307,6 +367,8 @@ def cmd_train(args) -> None:
                      "effective": summary.get("effective"), **_skip_report(args)})
 
 
+@_writes(lambda a: ([a.output], [*(("--data", p) for p in a.data), *(("--model", f) for f in _model_files(a.model))],
+                   False), lock=False)  # the lock: scoring.score_to_file, once per launch
 def cmd_score(args) -> None:
     """Check the model name, read the data, then score into -o (see :func:`cheems_lib.models.scoring.score_to_file`)."""
     from .baselines import NAMES
@@ -341,6 +403,8 @@ def cmd_score(args) -> None:
                      **_skip_report(args)})
 
 
+@_writes(lambda a: ([a.output], [("--human", a.human), ("--gpt", a.gpt), ("--scores", a.scores),
+                                 *(("--rm", f) for f in ([] if a.scores else _model_files(a.rm)))], False))
 def cmd_preference(args) -> None:
     from .distant_supervision import build_preference
     from .records import write_records
@@ -367,6 +431,17 @@ def cmd_preference(args) -> None:
                  "records": len(records), **report, **_skip_report(args)})
 
 
+def _import_io(args):
+    """What ``cheems import`` writes (the output, and for a folder the files it writes there) and reads."""
+    from .real_data import output_files
+
+    inputs = [("", p) for p in args.inputs] + [("--questions", args.questions)]
+    out = args.output
+    inside = [] if out is None else [out / rel for rel in output_files(args.source)]
+    return [out, *inside], inputs, False
+
+
+@_writes(_import_io)
 def cmd_import(args) -> None:
     """Convert public real data into records (see :mod:`cheems_lib.real_data`); one JSON summary on stdout.
 
@@ -457,7 +532,7 @@ def _add_resolve(sub) -> None:
     r = sub.add_parser("resolve", help="Algorithm 1: rank every record from its annotations")
     r.add_argument("input", type=Path, help="JSONL records with 'annotations' (grouped or official pairwise form)")
     r.add_argument("-o", "--output", type=Path, required=True,
-                   help="where to write the records with 'rank' (written atomically: may be the input itself)")
+                   help="where to write the records with 'rank' (written atomically; not the input itself)")
     r.add_argument("--skip-invalid", action="store_true", help=SKIP_HELP)
     r.set_defaults(func=cmd_resolve)
 

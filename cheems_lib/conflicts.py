@@ -12,6 +12,14 @@ component is a union of cycles), so ::
 Example: ``a > b, b > c, c > a, c > d`` has the cycle ``a, b, c``; after merging,
 ``{a, b, c} -> d`` gives ``rank = {a: 0, b: 0, c: 0, d: 1}``.
 
+A response that no annotation mentions is not ranked: it is left out of ``rank``, so it makes no
+comparison for training or evaluation. As a node of the graph it would be a source and come out
+in round 0, tied with the best response, from no evidence at all (a record ``a > b`` with a third
+response ``c`` never compared would assert ``c > b``). Here the paper's algorithm is silent (its
+data compares every response) and the project's contract used to give such a response round 0;
+leaving it out is the reading that asserts nothing nobody said. Every reader counts the responses
+left out (:func:`unranked_responses`, ``unranked_responses`` in :func:`conflict_stats`).
+
 Three implementations, one result (the tests check they agree on random graphs):
 
 - :func:`resolve` -- one prompt, networkx condensation; the readable definition.
@@ -36,7 +44,7 @@ from .records import FIRST, SECOND, TIE, Record, strict_pairs
 __all__ = [
     "preference_graph", "resolve", "resolve_literal", "resolve_records", "reproduced",
     "conflict_stats", "prompt_conflicts", "near_tie_counts", "ordered_pairs", "reachability",
-    "literal_agreement",
+    "literal_agreement", "mentioned", "unranked_responses",
 ]
 
 Annotation = tuple[str, str, str]
@@ -56,21 +64,37 @@ def preference_graph(response_ids: Sequence[str], annotations: Iterable[Annotati
     return g
 
 
+def mentioned(annotations: Iterable[Annotation]) -> set[str]:
+    """The responses some annotation compares: the ones Algorithm 1 can rank from evidence."""
+    return {rid for a, b, _ in annotations for rid in (a, b)}
+
+
+def unranked_responses(record: Record) -> int:
+    """How many responses of ``record`` its ``rank`` leaves out (all of them when it has none): they take
+    part in no comparison."""
+    return sum(rid not in (record.rank or {}) for rid in record.response_ids)
+
+
 def resolve(response_ids: Sequence[str], annotations: Iterable[Annotation]) -> dict[str, int]:
-    """Algorithm 1 for one prompt: ranks from the condensation's topological generations.
+    """Algorithm 1 for one prompt: ranks from the condensation's topological generations, for the
+    responses the annotations mention (a response in no annotation is left out, see the module doc).
 
     >>> resolve(["a", "b", "c", "d"], [("a", "b", "1"), ("b", "c", "1"), ("c", "a", "1"), ("d", "c", "2")])
     {'a': 0, 'b': 0, 'c': 0, 'd': 1}
+    >>> resolve(["a", "b", "c"], [("a", "b", "1")])
+    {'a': 0, 'b': 1}
     """
     import networkx as nx
 
+    annotations = list(annotations)
+    seen = mentioned(annotations)
     cond = nx.condensation(preference_graph(response_ids, annotations))
     rank: dict[str, int] = {}
     for depth, layer in enumerate(nx.topological_generations(cond)):
         for node in layer:
             for rid in cond.nodes[node]["members"]:
                 rank[rid] = depth
-    return {rid: rank[rid] for rid in response_ids}
+    return {rid: rank[rid] for rid in response_ids if rid in seen}
 
 
 def resolve_literal(response_ids: Sequence[str], annotations: Iterable[Annotation],
@@ -78,10 +102,13 @@ def resolve_literal(response_ids: Sequence[str], annotations: Iterable[Annotatio
     """Algorithm 1 as printed: find one cycle by depth-first search, merge it, repeat.
 
     Slow on purpose (one DFS per merge). If ``steps`` is a list, each merge is appended
-    as ``(members_of_the_new_node, graph_after_merge)`` so the chapter can draw it.
+    as ``(members_of_the_new_node, graph_after_merge)`` so the chapter can draw it. Like :func:`resolve`,
+    a response no annotation mentions is left out of the ranking.
     """
     import networkx as nx
 
+    annotations = list(annotations)
+    seen = mentioned(annotations)
     g = preference_graph(response_ids, annotations)
     members = {rid: frozenset([rid]) for rid in g.nodes}
     while True:
@@ -112,7 +139,7 @@ def resolve_literal(response_ids: Sequence[str], annotations: Iterable[Annotatio
                 rank[rid] = depth
         g.remove_nodes_from(sources)
         depth += 1
-    return {rid: rank[rid] for rid in response_ids}
+    return {rid: rank[rid] for rid in response_ids if rid in seen}
 
 
 def reachability(adjacency: np.ndarray) -> np.ndarray:
@@ -160,15 +187,16 @@ def _adjacency(records: Sequence[Record], k: int) -> np.ndarray:
 def resolve_records(records: Sequence[Record], *, overwrite: bool = True) -> dict[str, int | float]:
     """Resolve every record's annotations in place (sets ``rank``) and return :func:`conflict_stats`.
 
-    A record without annotations keeps the ``rank`` it has; if it has none, every response
-    gets round 0 (Algorithm 1 leaves unannotated responses as sources). Such records are
-    counted as ``unannotated_prompts``. With ``overwrite=False`` existing ranks are kept.
+    A record without annotations keeps the ``rank`` it has; if it has none, it gets an empty
+    one (no evidence ranks any of its responses). Such records are counted as
+    ``unannotated_prompts``; a response no annotation mentions is left out of ``rank`` and
+    counted in ``unranked_responses``. With ``overwrite=False`` existing ranks are kept.
     """
     by_size: dict[int, list[Record]] = {}
     for rec in records:
         if not rec.annotations:
             if rec.rank is None:
-                rec.rank = {rid: 0 for rid in rec.response_ids}
+                rec.rank = {}
         elif overwrite or rec.rank is None:
             by_size.setdefault(len(rec.responses), []).append(rec)
     for k, group in by_size.items():
@@ -178,7 +206,8 @@ def resolve_records(records: Sequence[Record], *, overwrite: bool = True) -> dic
             chunk = group[start:start + step]
             heights = _heights(reachability(_adjacency(chunk, k))).tolist()
             for rec, h in zip(chunk, heights):
-                rec.rank = dict(zip(rec.response_ids, h))
+                seen = mentioned(rec.annotations)
+                rec.rank = {rid: r for rid, r in zip(rec.response_ids, h) if rid in seen}
     return conflict_stats(records)
 
 
@@ -197,11 +226,13 @@ def conflict_stats(records: Iterable[Record]) -> dict[str, int | float]:
     ``conflict_ratio`` = share of annotated prompts with at least one annotation that the
     ranking does not reproduce (the figure of the paper's Table 5); ``pair_conflict_ratio``
     = share of annotations (ties included) not reproduced. Prompts without annotations are
-    not in either denominator and are counted in ``unannotated_prompts``.
+    not in either denominator and are counted in ``unannotated_prompts``; ``unranked_responses``
+    counts the responses a ranking leaves out (:func:`unranked_responses`).
     """
-    prompts = annotated = conflicted = n_ann = n_bad = ties = 0
+    prompts = annotated = conflicted = n_ann = n_bad = ties = unranked = 0
     for rec in records:
         prompts += 1
+        unranked += unranked_responses(rec)
         if not rec.annotations:
             continue
         if rec.rank is None:
@@ -222,6 +253,7 @@ def conflict_stats(records: Iterable[Record]) -> dict[str, int | float]:
         "conflict_ratio": conflicted / annotated if annotated else 0.0,
         "unreproduced_annotations": n_bad,
         "pair_conflict_ratio": n_bad / n_ann if n_ann else 0.0,
+        "unranked_responses": unranked,
     }
 
 

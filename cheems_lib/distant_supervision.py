@@ -54,7 +54,9 @@ def filter_by_reward(records: Sequence[Record], scores: Mapping[tuple[str, str],
     """Keep the strict comparisons the reward model agrees with (by more than ``margin``); re-rank.
 
     Ties in the annotations are dropped (the reward model cannot confirm a tie) and counted.
-    A missing score is an error, not a silent drop.
+    A missing score is an error, not a silent drop. A response whose every comparison was dropped
+    is left unranked (it trains nothing), not ranked with the best; ``unranked_responses_after``
+    counts them.
     """
     out, kept, dropped, ties, cycles_before, cycles_after, conflicted = [], 0, 0, 0, 0, 0, 0
     for rec in records:
@@ -78,7 +80,7 @@ def filter_by_reward(records: Sequence[Record], scores: Mapping[tuple[str, str],
               "dropped_disagreeing": dropped, "dropped_ties": ties, "prompts_with_cycles_before": conflicted,
               "cycles_before": cycles_before, "cycles_after": cycles_after,
               "prompts_without_comparisons_after": sum(1 for r in out if not r.annotations),
-              "conflict_ratio_after": stats["conflict_ratio"]}
+              "unranked_responses_after": stats["unranked_responses"], "conflict_ratio_after": stats["conflict_ratio"]}
     return out, report
 
 
@@ -103,7 +105,8 @@ def chosen_length_counts(records: Sequence[Record]) -> tuple[np.ndarray, np.ndar
 def length_debias(records: Sequence[Record], *, seed: int | np.random.Generator = 0) -> tuple[list[Record], dict]:
     """Balance comparisons whose chosen response is longer vs shorter; re-rank.
 
-    The larger group is downsampled uniformly at random to the size of the smaller one.
+    The larger group is downsampled uniformly at random to the size of the smaller one. A response whose
+    every comparison was dropped is left unranked (``unranked_responses_after``).
     """
     rng = np.random.default_rng(seed)
     longer, shorter, equal = [], [], 0
@@ -122,13 +125,13 @@ def length_debias(records: Sequence[Record], *, seed: int | np.random.Generator 
     out = []
     for p, rec in enumerate(records):
         out.append(_with(rec, [c for k, c in enumerate(strict_comparisons(rec)) if (p, k) not in drop]))
-    resolve_records(out)
+    stats = resolve_records(out)
     n_long_after = len(longer) - (len(drop) if big is longer else 0)
     n_short_after = len(shorter) - (len(drop) if big is shorter else 0)
     report = {"comparisons_in": len(longer) + len(shorter) + equal, "chosen_longer_before": len(longer),
               "chosen_shorter_before": len(shorter), "equal_length": equal, "dropped": len(drop),
               "chosen_longer_after": n_long_after, "chosen_shorter_after": n_short_after,
-              "kept": n_long_after + n_short_after + equal}
+              "kept": n_long_after + n_short_after + equal, "unranked_responses_after": stats["unranked_responses"]}
     return out, report
 
 

@@ -19,10 +19,14 @@ The verdict of a difference (:func:`decide`) is one of :data:`VERDICTS`:
   else *inconclusive*;
 - before either: *insufficient data* when the statistic rests on fewer than :data:`MIN_UNITS`
   independent units (``Estimate.n``: the prompts, or training sets, its bootstrap resamples),
-  or, for an estimate that does not know its count, when the bootstrap interval collapses to
-  one value (every resample gives the same number). Its sentence is generated here
-  (:func:`insufficient_text`: "Insufficient data: 1 prompt, needs at least 10 ..."), so every
-  chapter that glues verdict sentences has one without typing it.
+  or when the bootstrap interval collapses to one value (every resample gives the same number,
+  whatever the count: a zero-width interval claims a certainty no sample has). Its sentence is
+  generated here (:func:`insufficient_text`: "Insufficient data: 1 prompt, needs at least 10 ..."),
+  so every chapter that glues verdict sentences has one without typing it. ``cheems evaluate``
+  leaves out its intervals by the same rule (:func:`cheems_lib.metrics.checked_interval`).
+
+Strata smaller than :data:`cheems_lib.metrics.MIN_STRATUM` units are pooled before resampling
+(:func:`cheems_lib.metrics.stratify`); an estimate so drawn says which in ``Estimate.note``.
 
 :func:`best_of` and :func:`all_of` decide composite statements ("a is the best", "every entry holds").
 Each verdict is one 95% interval; :func:`p_value` gives its bootstrap p-value, :func:`holm_adjust` Holm's
@@ -43,9 +47,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .metrics import stratified_draws
+from .metrics import MIN_STRATUM, MIN_UNITS, no_width, stratified_draws
 
-__all__ = ["VERDICTS", "INSUFFICIENT", "CI", "N_BOOT", "MIN_UNITS", "HOLM_ALPHA", "POWER_RULE", "Estimate",
+__all__ = ["VERDICTS", "INSUFFICIENT", "CI", "N_BOOT", "HOLM_ALPHA", "POWER_RULE", "Estimate",
            "ratio_estimate", "subset_estimate", "category_estimate", "mean_of", "insufficient", "counted",
            "insufficient_text", "decide", "best_of", "all_of", "p_value", "holm_adjust", "scale_to_decide",
            "units_to_decide"]
@@ -60,11 +64,6 @@ CI = 0.95
 """Coverage of every interval."""
 N_BOOT = 1000
 """Bootstrap replicates unless a chapter's ``n_boot`` says otherwise."""
-MIN_UNITS = 10
-"""A claim is decided only on a statistic resting on at least this many independent units (prompts,
-or training sets): a percentile bootstrap over fewer cannot give a 95% interval with real coverage
-(n units have few distinct resamples, and the interval comes out too narrow; one unit gives a
-single point), so such a claim gets the verdict *insufficient data* instead of a false one."""
 HOLM_ALPHA = round(1 - CI, 10)
 """Family-wise error rate of Holm's step-down (:func:`holm_adjust`, applied over the ledger by
 :func:`cheems_lib.analyses.claims.multiplicity`): the level of one interval's verdict."""
@@ -78,12 +77,16 @@ class Estimate:
 
     ``n`` is how many independent units the replicates resample (``unit``: ``"prompt"``, or
     ``"training set"`` for a correlation over models); None when unknown. Arithmetic keeps the
-    smallest ``n`` of its sides: a comparison is only as well founded as its thinner side."""
+    smallest ``n`` of its sides: a comparison is only as well founded as its thinner side.
+    ``note`` says how the resampling departed from the strata asked for (strata pooled because
+    they were too small: :func:`ratio_estimate`, :func:`subset_estimate`, :func:`category_estimate`);
+    arithmetic keeps the notes of both sides."""
 
     point: np.ndarray
     boot: np.ndarray
     n: int | None = None
     unit: str = "prompt"
+    note: str = ""
 
     def __post_init__(self):
         point, boot = np.atleast_1d(np.asarray(self.point, float)), np.asarray(self.boot, float)
@@ -95,9 +98,9 @@ class Estimate:
 
     @classmethod
     def single(cls, point: float, boot: np.ndarray | Sequence[float] = (), *, n: int | None = None,
-               unit: str = "prompt") -> "Estimate":
+               unit: str = "prompt", note: str = "") -> "Estimate":
         """One seed (or a statistic that involves no training), resampling ``n`` units."""
-        return cls(np.array([point], float), np.asarray(boot, float).reshape(1, -1), n, unit)
+        return cls(np.array([point], float), np.asarray(boot, float).reshape(1, -1), n, unit, note)
 
     @classmethod
     def stack(cls, per_seed: Sequence["Estimate"]) -> "Estimate":
@@ -105,14 +108,15 @@ class Estimate:
         if not per_seed:
             raise ValueError("no estimates to stack")
         return cls(np.concatenate([e.point for e in per_seed]), np.concatenate([e.boot for e in per_seed]),
-                   _fewest(per_seed), per_seed[0].unit)
+                   _fewest(per_seed), per_seed[0].unit, _notes(per_seed))
 
     def broadcast(self, seeds: int) -> "Estimate":
         """This one-seed estimate repeated for ``seeds`` training seeds, to pair it with a trained
         model's estimate (e.g. a baseline, which involves no training)."""
         if self.seeds != 1:
             raise ValueError(f"only a one-seed estimate can be broadcast (this one has {self.seeds} seeds)")
-        return Estimate(np.repeat(self.point, seeds), np.repeat(self.boot, seeds, axis=0), self.n, self.unit)
+        return Estimate(np.repeat(self.point, seeds), np.repeat(self.boot, seeds, axis=0), self.n, self.unit,
+                        self.note)
 
     @property
     def seeds(self) -> int:
@@ -124,7 +128,8 @@ class Estimate:
         return float(self.point.mean())
 
     def _paired(self, other: "Estimate", point: np.ndarray, boot: np.ndarray) -> "Estimate":
-        return Estimate(point, boot, _fewest([self, other]), self.unit if self.n is not None else other.unit)
+        return Estimate(point, boot, _fewest([self, other]), self.unit if self.n is not None else other.unit,
+                        _notes([self, other]))
 
     def __sub__(self, other: "Estimate | float") -> "Estimate":
         if isinstance(other, Estimate):
@@ -132,10 +137,10 @@ class Estimate:
                 raise ValueError(f"cannot pair estimates of shapes {self.boot.shape} and {other.boot.shape} "
                                  "(fix: evaluate both on the same seeds with the same n_boot)")
             return self._paired(other, self.point - other.point, self.boot - other.boot)
-        return Estimate(self.point - other, self.boot - other, self.n, self.unit)
+        return Estimate(self.point - other, self.boot - other, self.n, self.unit, self.note)
 
     def __neg__(self) -> "Estimate":
-        return Estimate(-self.point, -self.boot, self.n, self.unit)
+        return Estimate(-self.point, -self.boot, self.n, self.unit, self.note)
 
     def __add__(self, other: "Estimate | float") -> "Estimate":
         return self - (-other)
@@ -150,7 +155,7 @@ class Estimate:
             with np.errstate(invalid="ignore", divide="ignore"):
                 return self._paired(other, self.point / other.point, self.boot / other.boot)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return Estimate(self.point / float(other), self.boot / float(other), self.n, self.unit)
+            return Estimate(self.point / float(other), self.boot / float(other), self.n, self.unit, self.note)
 
     def replicates(self, *, seed: int = 0) -> np.ndarray:
         """Bootstrap distribution of the seed mean: hierarchical over seeds when there are several."""
@@ -178,14 +183,22 @@ def _fewest(estimates: Sequence[Estimate]) -> int | None:
     return min(known) if known else None
 
 
+def _notes(estimates: Sequence[Estimate]) -> str:
+    """The distinct notes of ``estimates``, in order, joined by "; "."""
+    return "; ".join(dict.fromkeys(e.note for e in estimates if e.note))
+
+
 def ratio_estimate(numerator: Sequence[float], denominator: Sequence[float] | None = None, *,
                    strata: Sequence | None = None, n_boot: int = N_BOOT, seed: int = 0) -> Estimate:
     """``sum(numerator) / sum(denominator)`` over prompts, with a bootstrap over prompts.
 
     One entry per prompt (e.g. decisions won by the second-shown response, and decisions), so
     decisions within a prompt are resampled together. ``denominator`` defaults to ones (a mean
-    over prompts). ``strata`` (e.g. categories) keeps each stratum's size in every replicate.
-    Its ``n`` counts the prompts that take part: those with a non-zero denominator.
+    over prompts). ``strata`` (e.g. categories) keeps each stratum's size in every replicate;
+    strata too small to resample alone are pooled (:func:`cheems_lib.metrics.stratify`), and its
+    ``note`` names them. Its ``n`` counts the prompts that take part: those with a non-zero
+    denominator. The replicates are summed chunk by chunk (:data:`cheems_lib.metrics.BOOT_CHUNK`), so
+    memory does not grow with prompts x ``n_boot``.
 
     >>> ratio_estimate([1, 2], [2, 2], n_boot=0).value
     0.75
@@ -200,11 +213,17 @@ def ratio_estimate(numerator: Sequence[float], denominator: Sequence[float] | No
         return Estimate.single(point, n=n)
     strata_arr = np.zeros(num.size, int) if strata is None else np.asarray(strata, dtype=object)
     top, bottom = np.zeros(n_boot), np.zeros(n_boot)
-    for _, idx, draw in stratified_draws(strata_arr, n_boot, seed):
-        top += num[idx][draw].sum(axis=1)
-        bottom += den[idx][draw].sum(axis=1)
+    pooled: list = []
+    for stratum, rows, draw in stratified_draws(strata_arr, n_boot, seed):
+        if rows.start == 0:  # a new stratum
+            stratum_num, stratum_den = num[stratum.members], den[stratum.members]
+            pooled += list(stratum.labels) if stratum.pooled else []
+        top[rows] += stratum_num[draw].sum(axis=1)
+        bottom[rows] += stratum_den[draw].sum(axis=1)
+    note = (f"strata pooled for the bootstrap (some had fewer than {MIN_STRATUM} prompts): "
+            f"{', '.join(map(str, sorted(pooled)))}" if pooled else "")
     with np.errstate(invalid="ignore", divide="ignore"):
-        return Estimate.single(point, top / bottom, n=n)
+        return Estimate.single(point, top / bottom, n=n, note=note)
 
 
 def subset_estimate(per_seed: Sequence[Mapping[str, object]], metric: str = "overall",
@@ -214,7 +233,8 @@ def subset_estimate(per_seed: Sequence[Mapping[str, object]], metric: str = "ove
     ``per_seed[s]`` maps subset name to that seed's result (all evaluated with the same
     bootstrap ``seed``). ``metric``: ``overall`` (the paper's Overall), ``accuracy`` or
     ``exact_match`` (means over the subsets), each over ``subsets`` (default: all). Its ``n`` is
-    the fewest prompts with a comparison of any chosen subset (each subset is resampled alone).
+    the fewest prompts with a comparison of any chosen subset (each subset is resampled alone); its
+    ``note`` names the categories a subset's bootstrap pooled (``SubsetResult.pooled_categories``).
     """
     def one(results: Mapping[str, object]) -> Estimate:
         chosen = [results[s] for s in (subsets or list(results))]
@@ -227,7 +247,11 @@ def subset_estimate(per_seed: Sequence[Mapping[str, object]], metric: str = "ove
             boot = np.mean([getattr(r, f"boot_{metric}") for r in chosen], axis=0)
         else:
             raise ValueError(f"unknown metric {metric!r}; use overall, accuracy or exact_match")
-        return Estimate.single(float(point), boot, n=n)
+        pooled = [f"{', '.join(r.pooled_categories)} ({name})" for name, r in zip(subsets or list(results), chosen)
+                  if getattr(r, "pooled_categories", ())]
+        note = (f"categories pooled for the bootstrap (fewer than {MIN_STRATUM} prompts): {'; '.join(pooled)}"
+                if pooled else "")
+        return Estimate.single(float(point), boot, n=n, note=note)
 
     return Estimate.stack([one(r) for r in per_seed])
 
@@ -239,25 +263,39 @@ def category_estimate(per_seed: Sequence[Mapping[str, object]], categories: Sequ
     Within a subset: the mean accuracy of the group's categories present there (macro, like the
     subset metric); then the mean over the ``subsets`` (default: all) that hold any of them. The
     replicates are the metric's own resamples (``boot_category_accuracy``), so two groups of the
-    same results subtract paired. Its ``n`` is the fewest prompts of the group in any subset that
-    holds it.
+    same results subtract paired; a replicate averages the categories it drew (a pooled category,
+    ``SubsetResult.pooled_categories``, may be missing from one, and the ``note`` names the group's
+    pooled categories). Its ``n`` is the fewest prompts of the group in any subset that holds it.
     """
     def one(results: Mapping[str, object]) -> Estimate:
-        points, boots, counts = [], [], []
+        points, boots, counts, pooled = [], [], [], set()
         for name in subsets or list(results):
             r = results[name]
             cats = [c for c in categories if c in r.by_category]
             if cats:
                 points.append(np.mean([r.by_category[c]["accuracy"] for c in cats]))
                 counts.append(sum(int(r.by_category[c].get("prompts", 0)) for c in cats))
+                pooled |= set(cats) & set(getattr(r, "pooled_categories", ()))
                 if r.boot_category_accuracy:
-                    boots.append(np.mean([r.boot_category_accuracy[c] for c in cats], axis=0))
+                    boots.append(_drawn_mean([r.boot_category_accuracy[c] for c in cats]))
         if not points:
             raise ValueError(f"no prompts of categories {list(categories)} in subsets {list(subsets or results)} "
                              "(fix: choose categories the benchmark holds)")
-        return Estimate.single(float(np.mean(points)), np.mean(boots, axis=0) if boots else (), n=min(counts))
+        note = (f"categories pooled for the bootstrap (fewer than {MIN_STRATUM} prompts): {', '.join(sorted(pooled))}"
+                if pooled else "")
+        return Estimate.single(float(np.mean(points)), _drawn_mean(boots) if boots else (), n=min(counts), note=note)
 
     return Estimate.stack([one(r) for r in per_seed])
+
+
+def _drawn_mean(replicates: Sequence[np.ndarray]) -> np.ndarray:
+    """Per replicate, the mean of the entries that are not NaN (a pooled category its resample missed); the
+    same numbers as ``np.mean`` when none is NaN, NaN where all are."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a replicate that drew none of the group
+        return np.nanmean(replicates, axis=0)
 
 
 def mean_of(estimates: Sequence[Estimate]) -> Estimate:
@@ -271,22 +309,22 @@ def mean_of(estimates: Sequence[Estimate]) -> Estimate:
 
 
 def insufficient(est: Estimate, *, ci: float = CI, seed: int = 0) -> bool:
-    """Does ``est`` rest on too few units for a verdict? True when its ``n`` is below
-    :data:`MIN_UNITS`, or, when its count is unknown, when its bootstrap interval collapses to one
-    value. (With a known count at the minimum a zero-width interval is the data's own: e.g. every
-    prompt has the same number of comparisons.)
+    """Does ``est`` rest on too little for a verdict? True when its ``n`` is below :data:`MIN_UNITS`,
+    or when its bootstrap interval collapses to one value, whatever the count: every resample gives
+    the same number (e.g. every prompt conflicts, or has the same number of comparisons), and a
+    zero-width interval would claim that a new sample could not give another. The rule of every
+    interval the library reports (``cheems evaluate`` too: :func:`cheems_lib.metrics.checked_interval`).
 
     >>> insufficient(Estimate.single(-0.5, [-0.5] * 100, n=1))
     True
-    >>> insufficient(Estimate.single(-0.5, [-0.5] * 100))
+    >>> insufficient(Estimate.single(-0.5, [-0.5] * 100, n=70))
     True
     >>> insufficient(Estimate.single(0.1, np.linspace(0, 0.2, 100), n=MIN_UNITS))
     False
     """
-    if est.n is not None:
-        return est.n < MIN_UNITS
-    lo, hi = est.interval(ci=ci, seed=seed)
-    return bool(np.isfinite(lo) and lo == hi)
+    if est.n is not None and est.n < MIN_UNITS:
+        return True
+    return no_width(*est.interval(ci=ci, seed=seed))
 
 
 def counted(n: int, unit: str) -> str:
@@ -300,15 +338,20 @@ def counted(n: int, unit: str) -> str:
 
 def insufficient_text(n: int | None, unit: str = "prompt", what: str = "") -> str:
     """The sentence of an *insufficient data* verdict: the count and the number it needs (``what``,
-    optional, names what is not tested).
+    optional, names what is not tested). With the count unknown, or at least :data:`MIN_UNITS`, the
+    verdict can only come from an interval of no width, and the sentence says so.
 
     >>> insufficient_text(1, "prompt")
     'Insufficient data: 1 prompt, needs at least 10 (a bootstrap over fewer gives no real 95% interval).'
+    >>> insufficient_text(70, "prompt")
+    'Insufficient data: 70 prompts, but every bootstrap resample gives the same value (the 95% interval has no width).'
     """
     tail = f", so this run does not test {what}" if what else ""
     if n is None:
-        return (f"Insufficient data: every bootstrap resample gives the same value, so the 95% interval has no "
-                f"width{tail}.")
+        return f"Insufficient data: every bootstrap resample gives the same value (the 95% interval has no width){tail}."
+    if n >= MIN_UNITS:
+        return (f"Insufficient data: {counted(n, unit)}, but every bootstrap resample gives the same value (the 95% "
+                f"interval has no width){tail}.")
     return (f"Insufficient data: {counted(n, unit)}, needs at least {MIN_UNITS} (a bootstrap over fewer gives no real "
             f"95% interval){tail}.")
 

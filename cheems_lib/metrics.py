@@ -15,19 +15,56 @@ and exact match 0.
 The official code lets a score tie pass exact match while failing accuracy; we count a
 tie wrong in both, so the two metrics are consistent. Uncertainty is a percentile
 bootstrap over prompts, stratified by category so every replicate keeps the taxonomy.
+
+Every interval of the library, the book's and ``cheems evaluate``'s alike, comes from
+:func:`stratified_draws`, and one rule says when it claims more than its data:
+
+- a stratum of fewer than :data:`MIN_STRATUM` prompts cannot stand alone (one prompt cannot
+  vary at all, so stratifying on it would treat that prompt as known exactly): such strata
+  are pooled into one (:func:`stratify`), and the result says which
+  (``SubsetResult.pooled_categories``; ``Estimate.note`` in :mod:`cheems_lib.estimates`);
+- an interval resting on fewer than :data:`MIN_UNITS` prompts with a
+  comparison, or of no width (every resample gives the same value), is not reported as one:
+  ``cheems evaluate`` says *insufficient data* with the count instead
+  (:meth:`SubsetResult.to_json`, :func:`overall_ci_note`), and the ledger's verdict is
+  *insufficient data* (:func:`cheems_lib.estimates.insufficient`, the same rule).
+
+Replicates are drawn in chunks (:data:`BOOT_CHUNK`) and reduced to sums before the next, so
+the bootstrap's memory does not grow with prompts x replicates.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
 from .conflicts import ordered_pairs
 from .records import DataError, Record, show, strict_pairs
 
-__all__ = ["prompt_outcomes", "stratified_draws", "accuracy", "exact_match", "SubsetResult", "evaluate_subset",
-           "overall", "overall_ci", "lookup_scores"]
+__all__ = ["MIN_UNITS", "MIN_STRATUM", "no_width", "NO_WIDTH_TOLERANCE", "BOOT_CHUNK", "prompt_outcomes", "Stratum", "stratify", "stratified_draws", "accuracy",
+           "exact_match", "SubsetResult", "evaluate_subset", "overall", "overall_ci", "overall_ci_note",
+           "checked_interval", "lookup_scores"]
+
+MIN_UNITS = 10
+"""An interval is reported, and a claim decided, only on a statistic resting on at least this many independent
+units (prompts, or training sets): a percentile bootstrap over fewer cannot give a 95% interval with real
+coverage (n units have few distinct resamples, and the interval comes out too narrow; one unit gives a single
+point), so the result is *insufficient data* instead of a false interval (:func:`checked_interval`, and
+:func:`cheems_lib.estimates.insufficient` for the ledger's verdicts, which builds on this module)."""
+MIN_STRATUM = 5
+"""The fewest units (prompts) a stratum is resampled with on its own; smaller strata are pooled
+(:func:`stratify`). A stratum of m units gives a bootstrap variance (m - 1)/m of its own: none for
+one unit, half for two. In a simulation of ten categories' macro accuracy, strata of two prompts gave
+a 95% interval that covered the truth 77% of the time, strata of three 83%, of five 91%, about what
+the same categories pooled into one stratum gave (92-93%); from five on stratifying costs little
+coverage, below it pooling is the more honest interval."""
+BOOT_CHUNK = 1 << 20
+"""The most resample indices drawn at once. Each stratum's replicates are drawn in chunks of whole
+rows (at least one) and reduced to per-replicate sums before the next chunk, so the bootstrap holds
+a few arrays of this many numbers plus the replicates themselves, whatever the prompts and replicates.
+numpy's Generator fills an array row after row, so the chunks draw the very numbers one
+``(n_boot, members)`` draw would: results do not depend on this size."""
 
 
 def prompt_outcomes(ranks: Sequence[Mapping[str, int]], scores: Sequence[Mapping[str, float]],
@@ -78,26 +115,91 @@ class SubsetResult:
     boot_accuracy: np.ndarray = field(repr=False, default_factory=lambda: np.empty(0))
     boot_exact_match: np.ndarray = field(repr=False, default_factory=lambda: np.empty(0))
     boot_category_accuracy: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
-    """Per top-level category, its accuracy in each replicate (the resamples behind ``boot_accuracy``)."""
+    """Per top-level category, its accuracy in each replicate (the resamples behind ``boot_accuracy``;
+    NaN in a replicate that drew none of its prompts, which only a pooled category can)."""
+    pooled_categories: tuple[str, ...] = ()
+    """The categories the bootstrap resampled together as one stratum because they had fewer than
+    :data:`MIN_STRATUM` prompts with a comparison (with the smallest other category when even together they
+    had fewer; :func:`stratify`); empty when every category was resampled on its own."""
 
     @property
     def score(self) -> float:
         """(accuracy + exact match) / 2, this subset's share of ``overall``."""
         return (self.accuracy + self.exact_match) / 2
 
+    @property
+    def units(self) -> int:
+        """The independent units its intervals resample: prompts with at least one comparison."""
+        return self.prompts - self.prompts_without_comparisons
+
     def to_json(self, ci: float = 0.95) -> dict:
+        """The metrics as ``cheems evaluate`` prints them: ``accuracy``, ``exact_match``, ``by_category``,
+        ``prompts`` and ``prompts_without_comparisons`` always; with bootstrap replicates also
+        ``accuracy_ci`` and ``exact_match_ci`` (``[low, high]``), each only when it is a real interval
+        (:func:`checked_interval`), else ``ci_note`` says why it is left out ("insufficient data: 6 prompts
+        with a comparison, needs at least 10 ..."); and ``pooled_categories`` when the bootstrap pooled
+        small categories into one stratum."""
         out = {"accuracy": self.accuracy, "exact_match": self.exact_match,
                "by_category": self.by_category, "prompts": self.prompts,
                "prompts_without_comparisons": self.prompts_without_comparisons}
         if self.boot_accuracy.size:
-            out["accuracy_ci"] = _interval(self.boot_accuracy, ci)
-            out["exact_match_ci"] = _interval(self.boot_exact_match, ci)
+            notes = {}
+            for key, boot in (("accuracy", self.boot_accuracy), ("exact_match", self.boot_exact_match)):
+                interval, why = checked_interval(boot, self.units, ci, what=key)
+                if interval is None:
+                    notes.setdefault(why, []).append(f"{key}_ci")
+                else:
+                    out[f"{key}_ci"] = interval
+            if notes:
+                out["ci_note"] = "; ".join(f"{why} ({' and '.join(keys)} left out)" for why, keys in notes.items())
+            if self.pooled_categories:
+                out["pooled_categories"] = list(self.pooled_categories)
         return out
 
 
 def _interval(samples: np.ndarray, ci: float) -> list[float]:
     lo, hi = np.quantile(samples, [(1 - ci) / 2, (1 + ci) / 2])
     return [float(lo), float(hi)]
+
+
+def checked_interval(samples: np.ndarray, n: int, ci: float = 0.95, *,
+                     what: str = "value") -> tuple[list[float] | None, str]:
+    """The percentile interval of bootstrap ``samples`` over ``n`` units, or None and the sentence why not.
+
+    The rule of every interval the library reports, :func:`cheems_lib.estimates.insufficient` (the
+    ledger's verdicts use the same function): fewer than ``MIN_UNITS`` units, or an interval of no
+    width, is *insufficient data*, never a 95% interval. ``what`` names the statistic in the sentence.
+
+    >>> checked_interval(np.full(100, 0.75), 6)[1]
+    'insufficient data: 6 prompts with a comparison, needs at least 10 (a bootstrap over fewer gives no real 95% interval)'
+    """
+    prompts = f"{n:,} prompt{'s' if n != 1 else ''}"
+    if n < MIN_UNITS:
+        return None, (f"insufficient data: {prompts} with a comparison, needs at least {MIN_UNITS} "
+                      "(a bootstrap over fewer gives no real 95% interval)")
+    finite = samples[np.isfinite(samples)]
+    interval = _interval(finite, ci) if finite.size else [float("nan"), float("nan")]
+    if not no_width(*interval):
+        return interval, ""
+    return None, (f"insufficient data: every bootstrap resample of the {prompts} gives the same {what}, "
+                  "so its 95% interval has no width")
+
+
+def no_width(lo: float, hi: float) -> bool:
+    """Is the interval ``[lo, hi]`` a single value (every resample gave the same number)? Then it is no 95%
+    interval, whatever the count of units: it would claim that a new sample could not give another value. Equal up
+    to rounding counts (relative :data:`NO_WIDTH_TOLERANCE`): replicates built from the same numbers in another
+    order differ in the last bits only.
+
+    >>> no_width(0.1, 0.1), no_width(0.09999999999999998, 0.10000000000000009), no_width(0.1, 0.1000001)
+    (True, True, False)
+    """
+    return bool(np.isfinite(lo) and np.isfinite(hi) and hi - lo <= NO_WIDTH_TOLERANCE * max(1.0, abs(lo), abs(hi)))
+
+
+NO_WIDTH_TOLERANCE = 1e-12
+"""Relative width below which an interval is one value (:func:`no_width`): far below any real interval's width,
+far above the rounding of sums of a few thousand numbers."""
 
 
 def lookup_scores(records: Sequence[Record], scores: Mapping[tuple[str, str], float], *,
@@ -120,22 +222,63 @@ def lookup_scores(records: Sequence[Record], scores: Mapping[tuple[str, str], fl
     return out
 
 
-def stratified_draws(strata: Sequence, n_boot: int, seed: int | np.random.Generator = 0, *,
-                     mask: np.ndarray | None = None) -> list[tuple[object, np.ndarray, np.ndarray | None]]:
-    """Per stratum (sorted): its members' indices and ``(n_boot, members)`` resample indices into them.
+@dataclass(frozen=True, eq=False)
+class Stratum:
+    """Units a bootstrap resamples together: ``labels``, the strata labels it holds (one, unless
+    :func:`stratify` pooled small ones), and ``members``, the units' indices in their order."""
 
-    The one resampling scheme of every interval: :func:`evaluate_subset` and
-    :func:`cheems_lib.estimates.ratio_estimate` call it, so the same ``seed`` and strata give the same
-    resamples (paired comparisons). ``mask`` leaves entries out; ``n_boot=0`` gives no draws.
+    labels: tuple
+    members: np.ndarray
+
+    @property
+    def pooled(self) -> bool:
+        return len(self.labels) > 1
+
+
+def stratify(strata: Sequence, mask: np.ndarray | None = None) -> list[Stratum]:
+    """The strata a bootstrap resamples within: one per label (sorted), except that the labels with
+    fewer than :data:`MIN_STRATUM` units are pooled into one stratum, placed last. A pool still smaller
+    than that joins the smallest stratum (the first in label order); with no other stratum it is the
+    only one. So every stratum can vary, and has :data:`MIN_STRATUM` units, unless all units together
+    have fewer (which the unit count's rule, ``MIN_UNITS``, refuses anyway). ``mask`` leaves entries out.
+
+    >>> [s.labels for s in stratify(["a"] * 6 + ["b"] * 2 + ["c"] * 3)]
+    [('a',), ('b', 'c')]
+    >>> [s.labels for s in stratify(["a"] * 6 + ["b"] * 5 + ["c", "d"])]
+    [('a',), ('b', 'c', 'd')]
     """
     strata = np.asarray(strata, dtype=object)
     keep = np.ones(strata.size, bool) if mask is None else np.asarray(mask, bool)
+    members = {s: np.flatnonzero(keep & (strata == s)) for s in sorted(set(strata[keep].tolist()))}
+    groups = [(s,) for s, idx in members.items() if idx.size >= MIN_STRATUM]
+    small = tuple(s for s, idx in members.items() if idx.size < MIN_STRATUM)
+    if small and (not groups or sum(members[s].size for s in small) >= MIN_STRATUM):
+        groups.append(small)
+    elif small:
+        j = min(range(len(groups)), key=lambda i: members[groups[i][0]].size)
+        groups[j] += small
+    return [Stratum(g, np.sort(np.concatenate([members[s] for s in g]))) for g in groups]
+
+
+def stratified_draws(strata: Sequence, n_boot: int, seed: int | np.random.Generator = 0, *,
+                     mask: np.ndarray | None = None) -> Iterator[tuple[Stratum, slice, np.ndarray]]:
+    """Bootstrap resamples within the strata of :func:`stratify`: ``(stratum, rows, draw)``, where ``draw``
+    holds the ``(rows, members)`` resample indices into ``stratum.members`` of the replicates ``rows``.
+
+    The one resampling scheme of every interval: :func:`evaluate_subset` and
+    :func:`cheems_lib.estimates.ratio_estimate` call it, so the same ``seed`` and strata give the same
+    resamples (paired comparisons). Each stratum's replicates come in chunks of at most :data:`BOOT_CHUNK`
+    indices, all before the next stratum's, which makes them the numbers of one ``(n_boot, members)``
+    draw per stratum: a caller reduces each chunk (e.g. to its row sums) before asking for the next, and
+    its memory stays bounded. ``mask`` leaves entries out; ``n_boot=0`` yields nothing.
+    """
     rng = np.random.default_rng(seed)
-    out = []
-    for s in sorted(set(strata[keep].tolist())):
-        idx = np.flatnonzero(keep & (strata == s))
-        out.append((s, idx, rng.integers(0, idx.size, size=(n_boot, idx.size)) if n_boot else None))
-    return out
+    for stratum in stratify(strata, mask):
+        size = stratum.members.size
+        step = max(1, BOOT_CHUNK // size)
+        for start in range(0, n_boot, step):
+            stop = min(start + step, n_boot)
+            yield stratum, slice(start, stop), rng.integers(0, size, size=(stop - start, size))
 
 
 def evaluate_subset(records: Sequence[Record], scores: Mapping[tuple[str, str], float], *,
@@ -144,7 +287,9 @@ def evaluate_subset(records: Sequence[Record], scores: Mapping[tuple[str, str], 
     """Accuracy and exact match of one subset, macro-averaged over top-level categories.
 
     ``n_boot`` bootstrap replicates (0 disables them) resample prompts with replacement
-    within each category. ``view`` is ``"layers"`` or ``"implied"`` (see
+    within each category; categories of fewer than :data:`MIN_STRATUM` prompts with a comparison
+    are resampled together (``pooled_categories``), and a replicate's macro average is then over
+    the categories it drew. ``view`` is ``"layers"`` or ``"implied"`` (see
     :func:`cheems_lib.conflicts.ordered_pairs`).
     """
     per_prompt = lookup_scores(records, scores, scores_path=scores_path)
@@ -153,23 +298,59 @@ def evaluate_subset(records: Sequence[Record], scores: Mapping[tuple[str, str], 
     correct, total = prompt_outcomes(ranks, per_prompt, pairs=pairs)
     cats = np.array([rec.top_category for rec in records], dtype=object)
     has = total > 0
-    by_category, boot_acc, boot_em, boot_cat = {}, [], [], {}
-    for cat, idx, draw in stratified_draws(cats, n_boot, seed, mask=has):
+    by_category = {}
+    for cat in sorted(set(cats[has].tolist())):
+        idx = np.flatnonzero(has & (cats == cat))
         c, t = correct[idx], total[idx]
-        exact = (c == t).astype(float)
-        by_category[cat] = {"accuracy": float(c.sum() / t.sum()), "exact_match": float(exact.mean()),
+        by_category[cat] = {"accuracy": float(c.sum() / t.sum()), "exact_match": float((c == t).astype(float).mean()),
                             "prompts": int(idx.size), "comparisons": int(t.sum())}
-        if n_boot:
-            boot_cat[cat] = c[draw].sum(1) / t[draw].sum(1)
-            boot_acc.append(boot_cat[cat])
-            boot_em.append(exact[draw].mean(1))
     acc = float(np.mean([v["accuracy"] for v in by_category.values()])) if by_category else float("nan")
     em = float(np.mean([v["exact_match"] for v in by_category.values()])) if by_category else float("nan")
-    return SubsetResult(acc, em, by_category, prompts=len(records),
-                        prompts_without_comparisons=int((~has).sum()),
-                        boot_accuracy=np.mean(boot_acc, axis=0) if boot_acc else np.empty(0),
-                        boot_exact_match=np.mean(boot_em, axis=0) if boot_em else np.empty(0),
-                        boot_category_accuracy=boot_cat)
+    result = SubsetResult(acc, em, by_category, prompts=len(records), prompts_without_comparisons=int((~has).sum()))
+    if n_boot and by_category:
+        boot_cat, boot_em, pooled = _category_replicates(correct, total, cats, has, n_boot, seed)
+        with np.errstate(invalid="ignore"):  # a replicate averages the categories it drew (nanmean == mean without NaN)
+            result.boot_accuracy = np.nanmean([boot_cat[c] for c in by_category], axis=0)
+            result.boot_exact_match = np.nanmean([boot_em[c] for c in by_category], axis=0)
+        result.boot_category_accuracy = {c: boot_cat[c] for c in by_category}
+        result.pooled_categories = pooled
+    return result
+
+
+def _category_replicates(correct: np.ndarray, total: np.ndarray, cats: np.ndarray, has: np.ndarray, n_boot: int,
+                         seed: int | np.random.Generator) -> tuple[dict, dict, tuple[str, ...]]:
+    """Per category, its accuracy and exact match in each replicate of :func:`stratified_draws`, and the
+    categories pooled. A category of its own stratum sums its drawn prompts' counts row by row (a pooled
+    stratum: per category of each row, by ``bincount``); NaN where a replicate drew none of its prompts."""
+    exact = (correct == total).astype(float)
+    boot_acc: dict[str, np.ndarray] = {}
+    boot_em: dict[str, np.ndarray] = {}
+    pooled: list[str] = []
+    for stratum, rows, draw in stratified_draws(cats, n_boot, seed, mask=has):
+        if rows.start == 0:  # a new stratum
+            idx, k = stratum.members, len(stratum.labels)
+            c, t, e = correct[idx], total[idx], exact[idx]
+            pos = {cat: j for j, cat in enumerate(stratum.labels)}
+            code = np.array([pos[x] for x in cats[idx]])  # each member's category within the stratum
+            for cat in stratum.labels:
+                boot_acc[cat], boot_em[cat] = np.empty(n_boot), np.empty(n_boot)
+            pooled += list(stratum.labels) if stratum.pooled else []
+        if not stratum.pooled:
+            (cat,) = stratum.labels
+            boot_acc[cat][rows] = c[draw].sum(1) / t[draw].sum(1)
+            boot_em[cat][rows] = e[draw].mean(1)
+            continue
+        cell = (np.arange(draw.shape[0])[:, None] * k + code[draw]).ravel()  # (replicate, category) of each draw
+
+        def per_cell(weights=None):
+            return np.bincount(cell, weights, minlength=draw.shape[0] * k).reshape(-1, k)
+
+        drawn, comparisons = per_cell(), per_cell(t[draw].ravel())
+        with np.errstate(invalid="ignore"):
+            acc, em = per_cell(c[draw].ravel()) / comparisons, per_cell(e[draw].ravel()) / drawn
+        for j, cat in enumerate(stratum.labels):
+            boot_acc[cat][rows], boot_em[cat][rows] = acc[:, j], em[:, j]
+    return boot_acc, boot_em, tuple(sorted(pooled))
 
 
 def overall(results: Sequence[SubsetResult]) -> float:
@@ -177,9 +358,21 @@ def overall(results: Sequence[SubsetResult]) -> float:
     return float(np.mean([r.score for r in results]))
 
 
-def overall_ci(results: Sequence[SubsetResult], ci: float = 0.95) -> list[float] | None:
-    """Bootstrap interval of :func:`overall` (subsets are resampled independently)."""
-    if not all(r.boot_accuracy.size for r in results):
-        return None
+def _overall_checked(results: Sequence[SubsetResult], ci: float) -> tuple[list[float] | None, str]:
+    if not results or not all(r.boot_accuracy.size for r in results):
+        return None, ""
     boots = np.mean([(r.boot_accuracy + r.boot_exact_match) / 2 for r in results], axis=0)
-    return _interval(boots, ci)
+    return checked_interval(boots, min(r.units for r in results), ci, what="overall")
+
+
+def overall_ci(results: Sequence[SubsetResult], ci: float = 0.95) -> list[float] | None:
+    """Bootstrap interval of :func:`overall` (subsets are resampled independently); None without
+    replicates, or when it is no real interval (:func:`checked_interval`, over the fewest prompts with a
+    comparison of any subset: each is resampled alone), which :func:`overall_ci_note` then says."""
+    return _overall_checked(results, ci)[0]
+
+
+def overall_ci_note(results: Sequence[SubsetResult], ci: float = 0.95) -> str:
+    """Why :func:`overall_ci` gives no interval although every subset has replicates ("insufficient data:
+    ..."); empty when it gives one, or when there are no replicates to give one from."""
+    return _overall_checked(results, ci)[1]

@@ -28,6 +28,14 @@ folders of ``cheems simulate`` and ``cheems train``, via :func:`folder_problem`)
 * a folder: refused (``IsADirectoryError``) for a file output. A folder output may be a
   link to a folder (written at the folder it points to) but not a loop, a file or a device.
 
+No output is an input: before it reads anything for long or writes anything, every command refuses an
+output that is a file or folder it reads (:func:`cheems_lib.records.check_not_input`: the same ``(st_dev, st_ino)`` through
+symbolic and hard links), one inside a folder it reads whole, and a folder output replaced whole that holds
+an input (exit 2, one line). One writer per output: every command holds the output's :class:`OutputLock`
+(``PATH.lock`` beside what the path names, :func:`output_lock`) while it writes; ``train`` and ``score`` take it
+once per ``accelerate launch``, in the main process, and a second writer stops with ``another process (pid N)
+is writing this output`` (exit 2).
+
 A full disk is an ``OSError(ENOSPC)`` (exit 1, the previous output unchanged). Libraries that
 report a failed write otherwise (torch's zip writer: a ``RuntimeError`` "unexpected pos";
 safetensors' own error type) are translated by :func:`write_error` where models are saved.
@@ -78,7 +86,8 @@ from pathlib import Path
 from typing import Iterator
 
 __all__ = ["interrupt_point", "parse_interrupts", "atomic_path", "atomic_open", "classify_output", "OutputPath", "folder_problem", "write_error",
-           "exchange", "pid_alive", "remove_stale_temporaries", "OutputLock", "LockedError", "exit_on_sigterm"]
+           "exchange", "pid_alive", "remove_stale_temporaries", "OutputLock", "LockedError", "output_lock",
+           "exit_on_sigterm"]
 
 # the kinds of output path classify_output tells apart
 ABSENT, REGULAR, DIRECTORY, SPECIAL = "absent", "regular", "directory", "special"
@@ -368,20 +377,33 @@ class OutputLock:
     ``with OutputLock(out):`` refuses at once (:class:`LockedError`, with the holder's pid) when another
     process is writing the same output, instead of letting two writers interleave lines. With
     ``wait=True`` it waits for the holder to finish instead (the model zoo: the second chapter that needs
-    a model waits for the first to train it, then reuses it).
+    a model waits for the first to train it, then reuses it). With ``join=True`` a writer goes on under a hold
+    that its own thread took before calling it (the zoo's lock on a model folder, then the lock of the training
+    run it starts there; ``cheems simulate``'s, then :func:`cheems_lib.world_files.write_world`'s): the outer
+    block releases it. Without it, a second hold is refused even in the same thread. Folders above
+    ``PATH.lock`` that it created are removed again when they are left empty (a command refused after
+    taking its lock writes nothing).
     """
 
-    def __init__(self, path: str | Path, *, wait: bool = False):
+    def __init__(self, path: str | Path, *, wait: bool = False, join: bool = False):
         self.path = Path(path)
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.wait = wait
+        self.join = join
         self._fh = None
+        self._key = ""  # the lock file's real path, under which this thread holds it
+        self._made: list[Path] = []  # folders made for the lock file, shallowest first
 
     def __enter__(self) -> "OutputLock":
         import fcntl
 
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        self._key = os.path.join(os.path.realpath(self.lock_path.parent), self.lock_path.name)
+        held = _held_here()
+        if self.join and self._key in held:  # this thread holds it already: the outer block releases it
+            self._fh = None
+            return self
         while True:
+            self._made += _make_folders(self.lock_path.parent)
             fh = open(self.lock_path, "a+")
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | (0 if self.wait else fcntl.LOCK_NB))
@@ -389,10 +411,12 @@ class OutputLock:
                 fh.seek(0)
                 holder = fh.read().strip() or "?"
                 fh.close()
+                self._remove_made()
                 raise LockedError(f"{self.path}: another process (pid {holder}) is writing this output "
                                   "(fix: wait for it to finish, or choose another output path)") from None
             except BaseException:  # an interrupt while waiting
                 fh.close()
+                self._remove_made()
                 raise
             try:  # the holder before us may have unlinked the file after we opened it: lock the current one
                 same = os.fstat(fh.fileno()).st_ino == os.stat(self.lock_path).st_ino
@@ -406,12 +430,67 @@ class OutputLock:
         fh.write(str(os.getpid()))
         fh.flush()
         self._fh = fh
+        held.add(self._key)
         return self
 
     def __exit__(self, *exc) -> None:
+        if self._fh is None:  # joined the hold of this thread's outer block
+            return
+        _held_here().discard(self._key)
         self.lock_path.unlink(missing_ok=True)
+        self._remove_made()  # before the lock goes: a waiter makes them again if it needs them
         self._fh.close()
         self._fh = None
+
+    def _remove_made(self) -> None:
+        for folder in reversed(self._made):
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (the output is in it), or gone
+                break
+        self._made = []
+
+
+_held = threading.local()  # the lock files this thread holds (OutputLock keys)
+
+
+def _held_here() -> set[str]:
+    if not hasattr(_held, "keys"):
+        _held.keys = set()
+    return _held.keys
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """``mkdir -p folder``; the folders it made, shallowest first. A file on the way is
+    ``NotADirectoryError`` naming that file (as writing below it would be)."""
+    missing = []
+    p = folder
+    while not os.path.lexists(p) and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    if not p.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(p))
+    made = []
+    for q in reversed(missing):
+        try:
+            q.mkdir()
+            made.append(q)
+        except FileExistsError:  # made meanwhile by another process: not ours to remove
+            pass
+    return made
+
+
+def output_lock(path: str | Path):
+    """The :class:`OutputLock` a command holds while it writes the output ``path`` (a file or a folder): beside
+    what ``path`` names after symbolic links, so two spellings of one output share a lock. None
+    (``contextlib.nullcontext``) for a device, a pipe or a link to one (written through: nothing to
+    interleave) and for a link loop (refused by the writer, with nothing written)."""
+    out = classify_output(path)
+    if out.through or out.kind == LOOP:
+        return contextlib.nullcontext()
+    if out.kind == LINK_DIRECTORY:
+        return OutputLock(os.path.realpath(path))
+    return OutputLock(out.target)
 
 
 def exit_on_sigterm() -> None:

@@ -61,12 +61,12 @@ from typing import Any, Iterable, Iterator
 
 from .conflicts import resolve_records
 from .outputs import atomic_open
-from .records import (DataError, FIRST, json_lines, md5, Record, Response, SECOND, strict_pairs, TIE,
+from .records import (DataError, FIRST, json_lines, md5, read_text, Record, Response, SECOND, strict_pairs, TIE,
                       write_records)
 
 __all__ = ["LLMZOO_SETS", "KNOWN_SHA256", "UPSTREAM", "read_llmzoo_set", "aspect_annotations", "merge_aspects",
            "read_dpo_zh", "read_writingpref", "write_xz_records", "input_info", "import_real", "import_writingpref",
-           "RELEASE_FILES", "WRITINGPREF_FILE", "WRITINGPREF_SECOND", "WRITINGPREF_LABELS"]
+           "RELEASE_FILES", "WRITINGPREF_FILE", "WRITINGPREF_SECOND", "WRITINGPREF_LABELS", "output_files"]
 
 LLMZOO_SETS = ("review_zh", "review_output")
 #: SHA-256 of the copies the shipped files were converted from (``../shared/real/README.md``).
@@ -337,10 +337,7 @@ def merge_aspects(records: Iterable[Record], aspects: Iterable[str] | None = Non
 
 def _json_rows(path: Path) -> Iterator[tuple[int, Any]]:
     """(line, object) of a JSON array file (line where each element starts) or of a JSON Lines file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise DataError(path, None, f"not UTF-8 text ({e.reason})", "save the file as UTF-8") from None
+    text = read_text(path)
     if not text.lstrip().startswith("["):
         yield from json_lines(path)
         return
@@ -355,6 +352,8 @@ def _json_rows(path: Path) -> Iterator[tuple[int, Any]]:
             obj, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as e:
             raise DataError(path, e.lineno, f"malformed JSON ({e.msg})", "one JSON array of objects") from None
+        except RecursionError:
+            raise DataError(path, line, "malformed JSON: nested too deeply", "one JSON array of flat objects") from None
         yield line, obj
 
 
@@ -430,6 +429,8 @@ def read_dpo_zh(paths: Iterable[str | Path]) -> tuple[list[Record], dict]:
             known = set(rec.response_ids)
             rec.responses += [Response(md5(t), t) for t in (chosen, rejected) if md5(t) not in known]
             rec.annotations.append(ann)
+        if not rows[path.name]:  # an empty input must not import as an empty data set with exit 0
+            raise DataError(path, None, "holds no preference row (the file is empty)", "check that this is the right file")
     records = list(groups.values())
     _dpo_ids(groups)
     stats = resolve_records(records)
@@ -743,8 +744,9 @@ def import_real(src: str | Path, out: str | Path) -> dict:
 
     Everything is read and checked before anything is written; each file is then written
     atomically, ``manifest.json`` last (its sha256 values tell whether the files beside it
-    are the ones it describes). Other files in ``out`` (its README) are left alone.
-    Returns the manifest.
+    are the ones it describes). Files that the folder's earlier manifest lists and this import
+    does not write (an older layout's) are removed first, so the folder ends as an import into a
+    new one would; other files in ``out`` (its README) are left alone. Returns the manifest.
     """
     src, out = Path(src), Path(out)
     files, entries, _ = _convert_all(src)
@@ -754,7 +756,47 @@ def import_real(src: str | Path, out: str | Path) -> dict:
     files[WRITINGPREF_FILE] = records
     entries[WRITINGPREF_FILE] = _writingpref_entry(folder, records, report)
     licences = {dst: _required(src, rel).read_bytes() for rel, dst in _LICENCES.items()}
+    _remove_unlisted(out, output_files("real"))
     return _write_all(out, files, entries, licences, {}, list(licences))
+
+
+def output_files(source: str) -> list[str]:
+    """The files ``cheems import SOURCE -o DIR`` writes in ``DIR`` (relative paths, ``manifest.json`` last);
+    none for the imports whose output is one file (llmzoo, dpo-zh)."""
+    if source == "real":
+        return [*RELEASE_FILES, WRITINGPREF_FILE, *_LICENCES.values(), "manifest.json"]
+    if source == "writingpref":
+        return [WRITINGPREF_FILE, _LICENCES["writingpref-zh/UPSTREAM_README.md"], "manifest.json"]
+    return []
+
+
+def _remove_unlisted(out: Path, written: list[str]) -> list[str]:
+    """Remove the regular files that ``out/manifest.json`` (an earlier import's) lists, as a file or a licence,
+    and that are not in ``written``, with the folders that leaves empty; returns them. Nothing outside
+    ``out`` is touched, and nothing the manifest does not list."""
+    try:
+        old = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(old, dict):
+        return []
+    listed = [*(old.get("files") if isinstance(old.get("files"), dict) else {}),
+              *(old.get("licences") if isinstance(old.get("licences"), list) else [])]
+    root, removed = out.resolve(), []
+    for rel in listed:
+        path = out / rel if isinstance(rel, str) and rel not in written else None
+        if path is None or path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(root):
+            continue
+        path.unlink()
+        removed.append(rel)
+        for folder in path.parents:
+            if folder.resolve() == root or not folder.resolve().is_relative_to(root):
+                break
+            try:
+                folder.rmdir()
+            except OSError:  # not empty
+                break
+    return removed
 
 
 def import_writingpref(folder: str | Path, out: str | Path) -> tuple[dict, dict]:

@@ -28,26 +28,58 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import orjson
-from .outputs import atomic_open
+from .outputs import LOOP, atomic_open, classify_output
 
 __all__ = [
     "DataError", "Response", "Record", "md5", "read_records", "write_records",
     "parse_record", "from_pairwise", "read_pairwise_table", "strict_pairs", "to_pairs",
     "data_fingerprint", "unique_records", "read_files", "preference", "json_lines", "open_text_file", "show",
-    "ReadReport", "TIE", "FIRST", "SECOND",
+    "ReadReport", "TIE", "FIRST", "SECOND", "label_problem", "check_not_input", "text_lines", "read_text", "read_json",
 ]
 
 TIE, FIRST, SECOND = "0", "1", "2"
-_PREFERENCE = {  # accepted spellings of a preference, normalised to the official strings
+# Accepted spellings of a preference, normalised to the official strings. A label always names a position
+# ("the first shown is better"), never a response: an annotation whose label is also the id of one of its
+# record's responses is refused unless both readings name the same response (:func:`label_problem`).
+_PREFERENCE = {
     "0": TIE, 0: TIE, "tie": TIE, "=": TIE,
     "1": FIRST, 1: FIRST, "a": FIRST, "A": FIRST,
     "2": SECOND, 2: SECOND, "b": SECOND, "B": SECOND,
 }
+
+
+def label_problem(a: str, b: str, p: Any, response_ids: Iterable[str]) -> str | None:
+    """Why the label ``p`` of the annotation ``[a, b, p]`` is ambiguous in a record whose responses are
+    ``response_ids``, or None when it is not.
+
+    Labels name a position: ``"1"`` (or ``"a"``) is the first shown, ``"2"`` (or ``"b"``) the second,
+    ``"0"`` a tie. A user who writes the winner's id instead gets the opposite preference whenever that id
+    is also a label (responses named ``a`` and ``b``, or ``1`` and ``2``): ``["b", "a", "a"]`` would read as
+    "b is better". So a label that is also the id of a response of the record is refused, unless both
+    readings agree (``["a", "b", "a"]``: the first shown is ``a``). A tie label never names a response.
+
+    >>> label_problem("b", "a", "a", ["a", "b"])[:44]
+    'label "a" is also the id of response "a" of '
+    >>> label_problem("a", "b", "a", ["a", "b"]) is None
+    True
+    """
+    raw = str(p)
+    if raw not in set(response_ids):
+        return None
+    meaning = preference(p)
+    if (meaning == FIRST and raw == a) or (meaning == SECOND and raw == b):
+        return None
+    shown = {FIRST: f"the first shown ({show(a)})", SECOND: f"the second shown ({show(b)})",
+             TIE: "a tie"}.get(meaning, "")
+    return (f"label {show(p)} is also the id of response {show(raw)} of this record, so it could mean "
+            f"{shown} or response {show(raw)}")
 
 
 def preference(p: Any) -> str | None:
@@ -93,11 +125,17 @@ class ReadReport:
     other_labels: dict[str, int] = field(default_factory=dict)
     """Flat pairs skipped because their ``preference`` is a label the format does not define (``3``,
     ``"both bad"``): count by label, written as JSON."""
+    unranked: int = 0
+    """Responses that no annotation mentions (or that a given ``rank`` leaves out): not ranked, so they take part
+    in no comparison (:func:`cheems_lib.conflicts.unranked_responses`)."""
+    notes: list[str] = field(default_factory=list)
+    """Other things reading decided, one sentence each (e.g. a subset left empty by a ``human_ids`` file)."""
     resolved_files: list[str] = field(default_factory=list)
     label_files: list[str] = field(default_factory=list)
+    unranked_files: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.resolved or self.other_labels)
+        return bool(self.resolved or self.other_labels or self.unranked or self.notes)
 
     @property
     def skipped_labels(self) -> int:
@@ -112,18 +150,24 @@ class ReadReport:
         self.unreproduced += other.unreproduced
         for label, n in other.other_labels.items():
             self.other_labels[label] = self.other_labels.get(label, 0) + n
+        self.unranked += other.unranked
+        self.notes += [s for s in other.notes if s not in self.notes]
         self.resolved_files += [f for f in other.resolved_files if f not in self.resolved_files]
         self.label_files += [f for f in other.label_files if f not in self.label_files]
+        self.unranked_files += [f for f in other.unranked_files if f not in self.unranked_files]
         return self
 
     def to_json(self) -> dict[str, Any]:
-        """The counts for a command's JSON output: ``resolved_on_read`` and ``skipped_labels``, each only when non-zero."""
+        """The counts for a command's JSON output: ``resolved_on_read``, ``skipped_labels`` and ``unranked_responses``,
+        each only when non-zero."""
         out: dict[str, Any] = {}
         if self.resolved:
             out["resolved_on_read"] = {"records": self.resolved, "conflicted": self.conflicted,
                                        "annotations": self.annotations, "unreproduced": self.unreproduced}
         if self.other_labels:
             out["skipped_labels"] = dict(self.other_labels)
+        if self.unranked:
+            out["unranked_responses"] = self.unranked
         return out
 
     def sentences(self, *, name: Callable[[str], str] = str, code: Callable[[str], str] | None = None) -> list[str]:
@@ -145,7 +189,14 @@ class ReadReport:
             out.append(f"{k:,} flat pair{'s' if k != 1 else ''} of {_and(map(name, self.label_files))} "
                        f"{'were' if k != 1 else 'was'} skipped: {field_name('preference')} is a label other than "
                        f"1, 2 (strict) or 0 (a tie) ({labels}).")
-        return out
+        if self.unranked:
+            k = self.unranked
+            it = "them" if k != 1 else "it"
+            out.append(f"{k:,} response{'s' if k != 1 else ''} of {_and(map(name, self.unranked_files))} "
+                       f"{'are' if k != 1 else 'is'} not ranked (no annotation compares {it}, or the file's "
+                       f"{field_name('rank')} leaves {it} out) and {'are' if k != 1 else 'is'} left out of every "
+                       "comparison.")
+        return out + self.notes
 
     def count_resolved(self, path, records: int, stats: Mapping[str, Any]) -> None:
         """Count ``records`` of ``path`` ranked on read, with their :func:`cheems_lib.conflicts.conflict_stats`."""
@@ -155,6 +206,13 @@ class ReadReport:
         self.unreproduced += stats["unreproduced_annotations"]
         if str(path) not in self.resolved_files:
             self.resolved_files.append(str(path))
+
+    def count_unranked(self, path, responses: int) -> None:
+        """Count ``responses`` of ``path`` that are left unranked (none: nothing is recorded)."""
+        if responses:
+            self.unranked += responses
+            if str(path) not in self.unranked_files:
+                self.unranked_files.append(str(path))
 
     def _label(self, path, label: Any) -> None:
         key = show(label)
@@ -305,6 +363,11 @@ def parse_record(obj: Any, path: str | Path | None = None, line: int | None = No
             raise fail(f"annotations[{k}] compares response {show(ida)} with itself")
         if preference(p) is None:
             raise fail(f"annotations[{k}] has preference {show(p)}", 'use "1" (a better), "2" (b better) or "0" (tie)')
+        ambiguous = label_problem(ida, idb, p, seen)
+        if ambiguous:
+            raise fail(f"annotations[{k}] {show(a)}: {ambiguous}",
+                       'a label names a position: write "1" (the first of the two is better), "2" (the second) '
+                       'or "0" (a tie)')
         annotations.append((ida, idb, preference(p)))
     rank = obj.get("rank")
     if rank is not None:
@@ -329,12 +392,24 @@ def parse_record(obj: Any, path: str | Path | None = None, line: int | None = No
                   origin=f"{path}:{line}" if path else "")
 
 
+def _not_utf8(path, line: int | None, data: bytes, e: UnicodeDecodeError) -> DataError:
+    return DataError(path, line, f"not UTF-8 text (byte 0x{data[e.start]:02x} at byte {e.start + 1:,} of the "
+                     f"{'line' if line else 'file'})", "save the file as UTF-8")
+
+
 def _decode(raw: bytes, path, n: int) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as e:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as u:
+            raise _not_utf8(path, n, raw, u) from None
         try:  # NaN/Infinity: valid for Python's json, reported later as a bad value
             obj = json.loads(raw)
+        except RecursionError:  # deeper than orjson's limit and Python's stack: no record is nested like this
+            raise DataError(path, n, f"malformed JSON ({e.msg}): nested too deeply",
+                            "one flat JSON object per line") from None
         except ValueError:
             raise DataError(path, n, f"malformed JSON ({e.msg})", "one JSON object per line") from None
         try:  # a lone surrogate escape (\ud800) decodes in Python but is no Unicode text: nothing could write it
@@ -363,26 +438,90 @@ def open_text_file(path: str | Path):
     return importlib.import_module(module).open(path, "rb")
 
 
-def json_lines(path: Path, skipped: list | None = None) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, decoded object) for each non-blank line; bad lines go to ``skipped`` if given."""
+_UTF8_BOM = b"\xef\xbb\xbf"
+_OTHER_BOMS = ((b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe\x00\x00", "UTF-32"), (b"\xfe\xff", "UTF-16"),
+               (b"\xff\xfe", "UTF-16"))
+
+
+def _other_encoding(path, head: bytes) -> None:
+    for bom, name in _OTHER_BOMS:
+        if head.startswith(bom):
+            raise DataError(path, 1, f"is {name} text (it starts with a {name} byte order mark)", "save the file as UTF-8")
+
+
+def _open_input(path, what: str = "file"):
     try:
-        fh = open_text_file(path)
+        return open_text_file(path)
     except IsADirectoryError:
-        raise DataError(path, None, "is a folder, not a JSONL file", "pass the .jsonl file inside it") from None
+        raise DataError(path, None, f"is a folder, not a {what}", "pass the file inside it") from None
     except OSError as e:
         raise DataError(path, None, f"cannot open: {e.strerror}") from None
-    with fh:
-        for n, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                obj = _decode(raw, path, n)
-            except DataError as e:
-                if skipped is None:
-                    raise
-                skipped.append(e)
-                continue
-            yield n, obj
+
+
+def text_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes without the line ending) of every line of a text file: how every line-based input is
+    split (JSON Lines records, score files, id lists).
+
+    Decoded the way Python's text mode decodes (so that a file saved on any system reads the same): a UTF-8
+    byte order mark is dropped, ``\\r\\n``, ``\\n`` and a lone ``\\r`` all end a line (JSON text cannot hold a raw
+    carriage return, so no record is split). A UTF-16 or UTF-32 file is refused with the fix. Compressed files
+    are read through :func:`open_text_file`.
+    """
+    with _open_input(path) as fh:
+        n = 0
+        for k, raw in enumerate(fh):
+            if k == 0:
+                _other_encoding(path, raw)
+                raw = raw.removeprefix(_UTF8_BOM)
+            body = raw.removesuffix(b"\n").removesuffix(b"\r")
+            for part in body.split(b"\r") if b"\r" in body else (body,):
+                n += 1
+                yield n, part
+
+
+def read_text(path: str | Path) -> str:
+    """A whole text file as a string, decoded as :func:`text_lines` splits lines: UTF-8 (a byte order mark
+    dropped), every line ending read as ``\\n``; bytes that are not UTF-8 are a :class:`DataError` naming the line."""
+    with _open_input(path) as fh:
+        data = fh.read()
+    _other_encoding(path, data[:4])
+    try:
+        text = data.removeprefix(_UTF8_BOM).decode("utf-8")
+    except UnicodeDecodeError as e:
+        start = data.rfind(b"\n", 0, e.start) + 1
+        raise _not_utf8(path, data.count(b"\n", 0, e.start) + 1, data[start:], UnicodeDecodeError(
+            e.encoding, e.object, e.start - start, e.end - start, e.reason)) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_json(path: str | Path, fix: str = "fix the file, or remove it") -> Any:
+    """One JSON document (a manifest, a summary) read with :func:`read_text`; malformed JSON is a one-line
+    :class:`DataError` naming the line."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise DataError(path, None, "malformed JSON: nested too deeply", fix) from None
+    except json.JSONDecodeError as e:
+        raise DataError(path, e.lineno, f"malformed JSON ({e.msg})", fix) from None
+
+
+def json_lines(path: Path, skipped: list | None = None) -> Iterator[tuple[int, Any]]:
+    """Yield (line number, decoded object) for each non-blank line (:func:`text_lines`); bad lines go to
+    ``skipped`` if given."""
+    if Path(path).is_dir():
+        raise DataError(path, None, "is a folder, not a JSONL file", "pass the .jsonl file inside it")
+    for n, raw in text_lines(path):
+        if not raw.strip():
+            continue
+        try:
+            obj = _decode(raw, path, n)
+        except DataError as e:
+            if skipped is None:
+                raise
+            skipped.append(e)
+            continue
+        yield n, obj
 
 
 def read_records(path: str | Path, *, skipped: list | None = None, need_rank: bool = False,
@@ -495,6 +634,65 @@ def _distinct_files(paths: list[Path]) -> None:
         seen[key] = p
 
 
+def _identity(path: str | Path) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of the regular file or folder ``path`` names after symbolic links; None for
+    anything else (absent, a device, a pipe, a loop)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode) else None
+
+
+def _inside(path: str | Path, folder: tuple[int, int]) -> bool:
+    """Whether ``path`` (after symbolic links), or a folder above it, is the folder whose identity is ``folder``."""
+    p = Path(os.path.realpath(path))
+    return any(_identity(q) == folder for q in (p, *p.parents))
+
+
+def check_not_input(output: str | Path | None, inputs, *, folder: bool = False, flag: str = "-o") -> None:
+    """Refuse an output that would overwrite what the same command reads, before anything is read or written:
+    a :class:`cheems_lib.records.DataError` (the command line's one line, exit 2) when
+
+    * ``output`` is one of ``inputs``: the same file or folder, compared by ``(st_dev, st_ino)`` after
+      symbolic links, so a link or a hard link to an input is that input;
+    * ``output`` lies inside an input that is a folder (a folder input is read whole, so what is written
+      into it would be read by the next run);
+    * with ``folder`` (a folder output that a run replaces whole: ``train --output``), an input lies inside
+      ``output``.
+
+    ``inputs`` are ``(flag, path)`` pairs (the flag names the input in the message, "" for a positional
+    argument; a path of None is skipped). An output that is absent, a device, a pipe or a link loop can overwrite no input here (the
+    writer refuses a loop itself); ``flag`` names the output option in the fix.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()); (d / "in.jsonl").write_text("{}")
+    2
+    >>> (d / "same.jsonl").hardlink_to(d / "in.jsonl")
+    >>> check_not_input(d / "same.jsonl", [("--gpt", d / "in.jsonl")])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    cheems_lib.records.DataError: ...same.jsonl: is also a --gpt input (...in.jsonl, the same file); ...
+    """
+    if output is None or classify_output(output).kind == LOOP:
+        return
+    mine = _identity(output)
+    for name, path in inputs:
+        theirs = None if path is None else _identity(path)
+        if theirs is None:
+            continue
+        what = f"a {name} input" if name else "an input"
+        if theirs == mine:
+            same = "" if os.path.abspath(path) == os.path.abspath(output) else f" ({path}, the same file)"
+            raise DataError(output, None, f"is also {what}{same}; writing it would overwrite what the command reads, "
+                            "so nothing was written", f"write to another path ({flag} ...)")
+        if os.path.isdir(path) and _inside(output, theirs):
+            raise DataError(output, None, f"lies inside {what}, the folder {path}, which the command reads whole; "
+                            "nothing was written", f"write outside that folder ({flag} ...)")
+        if folder and mine is not None and _inside(path, mine):
+            raise DataError(output, None, f"holds {what}, {path}, which the run would replace with its output; "
+                            f"nothing was written", f"move the input out of the folder, or pass another {flag}")
+
+
 def read_files(paths: Iterable[str | Path], *, skipped: list | None = None, need_rank: bool = False,
                report: ReadReport | None = None) -> dict[Path, list[Record]]:
     """The records of every input file of one command, ``{path: records}``, checked together.
@@ -506,7 +704,7 @@ def read_files(paths: Iterable[str | Path], *, skipped: list | None = None, need
     (:func:`unique_records`; the later record is the one reported, or skipped); one file given
     twice is refused whatever ``skipped`` is. With ``skipped`` (a list), invalid rows are appended
     there, but a file left with no valid row is still an error: it is the wrong file, or a broken
-    one. So is a file whose every flat pair was skipped for its label.
+    one. So is a file whose every flat pair was skipped for its label, and an empty file.
     """
     paths = [Path(p) for p in paths]
     _distinct_files(paths)
@@ -528,6 +726,8 @@ def read_files(paths: Iterable[str | Path], *, skipped: list | None = None, need
         if not recs and labels.get(p):
             raise DataError(p, None, f"no pair with a preference of 1, 2 or 0 ({labels[p]} skipped for their label)",
                             "label the pairs 1 (answer1 better), 2 (answer2 better) or 0 (a tie)")
+        if not recs:  # empty, or blank lines only: a command that did nothing must not look like one that worked
+            raise DataError(p, None, "holds no record (the file is empty)", "check that this is the right file")
     return out
 
 
@@ -645,7 +845,9 @@ def read_pairwise_table(path: str | Path, *, prompt: str = "prompt", response_a:
     """
     path = Path(path)
     if path.suffix.lower() == ".csv":
-        with open(path, newline="", encoding="utf-8") as fh:
+        import io
+
+        with io.StringIO(read_text(path), newline="") as fh:
             reader = csv.DictReader(fh)
             missing = {prompt, response_a, response_b, preference} - set(reader.fieldnames or [])
             if missing:

@@ -33,9 +33,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .outputs import exchange as _exchange, folder_problem, interrupt_point, pid_alive
-from .conflicts import resolve_records
-from .records import _where, DataError, ReadReport, Record, read_files, read_records, write_records
+from .outputs import exchange as _exchange, folder_problem, interrupt_point, OutputLock, pid_alive
+from .conflicts import resolve_records, unranked_responses
+from .records import _where, DataError, ReadReport, Record, read_files, read_json, read_records, read_text, write_records
 
 __all__ = ["LAYOUT", "GPT_LAYOUT", "PaperFile", "PAPER_FILES", "LOGICAL", "Layout", "WORLD_PATHS", "write_files", "check_output", "write_world",
            "load_world", "load_layout", "detect_layout", "split_preference", "read_ids", "missing_sentence",
@@ -161,40 +161,44 @@ def write_world(world, out_dir: str | Path) -> dict:
     swapped into place when complete (one atomic rename; over an older world, an atomic
     exchange where Linux offers it, else rename-aside-then-rename, undone on failure and
     repaired by the next call after a kill). So ``out_dir`` is always the old complete world
-    (or absent) or the new complete one. ``out_dir`` must pass :func:`check_output`.
+    (or absent) or the new complete one, and a rerun leaves exactly what a run into a new folder
+    would (nothing of the old world stays). ``out_dir`` must pass :func:`check_output`. Its lock
+    (:class:`cheems_lib.outputs.OutputLock`, ``DIR.lock``) is held while it writes: a second writer
+    gets :class:`~cheems_lib.outputs.LockedError`.
     """
     out = check_output(out_dir)
     above = next(a for a in out.parents if a.exists())
     if not above.is_dir():  # mkdir would say "File exists"
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(above))
     out.parent.mkdir(parents=True, exist_ok=True)
-    _recover(out)
-    out = check_output(out)  # a recovered world is checked again
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
-    tmp.mkdir()
-    try:
-        write_files(world, tmp)
-        interrupt_point("world.staged")
-        if not os.path.lexists(out):
-            os.rename(tmp, out)
-            interrupt_point("world.swapped")
-        elif _exchange(tmp, out):
-            interrupt_point("world.swapped")
-            shutil.rmtree(tmp)  # now the old world
-        else:
-            old = out.with_name(f".{out.name}.old-{os.getpid()}-{secrets.token_hex(4)}")
-            os.rename(out, old)
-            try:
+    with OutputLock(out, join=True):  # one writer (cheems simulate took it already: joined); a second is refused
+        _recover(out)
+        out = check_output(out)  # a recovered world is checked again
+        tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+        tmp.mkdir()
+        try:
+            write_files(world, tmp)
+            interrupt_point("world.staged")
+            if not os.path.lexists(out):
                 os.rename(tmp, out)
-            except BaseException:
-                os.rename(old, out)
-                raise
-            interrupt_point("world.swapped")
-            shutil.rmtree(old)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return world.summary
+                interrupt_point("world.swapped")
+            elif _exchange(tmp, out):
+                interrupt_point("world.swapped")
+                shutil.rmtree(tmp)  # now the old world
+            else:
+                old = out.with_name(f".{out.name}.old-{os.getpid()}-{secrets.token_hex(4)}")
+                os.rename(out, old)
+                try:
+                    os.rename(tmp, out)
+                except BaseException:
+                    os.rename(old, out)
+                    raise
+                interrupt_point("world.swapped")
+                shutil.rmtree(old)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return world.summary
 
 
 def load_world(directory: str | Path, human_ids: str | Path | None = None,
@@ -223,17 +227,32 @@ def load_layout(layout: Layout, reports: dict[str, ReadReport] | None = None) ->
         if name not in layout.paths:
             continue
         report = ReadReport()
-        found[key] = read_ranked(layout.paths[name], report=report)
+        records = read_ranked(layout.paths[name], report=report)
+        rel = layout.paths[name].relative_to(layout.directory).as_posix()
+        if records:
+            found[key] = records
+        else:  # an empty file is an absent one: each chapter skips what needs it, in one sentence
+            report.notes.append(f"{rel} holds no record, so what needs it is skipped.")
         if report and reports is not None:
-            reports[layout.paths[name].relative_to(layout.directory).as_posix()] = report
+            reports[rel] = report
     whole = found.pop(RELEASE_FILES["preference"], None)
     if whole is not None:
         split = split_preference(whole, layout.paths["preference"], layout.human_ids)
         if split is None:
             found[RELEASE_FILES["preference"]] = whole
         else:
-            found.setdefault(LAYOUT["pref_human"], split[0])
-            found.setdefault(LAYOUT["pref_gpt"], split[1])
+            rel = layout.paths["preference"].relative_to(layout.directory).as_posix()
+            for key, part, name in ((LAYOUT["pref_human"], split[0], "human"), (LAYOUT["pref_gpt"], split[1], "GPT")):
+                if part:
+                    found.setdefault(key, part)
+                    continue
+                # an empty subset is an absent one (each chapter skips it in one sentence), said once here
+                by = (f"the human_ids file {layout.human_ids.name} lists {'none' if name == 'human' else 'all'} of its "
+                      f"{len(whole):,} prompts" if layout.human_ids is not None
+                      else f'no record carries "subset": "{name.lower()}"')
+                note = f"The {name} subset of {rel} is empty ({by}), so what needs it is skipped."
+                if reports is not None:
+                    reports.setdefault(rel, ReadReport()).notes.append(note)
     if not found:
         raise DataError(layout.directory, None, "holds no records file of a Cheems world (only "
                         + ", ".join(layout.found) + ")", f"run `cheems simulate -o {layout.directory}` "
@@ -250,13 +269,16 @@ def rank_on_read(records: list[Record], path: str | Path, report: ReadReport | N
     A ranking the file gives is never replaced: only records without one are resolved, as ``cheems resolve``
     would resolve them (the same batched :func:`cheems_lib.conflicts.resolve_records`), so reading a file and
     reading its resolved copy give the same records. Every record must have annotations (the readers refuse one
-    with neither, naming its line).
+    with neither, naming its line). The responses left unranked (in no annotation, or left out of a given
+    ``rank``) are counted in ``report`` too: they take part in no comparison.
     """
     todo = [r for r in records if r.rank is None]
     if todo:
         stats = resolve_records(todo, overwrite=False)
         if report is not None:
             report.count_resolved(path, len(todo), stats)
+    if report is not None:
+        report.count_unranked(path, sum(unranked_responses(r) for r in records))
 
 
 def read_ranked(path: str | Path, *, skipped: list | None = None, report: ReadReport | None = None) -> list[Record]:
@@ -411,10 +433,7 @@ class Layout:
 
 
 def _manifest(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise DataError(path, None, f"is not readable JSON ({e})", "fix or remove manifest.json") from None
+    data = read_json(path, "fix or remove manifest.json")
     if not isinstance(data, dict):
         raise DataError(path, None, "is not a JSON object", "write {\"name\": ..., \"labels\": ..., \"files\": {...}}")
     return data
@@ -461,9 +480,9 @@ def detect_layout(directory: str | Path, human_ids: str | Path | None = None) ->
 
 
 def read_ids(path: str | Path) -> set[str]:
-    """The prompt ids of a ``human_ids`` file: one per line, blank lines and ``#`` comments skipped."""
-    with open(path, encoding="utf-8") as fh:
-        return {s for s in (line.strip() for line in fh) if s and not s.startswith("#")}
+    """The prompt ids of a ``human_ids`` file: one per line, blank lines and ``#`` comments skipped (decoded as
+    every text input is, :func:`cheems_lib.records.read_text`)."""
+    return {s for s in (line.strip() for line in read_text(path).split("\n")) if s and not s.startswith("#")}
 
 
 def split_preference(records: list[Record], path: str | Path, human_ids: str | Path | None = None

@@ -195,13 +195,23 @@ def test_model_labels_are_never_called_human():
     ("mixed", "In the GPT subset the chosen"),
 ])
 def test_gpt_length_sentence(chosen, verdict_start):
-    """The sentence follows the verdict on the chosen-longer share: all longer, all shorter, half and half."""
+    """The sentence follows the verdict on the chosen-longer share: longer in four prompts of five, shorter in four
+    of five, half and half."""
     recs = []
     for i in range(40):
-        won = {"long": "a", "short": "b", "mixed": "ab"[i % 2]}[chosen]
+        won = {"long": "ab"[i % 5 == 0], "short": "ba"[i % 5 == 0], "mixed": "ab"[i % 2]}[chosen]
         recs.append(Record(prompt=f"p{i}", id=f"p{i}", responses=[Response("a", "xx"), Response("b", "x")],
                            annotations=[(won, "ab".replace(won, ""), "1")], category=["理解"]))
     text = gpt_length_sentence(recs, n_boot=200, seed=0)
     assert text.startswith(verdict_start)
-    longer = {"long": 40, "short": 0, "mixed": 20}[chosen]
+    longer = {"long": 32, "short": 8, "mixed": 20}[chosen]
     assert f"the longer one in {longer:,} comparisons and the shorter one in {40 - longer:,}" in text
+
+
+def test_gpt_length_sentence_all_longer_is_insufficient():
+    """Every prompt choosing the longer answer gives every resample the same share: an interval of no width, so
+    insufficient data (with the count), not a preference."""
+    recs = [Record(prompt=f"p{i}", id=f"p{i}", responses=[Response("a", "xx"), Response("b", "x")],
+                   annotations=[("a", "b", "1")], category=["理解"]) for i in range(40)]
+    text = gpt_length_sentence(recs, n_boot=200, seed=0)
+    assert text.startswith("Insufficient data: 40 prompts, but every bootstrap resample gives the same value")

@@ -136,13 +136,17 @@ class TestInsufficientData:
         assert claim.to_json()["n"] == 1
 
     def test_degenerate_interval_without_a_count_is_insufficient(self):
-        """An estimate that does not know its count, whose resamples all give one value, is insufficient data;
-        with a known count at the minimum, a zero-width interval is the data's own and decides."""
+        """An estimate whose resamples all give one value is insufficient data, whether or not it knows its
+        count: with a count at the minimum too, a zero-width interval is never a verdict, and the sentence
+        says why."""
         flat = Estimate.single(-0.5, [-0.5] * 100)
         assert flat.n is None and decide(flat, "less") == estimates.INSUFFICIENT
         assert Claim.test("x-y", flat, "less", paper_ref="x", claim="c", kind="finding").sentence.startswith(
             "Insufficient data: every bootstrap resample gives the same value")
-        assert decide(Estimate.single(-0.5, [-0.5] * 100, n=estimates.MIN_UNITS), "less") == "supported"
+        counted = Estimate.single(-0.5, [-0.5] * 100, n=estimates.MIN_UNITS)
+        assert decide(counted, "less") == estimates.INSUFFICIENT
+        assert Claim.test("x-y", counted, "less", paper_ref="x", claim="c", kind="finding").sentence.startswith(
+            "Insufficient data: 10 prompts, but every bootstrap resample gives the same value")
 
     def test_forced_insufficient_data(self, monkeypatch):
         """CHEEMS_FORCE_VERDICT accepts the new verdict and the sentence follows."""

@@ -261,20 +261,23 @@ def _interrupted(cmd, point, sig_name, *, ok=False):
 
 
 @pytest.mark.parametrize("sig_name", ["SIGINT", "SIGTERM", "SIGKILL"])
-def test_resolve_in_place_interrupted_keeps_the_input_or_writes_it_whole(tmp_path, sig_name):
-    """`resolve big -o big` interrupted with its temporary file complete but not renamed keeps the whole
-    input; interrupted just after the rename it holds the whole output; SIGINT/SIGTERM leave no temporary."""
+def test_resolve_interrupted_keeps_the_old_output_or_writes_it_whole(tmp_path, sig_name):
+    """`resolve big -o out` over an older `out`, interrupted with its temporary file complete but not renamed,
+    keeps the whole old output; interrupted just after the rename it holds the whole new one; the input is never
+    touched; SIGINT/SIGTERM leave no temporary. (`-o big` itself is refused: test_an_output_that_is_an_input...)"""
     big = tmp_path / "big.jsonl"
     _big_raw_file(big)
     before = big.read_bytes()
     ref = tmp_path / "ref.jsonl"
     assert run("resolve", big, "-o", ref).returncode == 0
     after = ref.read_bytes()
-    for point, want in (("atomic.written=1", before), ("atomic.replaced=1", after)):
-        big.write_bytes(before)
-        _interrupted([*CHEEMS, "resolve", str(big), "-o", str(big)], point, sig_name)
-        assert big.read_bytes() == want, point
-        leftovers = list(tmp_path.glob(".big.jsonl.tmp-*"))
+    old = b'{"id": "old"}\n'
+    out = tmp_path / "out.jsonl"
+    for point, want in (("atomic.written=1", old), ("atomic.replaced=1", after)):
+        out.write_bytes(old)
+        _interrupted([*CHEEMS, "resolve", str(big), "-o", str(out)], point, sig_name)
+        assert out.read_bytes() == want and big.read_bytes() == before, point
+        leftovers = list(tmp_path.glob(".out.jsonl.tmp-*"))
         assert len(leftovers) == (sig_name == "SIGKILL" and point == "atomic.written=1"), leftovers
         for p in leftovers:
             p.unlink()
@@ -857,3 +860,316 @@ def test_evaluate_reads_a_compressed_data_file_and_names_it_without_its_suffixes
     res = run("evaluate", "--data", tmp_path / "open.jsonl.xz", "--scores", tmp_path / "s.jsonl", "--bootstrap", "0")
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["open"]["accuracy"] == 1.0
+
+
+def test_a_never_compared_response_is_reported_not_ranked_best(tmp_path):
+    """One record, a > b annotated, c never compared: resolve leaves c unranked and says so; evaluate counts only
+    a > b, so picking the longest answer (c, then b) scores 0, not 0.5 from a gold c > b nobody asserted."""
+    from cheems_lib.baselines import length_scores
+
+    rec = make_record("p", "abc", [("a", "b", "1")])
+    rec.responses[2].content = "the longest answer of all three"
+    rec.responses[1].content = "longer one"
+    write_records([rec], tmp_path / "raw.jsonl")
+    out = run("resolve", tmp_path / "raw.jsonl", "-o", tmp_path / "ranked.jsonl")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["unranked_responses"] == 1 and "1 response of" in out.stderr
+    assert read_records(tmp_path / "ranked.jsonl")[0].rank == {"a": 0, "b": 1}
+    write_scores([(p, r, s) for (p, r), s in length_scores([rec], prefer="longer").items()], tmp_path / "s.jsonl")
+    for data in ("raw.jsonl", "ranked.jsonl"):  # ranked on read, or as resolved
+        out = run("evaluate", "--data", tmp_path / data, "--scores", tmp_path / "s.jsonl")
+        assert out.returncode == 0, out.stderr
+        res = json.loads(out.stdout)
+        assert res[data.removesuffix(".jsonl")]["accuracy"] == 0.0, data
+        assert res[data.removesuffix(".jsonl")]["by_category"]["理解"]["comparisons"] == 1
+        assert res["unranked_responses"] == 1 and "1 response of" in out.stderr  # a given rank leaving c out too
+
+
+def test_an_ambiguous_label_is_exit_2_in_one_line(tmp_path):
+    """Responses named a and b, the winner's id written as the label: refused, not read as a position."""
+    rec = {"id": "p", "input": "q", "responses": [{"id": "a", "content": "x"}, {"id": "b", "content": "yy"}],
+           "annotations": [["b", "a", "a"]]}
+    (tmp_path / "in.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    out = run("resolve", tmp_path / "in.jsonl", "-o", tmp_path / "out.jsonl")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    assert 'label "a" is also the id of response "a"' in out.stderr and not (tmp_path / "out.jsonl").exists()
+
+
+def _reading_commands(tmp_path, data):
+    """Each command that reads records files, reading ``data`` (``-o`` into ``tmp_path``)."""
+    good = ROOT / "data/examples/release/cheems_bench/open.jsonl"
+    return {"resolve": ["resolve", data, "-o", tmp_path / "o.jsonl"],
+            "evaluate": ["evaluate", "--data", data, "--scores", tmp_path / "s.jsonl"],
+            "evaluate-scores": ["evaluate", "--data", good, "--scores", data],
+            "score": ["score", "--model", "baseline:longest", "--data", data, "-o", tmp_path / "o.jsonl"],
+            "train": ["train", "--data", data, "--model", "tiny-xs", "--epochs", "1", "--output", tmp_path / "run"],
+            "preference": ["preference", "--human", good, "--gpt", data, "--scores", tmp_path / "s.jsonl",
+                           "-o", tmp_path / "o.jsonl"],
+            "import-dpo-zh": ["import", "dpo-zh", data, "-o", tmp_path / "o.jsonl"]}
+
+
+@pytest.mark.parametrize("cmd", ["resolve", "evaluate", "evaluate-scores", "score", "train", "preference", "import-dpo-zh"])
+@pytest.mark.parametrize("skip", [False, True], ids=["strict", "skip-invalid"])
+def test_an_empty_input_is_exit_2_for_every_command(tmp_path, cmd, skip):
+    """An empty file does nothing, so no command reports success on it: exit 2, one line, no output, with or without
+    --skip-invalid (the help's promise: a file with no valid row is exit 2)."""
+    (tmp_path / "empty.jsonl").write_text("\n", encoding="utf-8")
+    write_scores([], tmp_path / "s.jsonl")
+    argv = _reading_commands(tmp_path, tmp_path / "empty.jsonl")[cmd]
+    if skip and cmd not in ("preference", "import-dpo-zh"):
+        argv = [*argv, "--skip-invalid"]
+    out = run(*argv)
+    assert out.returncode == 2, (cmd, out.stdout, out.stderr)
+    assert "Traceback" not in out.stderr and out.stderr.strip().splitlines()[-1].startswith("cheems: ")
+    assert not (tmp_path / "o.jsonl").exists() and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("cmd", ["resolve", "evaluate", "evaluate-scores", "score", "preference", "import-dpo-zh"])
+@pytest.mark.parametrize("content", [b"[" * 100_000, b'{"input": "\xff"}', '{"a": 1}'.encode("utf-16")],
+                         ids=["deep", "latin1", "utf16"])
+def test_malformed_input_is_one_line_for_every_command(tmp_path, cmd, content):
+    """However deep or however encoded, bad input is one line naming the file and line: exit 2, no traceback."""
+    (tmp_path / "bad.jsonl").write_bytes(content + b"\n")
+    write_scores([], tmp_path / "s.jsonl")
+    out = run(*_reading_commands(tmp_path, tmp_path / "bad.jsonl")[cmd])
+    assert out.returncode == 2, (cmd, out.stderr)
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert f"{tmp_path / 'bad.jsonl'}:1: " in out.stderr
+
+
+def test_evaluate_on_one_prompt_per_category_reports_insufficient_data(tmp_path):
+    """Six prompts, one per category (a user's report printed accuracy_ci [0.7533, 0.7533]): exit 0, the required
+    keys as they are, no interval but ci_note with the count, the pooled categories named; with two such files
+    Overall has overall_ci_note instead of overall_ci."""
+    cats = ["数学", "代码", "安全", "写作", "理解", "知识"]
+    for name in ("a", "b"):
+        recs = [make_record(f"{name}{i}", "abc", rank={"a": 0, "b": 1, "c": 2}, category=[c]) for i, c in enumerate(cats)]
+        write_records(recs, tmp_path / f"{name}.jsonl")
+    rng = random.Random(0)
+    rows = [(f"{n}{i}", r, rng.random()) for n in "ab" for i in range(6) for r in "abc"]
+    write_scores(rows[:18], tmp_path / "s.jsonl")
+    write_scores(rows, tmp_path / "both.jsonl")
+    res = run("evaluate", "--data", tmp_path / "a.jsonl", "--scores", tmp_path / "s.jsonl")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert {"accuracy", "exact_match", "by_category", "prompts", "prompts_without_comparisons"} <= set(out["a"])
+    assert "accuracy_ci" not in out["a"] and "exact_match_ci" not in out["a"]
+    assert out["a"]["ci_note"].startswith("insufficient data: 6 prompts with a comparison, needs at least 10")
+    assert sorted(out["a"]["pooled_categories"]) == sorted(cats)
+    both = json.loads(run("evaluate", "--data", tmp_path / "a.jsonl", "--data", tmp_path / "b.jsonl",
+                          "--scores", tmp_path / "both.jsonl", "--bootstrap", "200").stdout)
+    assert "overall" in both and "overall_ci" not in both
+    assert both["overall_ci_note"].startswith("insufficient data: 6 prompts with a comparison")
+
+
+def test_evaluate_keeps_real_intervals_and_names_no_pool(tmp_path):
+    """Forty prompts in three categories of ten or more: the intervals are there, and no note or pool is added."""
+    recs = [make_record(f"p{i}", "abc", rank={"a": 0, "b": 1, "c": 2}, category=["数学", "代码", "安全"][i % 3])
+            for i in range(40)]
+    write_records(recs, tmp_path / "d.jsonl")
+    rng = random.Random(1)
+    write_scores([(r.id, x, rng.random()) for r in recs for x in "abc"], tmp_path / "s.jsonl")
+    out = json.loads(run("evaluate", "--data", tmp_path / "d.jsonl", "--scores", tmp_path / "s.jsonl",
+                         "--bootstrap", "300").stdout)["d"]
+    lo, hi = out["accuracy_ci"]
+    assert lo < out["accuracy"] < hi and "exact_match_ci" in out
+    assert "ci_note" not in out and "pooled_categories" not in out
+
+
+# --- no output is an input; a rerun leaves what a fresh run does; one lock per output ---
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory):
+    """Read-only inputs of every writing command: a smoke world, score files of its preference subset (longer wins,
+    shorter wins) and a source folder for `cheems import` (test_real_data's layout)."""
+    from cheems_lib.baselines import length_scores
+    from cheems_lib.world.simulation import WorldConfig, build_world
+    from cheems_lib.world_files import write_world
+    from test_real_data import _fake_src
+
+    d = tmp_path_factory.mktemp("sources")
+    write_world(build_world(WorldConfig(size="smoke", seed=3)), d / "w")
+    gpt = read_records(d / "w/cheems_preference/gpt.jsonl")
+    for name, prefer in (("s", "longer"), ("s2", "shorter")):
+        write_scores([(p, r, s) for (p, r), s in length_scores(gpt, prefer=prefer).items()], d / f"{name}.jsonl")
+    _fake_src(d)
+    return d
+
+
+def _copy_inputs(sources, tmp_path):
+    """Copies of the inputs in ``tmp_path/in`` (a test that fails must not destroy the shared ones)."""
+    import shutil
+    src = tmp_path / "in"
+    src.mkdir()
+    for name in ("human", "gpt"):
+        shutil.copy(sources / f"w/cheems_preference/{name}.jsonl", src / f"{name}.jsonl")
+    shutil.copy(sources / "w/cheems_bench_gpt/open.jsonl", src / "raw.jsonl")
+    for name in ("s", "s2"):
+        shutil.copy(sources / f"{name}.jsonl", src / f"{name}.jsonl")
+    shutil.copytree(sources / "src", src / "src")
+    return src
+
+
+def _inputs_are(tmp_path):
+    from conftest import digest
+    return digest(tmp_path)
+
+
+# each: the arguments with {in} for the copied inputs, and the output (-o / --output) that is one of them
+OUTPUT_IS_INPUT = {
+    "resolve -o INPUT": (["resolve", "{in}/raw.jsonl"], "{in}/raw.jsonl"),
+    "resolve -o a link to INPUT": (["resolve", "{in}/raw.jsonl"], "{in}/raw.lnk"),
+    "resolve -o a hard link of INPUT": (["resolve", "{in}/raw.jsonl"], "{in}/raw.hard"),
+    "preference -o --gpt": (["preference", "--human", "{in}/human.jsonl", "--gpt", "{in}/gpt.jsonl",
+                             "--scores", "{in}/s.jsonl"], "{in}/gpt.jsonl"),
+    "preference -o --human": (["preference", "--human", "{in}/human.jsonl", "--gpt", "{in}/gpt.jsonl",
+                               "--scores", "{in}/s.jsonl"], "{in}/human.lnk"),
+    "preference -o --scores": (["preference", "--human", "{in}/human.jsonl", "--gpt", "{in}/gpt.jsonl",
+                                "--scores", "{in}/s.jsonl"], "{in}/s.jsonl"),
+    "score -o a hard link of --data": (["score", "--model", "baseline:longest", "--data", "{in}/raw.jsonl"],
+                                       "{in}/raw.hard"),
+    "import dpo-zh -o INPUT": (["import", "dpo-zh", "{in}/src/dpo-zh/dpo_zh_500.jsonl"],
+                               "{in}/src/dpo-zh/dpo_zh_500.jsonl"),
+    "import llmzoo -o inside its folder": (["import", "llmzoo", "{in}/src/llmzoo-zh/review_zh"],
+                                           "{in}/src/llmzoo-zh/review_zh/extra.jsonl"),
+    "import llmzoo -o --questions": (["import", "llmzoo", "{in}/src/llmzoo-zh/review_zh", "--questions",
+                                      "{in}/src/llmzoo-zh/questions-zh.jsonl"], "{in}/src/llmzoo-zh/questions-zh.jsonl"),
+    "import writingpref -o its folder": (["import", "writingpref", "{in}/src/writingpref-zh"], "{in}/src/writingpref-zh"),
+    "import real -o SRC": (["import", "real", "{in}/src"], "{in}/src"),
+    "train --output holding --data": (["train", "--data", "{in}/human.jsonl", "--model", "tiny-xs", "--epochs", "1",
+                                       "--output"], "{in}"),
+}
+
+
+@pytest.mark.parametrize("case", OUTPUT_IS_INPUT)
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(sources, tmp_path, case):
+    """-o naming a file (or folder) the same command reads, by its own name, a symbolic link or a hard link: exit 2
+    with one line `cheems: OUT: ... (fix: ...)`, no traceback, every input byte-identical and nothing written."""
+    import os
+    src = _copy_inputs(sources, tmp_path)
+    (src / "raw.lnk").symlink_to("raw.jsonl")
+    (src / "human.lnk").symlink_to(src / "human.jsonl")
+    os.link(src / "raw.jsonl", src / "raw.hard")
+    args, out = OUTPUT_IS_INPUT[case]
+    fill = lambda a: a.replace("{in}", str(src))
+    before = _inputs_are(tmp_path)
+    argv = [fill(a) for a in args] + ([] if args[-1] == "--output" else ["-o"]) + [fill(out)]
+    res = run(*argv)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr[-2000:]
+    assert res.stderr.startswith(f"cheems: {fill(out)}: ") and "(fix: " in res.stderr and "Traceback" not in res.stderr
+    assert any(w in res.stderr for w in ("is also a", "is also an input", "lies inside", "holds a")), res.stderr
+    assert _inputs_are(tmp_path) == before
+
+
+def _siblings(path):
+    """What an output left: its files (a folder's, by relative path; a file and the files named after it beside it,
+    by suffix), as SHA-256."""
+    import hashlib
+    from pathlib import Path
+
+    from conftest import digest
+    path = Path(path)
+    if path.is_dir():
+        return digest(path)
+    return {p.name[len(path.name):]: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in path.parent.iterdir() if p.name.startswith(path.name) and p.is_file()}
+
+
+def _rerun_case(case, src):
+    """(first run's arguments, what changes before the rerun, the rerun's arguments), -o appended to each run."""
+    import shutil
+
+    def change_raw():
+        shutil.copy(src / "human.jsonl", src / "raw.jsonl")
+
+    def change_dpo():
+        dpo = src / "src/dpo-zh/dpo_zh_500.jsonl"
+        dpo.write_text(dpo.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+
+    def old_layout_file(out):
+        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        manifest["files"]["old/review.jsonl"] = {"content": "a file an older import wrote"}
+        (out / "old").mkdir()
+        (out / "old/review.jsonl").write_text("{}\n")
+        (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+        change_dpo()
+
+    pref = ["preference", "--human", src / "human.jsonl", "--gpt", src / "gpt.jsonl"]
+    return {
+        "resolve, input changed": (["resolve", src / "raw.jsonl"], change_raw, ["resolve", src / "raw.jsonl"]),
+        "preference, scores and margin changed": ([*pref, "--scores", src / "s.jsonl"], None,
+                                                  [*pref, "--scores", src / "s2.jsonl", "--margin", "0.5"]),
+        "score, other data": (["score", "--model", "baseline:longest", "--data", src / "gpt.jsonl"], None,
+                              ["score", "--model", "baseline:longest", "--data", src / "human.jsonl"]),
+        "score baseline:random, other data after a killed run": (
+            ["score", "--model", "baseline:random", "--data", src / "gpt.jsonl", "KILL"], None,
+            ["score", "--model", "baseline:random", "--data", src / "human.jsonl", "--data", src / "gpt.jsonl"]),
+        "import dpo-zh, input changed": (["import", "dpo-zh", src / "src/dpo-zh/dpo_zh_500.jsonl"], change_dpo,
+                                         ["import", "dpo-zh", src / "src/dpo-zh/dpo_zh_500.jsonl"]),
+        "import real, input changed, an older import's file": (["import", "real", src / "src"], old_layout_file,
+                                                              ["import", "real", src / "src"]),
+        "simulate, seed changed": (["simulate", "--size", "smoke", "--seed", "1"], None,
+                                   ["simulate", "--size", "smoke", "--seed", "2"]),
+    }[case]
+
+
+RERUNS = ["resolve, input changed", "preference, scores and margin changed", "score, other data",
+          "score baseline:random, other data after a killed run", "import dpo-zh, input changed",
+          "import real, input changed, an older import's file", "simulate, seed changed"]
+
+
+@pytest.mark.parametrize("case", RERUNS)
+def test_a_rerun_into_an_existing_output_leaves_what_a_fresh_run_does(sources, tmp_path, case):
+    """Run a command into OUT, change an input or a flag, run it into OUT again: OUT (and the files beside it that
+    the command writes) is what a run into a new path leaves, byte for byte; nothing of the first run stays, also
+    when that run was killed half-way (score's OUT.partial). (train: test_cli_train.py.)"""
+    import inspect
+    src = _copy_inputs(sources, tmp_path)
+    first, change, again = _rerun_case(case, src)
+    out, fresh = tmp_path / "out", tmp_path / "fresh"
+    if first[-1] == "KILL":
+        _interrupted([*CHEEMS, *map(str, first[:-1]), "-o", str(out)], "score.batch=1", "SIGKILL")
+        assert (tmp_path / "out.partial").exists()
+    else:
+        assert run(*first, "-o", out).returncode == 0
+    if change is not None:
+        change(*([out] if inspect.signature(change).parameters else []))
+    for path in (out, fresh):
+        res = run(*again, "-o", path)
+        assert res.returncode == 0, res.stderr[-2000:]
+    assert _siblings(out) == _siblings(fresh)
+
+
+LOCKED = {
+    "resolve": (["resolve", "{in}/raw.jsonl"], "out.jsonl"),
+    "preference": (["preference", "--human", "{in}/human.jsonl", "--gpt", "{in}/gpt.jsonl", "--scores", "{in}/s.jsonl"],
+                   "out.jsonl"),
+    "import dpo-zh": (["import", "dpo-zh", "{in}/src/dpo-zh/dpo_zh_500.jsonl"], "out.jsonl"),
+    "import real": (["import", "real", "{in}/src"], "out"),
+    "simulate": (["simulate", "--size", "smoke"], "out"),
+}
+
+
+@pytest.mark.parametrize("exists", [False, True], ids=["new", "existing"])
+@pytest.mark.parametrize("cmd", LOCKED)
+def test_a_second_writer_of_an_output_is_refused_and_writes_nothing(sources, tmp_path, cmd, exists):
+    """While another process holds an output's lock (here the test process, as `cheems score` or a running command
+    would), each command writing it stops at once: exit 2, the one line of the score lock (`another process (pid N)
+    is writing this output`), and the output (new, or a previous run's) untouched."""
+    import os
+
+    from cheems_lib.outputs import OutputLock
+    src = _copy_inputs(sources, tmp_path)
+    args, name = LOCKED[cmd]
+    argv = [a.replace("{in}", str(src)) for a in args]
+    out = tmp_path / name
+    if exists:
+        assert run(*argv, "-o", out).returncode == 0
+    before = _siblings(out) if exists else None
+    with OutputLock(out):
+        res = run(*argv, "-o", out)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr[-2000:]
+    assert res.stderr == (f"cheems: {out}: another process (pid {os.getpid()}) is writing this output (fix: wait for "
+                          "it to finish, or choose another output path)\n")
+    assert (_siblings(out) if exists else out.exists()) == (before if exists else False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["in", *([name] if exists else [])])

@@ -379,3 +379,100 @@ def test_a_real_full_disk_during_overwrite_keeps_the_old_model(data, reference, 
         _check_full_disk_outcome(res.returncode, res.stderr, out, before)
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=True)
+
+
+# --- one lock per training folder; no output is an input; a rerun leaves what a fresh run does ---
+
+def _tree(folder):
+    """Every file under ``folder`` (by relative path) with its bytes; timings left out of the summary and the log."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if not p.is_file():
+            continue
+        if p.name == "cheems_train.json":
+            summary = {k: v for k, v in json.loads(p.read_text()).items() if k != "wall_time_s"}
+            summary["final"] = {k: v for k, v in summary["final"].items() if k != "tokens_per_s"}
+            out[p.name] = summary
+        elif p.name == "train_log.jsonl":
+            out[p.name] = log_lines(folder)
+        else:
+            out[p.relative_to(folder).as_posix()] = p.read_bytes()
+    return out
+
+
+@pytest.mark.parametrize("finished", [False, True], ids=["new", "finished"])
+def test_a_train_into_a_folder_another_process_writes_is_refused_and_the_folder_untouched(data, reference, tmp_path,
+                                                                                        finished):
+    """Two `cheems train` into one --output: while one holds the folder's lock (here the test process), the other
+    stops before anything is written, with the score lock's line (exit 2): no second model, no mixed log, no
+    hidden sibling, and a finished model (even with --overwrite) byte-identical."""
+    from cheems_lib.outputs import OutputLock
+
+    out = tmp_path / "rm"
+    if finished:
+        shutil.copytree(reference, out)
+    before = _digests(out) if finished else None
+    with OutputLock(out):
+        done = run("--data", data, *FAST, "--seed", "1", "--output", out, *(["--overwrite"] if finished else []))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stderr == (f"cheems: {out}: another process (pid {os.getpid()}) is writing this output (fix: wait for "
+                           "it to finish, or choose another output path)\n")
+    assert (_digests(out) if finished else out.exists()) == (before if finished else False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["rm"] if finished else [])
+
+
+def test_a_launch_into_a_locked_folder_stops_on_every_process_with_one_line(data, reference, tmp_path):
+    """`accelerate launch` (2 processes) into a folder another process writes: the main process alone asks for the
+    lock and every process stops at once (no hang at a barrier, no traceback of cheems or torch in the processes),
+    the lock's line printed once; the folder untouched. (The launcher adds its own report of the failed workers.)"""
+    from cheems_lib.outputs import OutputLock
+    from conftest import launch_two
+
+    out = tmp_path / "rm"
+    shutil.copytree(reference, out)
+    before = _digests(out)
+    with OutputLock(out):
+        done = launch_two("train", "--data", data, *FAST, "--seed", "1", "--overwrite", "--output", out, timeout=240)
+    line = (f"cheems: {out}: another process (pid {os.getpid()}) is writing this output (fix: wait for it to finish, "
+            "or choose another output path)")
+    assert done.returncode != 0 and done.stderr.splitlines().count(line) == 1, done.stderr[-3000:]
+    worker_errors = ("/cheems_lib/", "RuntimeError", "DistBackendError", "Connection closed", "Timeout")
+    assert not any(e in done.stderr for e in worker_errors), done.stderr[-3000:]
+    assert _digests(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["rm"]
+
+
+@pytest.mark.parametrize("where", ["--data", "--model"])
+def test_overwrite_of_a_folder_holding_an_input_is_refused_and_the_input_kept(data, reference, tmp_path, where):
+    """--overwrite would swap the folder out and delete it: a --data file inside it, or --model naming the folder
+    itself (its weights would be replaced while read), is refused before anything is read, exit 2, one line."""
+    out = tmp_path / "rm"
+    shutil.copytree(reference, out)
+    shutil.copy(data, out / "d.jsonl")
+    before = _digests(out)
+    if where == "--data":
+        args = ["--data", out / "d.jsonl", *FAST]
+    else:
+        args = ["--data", data, *FAST, "--model", out, "--force-lr"]
+    done = run(*args, "--overwrite", "--output", out)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stderr.startswith(f"cheems: {out}: holds a {where} input, ") and "(fix: " in done.stderr
+    assert _digests(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["rm"]
+
+
+@pytest.mark.parametrize("earlier", ["finished, --overwrite", "killed before a checkpoint"])
+def test_a_rerun_into_a_training_folder_leaves_what_a_fresh_run_does(data, reference, tmp_path, earlier):
+    """A finished folder retrained with another seed (--overwrite), or a folder whose run was killed before its first
+    checkpoint trained again without --resume: every file is what a run into a new folder writes (timings aside),
+    and nothing of the earlier run stays beside it."""
+    out, fresh = tmp_path / "rm", tmp_path / "fresh"
+    if earlier.startswith("finished"):
+        shutil.copytree(reference, out)
+    else:
+        interrupted("--data", data, *FAST, "--output", out, at="train.step=1", sig=signal.SIGKILL)
+        assert (out / "train_log.jsonl").exists() and not (out / "checkpoints").exists()
+    extra = ["--overwrite"] if earlier.startswith("finished") else []
+    for path in (out, fresh):
+        done = run("--data", data, *FAST, "--seed", "1", "--output", path, *(extra if path == out else []))
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert _tree(out) == _tree(fresh)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh", "rm"]

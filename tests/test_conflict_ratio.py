@@ -205,11 +205,11 @@ class TestChapterHelpers:
             assert (centres[:, 1] - radius >= box.y0).all() and (centres[:, 1] + radius <= box.y1).all(), ax.get_title()
 
     def test_prompt_table_hand_count(self):
-        """The cycle's three annotations are not reproduced; a tie is; an unannotated prompt has one round."""
+        """The cycle's three annotations are not reproduced; a tie is; an unannotated prompt ranks nothing (no round)."""
         recs = [self._cycle(), make_record("2", "de", [("d", "e", "0")]), make_record("3", "ab")]
         resolve_records(recs)
         table = prompt_table(recs)
-        assert table["not reproduced"].tolist() == [3, 0, 0] and table["rounds"].tolist() == [2, 1, 1]
+        assert table["not reproduced"].tolist() == [3, 0, 0] and table["rounds"].tolist() == [2, 1, 0]
         assert table["annotations"].tolist() == [4, 1, 0] and table["responses"].tolist() == [4, 2, 2]
 
     def test_pair_view_counts(self):
@@ -234,3 +234,16 @@ def test_choose_example_follows_the_users_file_or_says_it_is_the_shipped_one():
     record, text = choose_example([("`empty.jsonl`", [make_record("e", "ab")]), shipped])
     assert record.id == "ex-poem" and text.startswith("`empty.jsonl` holds no annotated prompt. The example is prompt "
                                                       "`ex-poem` of the shipped example")
+
+
+def test_worked_example_shows_a_never_compared_response_as_not_ranked():
+    """A response no annotation mentions is listed last as "not ranked" and drawn (grey, its own column), not ranked best."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from cheems_lib.analyses.conflict_ratio import plot_worked_example
+
+    ex = worked_example(make_record("p", "abc", [("a", "b", "1")]))
+    assert ex["rank"] == {"a": 0, "b": 1} and ex["rounds"] == 2
+    assert ex["table"]["round"].tolist() == [0, 1, "not ranked"] and ex["table"]["response"].tolist() == ["a", "b", "c"]
+    plot_worked_example(ex)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from cheems_lib.conflicts import (conflict_stats, literal_agreement, near_tie_counts, ordered_pairs, preference_graph,
                                   prompt_conflicts, reproduced, resolve, resolve_literal, resolve_records)
 from conftest import make_record
+from cheems_lib.records import strict_pairs
 
 
 @st.composite
@@ -29,9 +30,15 @@ class TestResolve:
         anns = [("a", "b", "1"), ("b", "c", "1"), ("c", "a", "1"), ("c", "d", "1")]
         assert resolve("abcd", anns) == {"a": 0, "b": 0, "c": 0, "d": 1}
 
-    def test_unannotated_response_is_round_zero(self):
-        """A response in no annotation is a source, as in Algorithm 1."""
-        assert resolve("abc", [("a", "b", "1")]) == {"a": 0, "b": 1, "c": 0}
+    def test_never_compared_response_is_not_ranked(self):
+        """A response in no annotation is left out of the ranking (as a graph node it would be a source, tied
+        with the best from no evidence), by all three implementations, and counted."""
+        assert resolve("abc", [("a", "b", "1")]) == {"a": 0, "b": 1}
+        assert resolve_literal("abc", [("a", "b", "1")]) == {"a": 0, "b": 1}
+        rec = make_record("p", "abc", [("a", "b", "1")])
+        stats = resolve_records([rec])
+        assert rec.rank == {"a": 0, "b": 1} and strict_pairs(rec.rank, rec.response_ids) == [("a", "b")]
+        assert stats["unranked_responses"] == 1 and stats["unannotated_prompts"] == 0
 
     def test_tie_merges(self):
         """A tie is an edge both ways, i.e. a 2-cycle: equal ranks."""
@@ -62,7 +69,8 @@ class TestResolve:
         comp = {n: i for i, c in enumerate(nx.strongly_connected_components(g)) for n in c}
         for u, v in g.edges:
             assert rank[u] == rank[v] if comp[u] == comp[v] else rank[u] < rank[v]
-        assert min(rank.values()) == 0
+        assert min(rank.values(), default=0) == 0
+        assert set(rank) == {x for a, b, _ in anns for x in (a, b)}  # exactly the responses compared
 
 
 class TestResolveRecords:
@@ -84,7 +92,7 @@ class TestResolveRecords:
         kept = make_record("k", "ab", rank={"a": 1, "b": 0})
         fresh = make_record("f", "ab")
         stats = resolve_records([kept, fresh])
-        assert kept.rank == {"a": 1, "b": 0} and fresh.rank == {"a": 0, "b": 0}
+        assert kept.rank == {"a": 1, "b": 0} and fresh.rank == {}
         assert stats["unannotated_prompts"] == 2 and stats["conflict_ratio"] == 0.0
 
 

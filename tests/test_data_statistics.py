@@ -36,11 +36,18 @@ def files():
 
 
 def _times(files: dict, k: int) -> dict:
-    """``files`` with each record repeated ``k`` times under new ids: the same statistics, on enough prompts
-    (:data:`cheems_lib.estimates.MIN_UNITS`) for a verdict."""
+    """``files`` with each record repeated ``k`` times under new ids, on enough prompts
+    (:data:`cheems_lib.estimates.MIN_UNITS`) for a verdict; every second copy has lost its last annotation (ranked
+    again), so copies differ in comparisons and in chosen and rejected lengths (identical copies would give every
+    bootstrap resample the same value: insufficient data). Record 1's copies have 3 or 1 comparisons, record 2's 3
+    (other lengths), record 3's 10 or 6."""
     from dataclasses import replace
 
-    return {path: [replace(r, id=f"{r.id}-{i}") for i in range(k) for r in recs] for path, recs in files.items()}
+    out = {path: [replace(r, id=f"{r.id}-{i}", annotations=r.annotations[:len(r.annotations) - i % 2], rank=None)
+                  for i in range(k) for r in recs] for path, recs in files.items()}
+    for recs in out.values():
+        resolve_records(recs)
+    return out
 
 
 class _Ledger(claims.Ledger):
@@ -114,10 +121,11 @@ class TestClaims:
         assert absent.kind == "untestable" and absent.reason == "needs cheems_bench/human.jsonl"
         assert absent.sentence.startswith("Untestable here (needs cheems_bench/human.jsonl)")
         gpt = ledger.claims["tab1-comparisons-preference-gpt"]
-        assert gpt.estimate == pytest.approx(3 / paper.loc["comparisons_per_prompt", "cheemspreference_gpt"] - 1)
+        assert gpt.estimate == pytest.approx(2.5 / paper.loc["comparisons_per_prompt", "cheemspreference_gpt"] - 1)
         assert gpt.verdict == "contradicted" and gpt.kind == "calibrated"
         assert gpt.reason == CALIBRATED_CLAIMS["tab1-comparisons"]
-        assert table["file"].tolist() == [OPEN, GPT] and table["ours"].tolist() == pytest.approx([10, 3])
+        # per prompt: open (10 + 6) / 2; GPT (3 + 1 + 3 + 3) / 4
+        assert table["file"].tolist() == [OPEN, GPT] and table["ours"].tolist() == pytest.approx([8, 2.5])
         assert table["ours if every pair were ordered"].tolist() == pytest.approx([10, 4.5])
         assert ledger.claims["tab1-comparisons"].estimate == gpt.estimate  # the farthest from the paper
 

@@ -98,3 +98,16 @@ def test_build_preference_and_cli(world, tmp_path):
     assert out.returncode == 0, out.stderr
     printed = json.loads(out.stdout)
     assert printed["records"] == len(recs) and printed["length_debias"] == rep["length_debias"]
+
+
+def test_a_response_whose_comparisons_were_all_dropped_is_not_ranked_best():
+    """a > b and c > b; the reward model disagrees with c > b, c's only comparison: c is left unranked and makes
+    no training pair (before, it was a source tied with the best and 'beat' b)."""
+    from cheems_lib.distant_supervision import filter_by_reward
+    from cheems_lib.records import strict_pairs
+
+    rec = make_record("p", "abc", [("a", "b", "1"), ("c", "b", "1")])
+    scores = {("p", "a"): 2.0, ("p", "b"): 1.0, ("p", "c"): 0.0}  # disagrees with c > b
+    [out], report = filter_by_reward([rec], scores)
+    assert out.rank == {"a": 0, "b": 1} and strict_pairs(out.rank, out.response_ids) == [("a", "b")]
+    assert report["unranked_responses_after"] == 1

@@ -166,7 +166,8 @@ class TestBestOf:
     def test_best_needs_every_paired_interval(self):
         """'best' is supported only when the expected entry beats every rival by paired intervals."""
         base = np.linspace(0, 1, 500)
-        ests = {"a": _est(base + 0.1), "b": _est(base), "c": _est(base + 0.05)}
+        wobble = 0.01 * np.sin(np.arange(500))  # paired differences that vary, as real ones do
+        ests = {"a": _est(base + 0.1 + wobble), "b": _est(base), "c": _est(base + 0.05 - wobble)}
         assert best_of(ests, "a")[0] == "supported"
         assert best_of(ests, "b")[0] == "contradicted"
         close = {"a": _est(base), "b": _est(base[::-1])}
@@ -262,3 +263,95 @@ def test_doctests():
     import doctest
 
     assert doctest.testmod(estimates).failed == 0
+
+
+class TestOneIntervalRule:
+    """No interval claims more than its data: small strata pooled, zero-width intervals never decide, and the
+    bootstrap's memory bounded without moving a replicate."""
+
+    @staticmethod
+    def _old_ratio(num, den, strata, n_boot, seed):
+        """ratio_estimate's replicates by the old formulas: one (n_boot, members) draw per sorted stratum."""
+        rng = np.random.default_rng(seed)
+        top, bottom = np.zeros(n_boot), np.zeros(n_boot)
+        for s in sorted(set(strata)):
+            idx = np.flatnonzero(np.asarray(strata, dtype=object) == s)
+            draw = rng.integers(0, idx.size, size=(n_boot, idx.size))
+            top += num[idx][draw].sum(axis=1)
+            bottom += den[idx][draw].sum(axis=1)
+        return top / bottom
+
+    @pytest.mark.parametrize("chunk", [None, 1, 13, 4096])
+    def test_chunked_ratio_estimate_equals_the_old_formulas(self, monkeypatch, chunk):
+        """On random non-integer data with strata of MIN_STRATUM or more, the replicates are bit-identical to the old
+        one-draw formulas whatever metrics.BOOT_CHUNK is (row sums do not depend on how many rows are summed)."""
+        from cheems_lib import metrics
+
+        if chunk is not None:
+            monkeypatch.setattr(metrics, "BOOT_CHUNK", chunk)
+        rng = np.random.default_rng(0)
+        for seed in range(3):
+            n = int(rng.integers(30, 90))
+            num, den = rng.random(n) * 3.7, rng.random(n) + 0.1
+            strata = rng.choice(["x", "y", "z"], n).tolist()
+            est = ratio_estimate(num, den, strata=strata, n_boot=311, seed=seed)
+            assert est.note == "" and np.array_equal(est.boot[0], self._old_ratio(num, den, strata, 311, seed))
+            plain = ratio_estimate(num, den, n_boot=311, seed=seed)
+            assert np.array_equal(plain.boot[0], self._old_ratio(num, den, [0] * n, 311, seed))
+
+    def test_one_unit_strata_are_pooled_and_noted(self):
+        """Twelve prompts, each its own stratum: the old bootstrap could not vary (an interval of no width, then
+        'supported'); now the strata are resampled as one, the estimate's note says so, and the interval is real."""
+        values = np.array([1.0] * 9 + [0.0] * 3)
+        est = ratio_estimate(values, strata=[f"c{i:02d}" for i in range(12)], n_boot=500, seed=1)
+        lo, hi = est.interval()
+        assert lo < est.value < hi
+        assert est.note == ("strata pooled for the bootstrap (some had fewer than 5 prompts): "
+                            + ", ".join(f"c{i:02d}" for i in range(12)))
+        assert (est - 0.5).note == est.note and Estimate.stack([est, est]).note == est.note
+        assert decide(est - 0.5, "greater") != estimates.INSUFFICIENT
+
+    def test_small_strata_join_the_smallest_stratum_when_still_too_few(self):
+        """Two one-prompt strata (a pool of 2) join the smallest of the others, which keep their own draws."""
+        from cheems_lib import metrics
+
+        strata = ["a"] * 8 + ["b"] * 6 + ["c", "d"]
+        assert [s.labels for s in metrics.stratify(strata)] == [("a",), ("b", "c", "d")]
+        est = ratio_estimate(np.arange(16.0), strata=strata, n_boot=50)
+        assert est.note.endswith(": b, c, d")
+
+    def test_zero_width_interval_is_never_a_verdict(self):
+        """decide() on an interval of no width gives insufficient data even with n >= MIN_UNITS (it was 'supported'
+        for the shipped LLMZoo aspects' [0.741, 0.741] on 70 prompts); its p-value is NaN, its sentence says why."""
+        flat = Estimate.single(0.7407, [0.7407] * 1000, n=70)
+        for direction in ("greater", "less", "equal"):
+            assert decide(flat, direction, margin=0.1) == estimates.INSUFFICIENT
+        assert math.isnan(estimates.p_value(flat, "greater"))
+        assert estimates.insufficient_text(70, "prompt") == (
+            "Insufficient data: 70 prompts, but every bootstrap resample gives the same value (the 95% interval has "
+            "no width).")
+        every = ratio_estimate(np.ones(70), np.ones(70), n_boot=200)  # every prompt conflicts
+        assert every.n == 70 and decide(every - 0.2593, "greater") == estimates.INSUFFICIENT
+        assert best_of({"a": flat, "b": Estimate.single(0.1, [0.1] * 1000, n=70)}, "a")[0] == estimates.INSUFFICIENT
+
+    def test_benchmark_estimates_note_the_pooled_categories(self):
+        """subset_estimate and category_estimate name the categories a subset's bootstrap pooled; a category group's
+        replicate averages the categories it drew (no NaN from a pooled category a resample missed)."""
+        recs = [make_record(f"p{i}", "ab", rank={"a": 0, "b": 1}, category=["x"]) for i in range(20)]
+        recs += [make_record(f"q{i}", "ab", rank={"a": 0, "b": 1}, category=[c]) for i, c in enumerate("yz")]
+        scores = {(r.id, x): float((x == "a") == (i % 3 > 0)) for i, r in enumerate(recs) for x in "ab"}
+        res = [{"s": evaluate_subset(recs, scores, n_boot=300, seed=1)}]
+        assert res[0]["s"].pooled_categories == ("x", "y", "z")
+        assert subset_estimate(res, "accuracy").note == ("categories pooled for the bootstrap (fewer than 5 prompts): "
+                                                         "x, y, z (s)")
+        group = estimates.category_estimate(res, ["x", "y"])
+        assert group.note.endswith(": x, y") and np.isfinite(group.boot).all()
+        assert estimates.category_estimate(res, ["y"]).n == 1
+
+
+def test_an_interval_of_no_width_up_to_rounding_is_insufficient():
+    """Replicates equal but for the last bits (the same numbers summed in another order) are no interval either."""
+    diff = Estimate.single(0.1, np.linspace(.55, .65, 100) - np.linspace(.45, .55, 100), n=100)
+    lo, hi = diff.interval()
+    assert lo != hi and hi - lo < 1e-15
+    assert decide(diff, "greater") == estimates.INSUFFICIENT

@@ -163,11 +163,11 @@ def test_local_checkpoints_a_chapter_names_are_files_it_reads(tmp_path):
     assert execute.input_files({"models": [str(ckpt), "org/rm"]}, declared, ROOT) == [
         ckpt / "config.json", ckpt / "model.safetensors"]
     source = ROOT / "notebooks" / "evaluation.md"
-    for params in ({"models_file": str(models)}, {"models": [str(ckpt)]}):
+    for version, params in enumerate(({"models_file": str(models)}, {"models": [str(ckpt)]}), start=2):
         before = cache_key(source, params, ROOT)
         (ckpt / "scores.jsonl").write_text("{}")
         assert cache_key(source, params, ROOT) == before
-        (ckpt / "model.safetensors").write_bytes(b"weights v2, retrained")
+        (ckpt / "model.safetensors").write_bytes(f"weights v{version}, retrained".encode())  # new content each time
         assert cache_key(source, params, ROOT) != before
 
 
@@ -180,3 +180,47 @@ def test_header_and_footer_name_the_data_of_parameters_left_at_their_default():
     assert world == "data/real"
     assert ROOT / "data/real/writingpref/writingpref_zh.jsonl.xz" in files
     assert ROOT / "data/real/cheems_preference.jsonl" in files
+
+
+def test_a_data_file_edited_in_place_with_its_size_and_mtime_kept_executes_the_chapter_again(tmp_path):
+    """The reported stale Table 1: a chapter's data file rewritten in place, same size, its modification time set
+    back with os.utime, changes the cache key (the key hashes content, not size and mtime)."""
+    root = copy_repo(tmp_path)
+    source = root / "notebooks/conflicts.md"
+    params = {"data_path": "data/examples/annotations.jsonl"}
+    path = root / params["data_path"]
+    key = cache_key(source, params, root)
+    st = path.stat()
+    text = path.read_bytes()
+    i = text.index(b'"')
+    path.write_bytes(text[:i + 1] + bytes([text[i + 1] ^ 1]) + text[i + 2:])  # one letter changed in place
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert cache_key(source, params, root) != key
+
+
+def test_a_big_checkpoint_keys_a_chapter_by_content_the_same_in_every_clone(tmp_path, monkeypatch):
+    """A checkpoint over the full-hash size (lowered here) goes through the hash cache, whose entries name inodes
+    and absolute paths: the chapter's key is still the same in two clones at different paths, and changes when the
+    weights are rewritten in place with their size and mtime kept."""
+    import numpy as np
+
+    from cheems_lib import fingerprint
+
+    monkeypatch.setenv(fingerprint.CACHE_ENV, str(tmp_path / "file_hashes.json"))
+    monkeypatch.setattr(fingerprint, "FULL_HASH_BYTES", 1 << 10)
+    source, params = ROOT / "notebooks/evaluation.md", {"models": ["runs/rm"]}
+    weights = np.random.default_rng(0).bytes(1 << 16)
+    keys = []
+    for clone in ("a", "b/c"):
+        ckpt = tmp_path / clone / "runs" / "rm"
+        ckpt.mkdir(parents=True)
+        (ckpt / "model.safetensors").write_bytes(weights)
+        (ckpt / "config.json").write_text("{}")
+        keys.append(cache_key(source, params, tmp_path / clone))
+    assert keys[0] == keys[1]
+    path = tmp_path / "a/runs/rm/model.safetensors"
+    st = path.stat()
+    path.write_bytes(weights[:100] + bytes([weights[100] ^ 1]) + weights[101:])
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert cache_key(source, params, tmp_path / "a") != keys[0]

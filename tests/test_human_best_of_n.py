@@ -124,9 +124,13 @@ class TestClaims:
         confound as the reason; the disjoint-prompts correlation is the Best-of-N finding, the same-prompt one (accuracy
         and picks from the same human scores) a robustness claim with its reason."""
         ledger = claims.Ledger("human_labels", "test")
-        one = estimates.Estimate.single(0.6, np.linspace(0.55, 0.65, 100), n=40)
+        # paired replicates of different spread, so every difference varies (equal spreads would give a difference
+        # the same in every replicate: an interval of no width, insufficient data)
+        one = estimates.Estimate.single(0.6, np.linspace(0.52, 0.68, 100), n=40)
         half = estimates.Estimate.single(0.5, np.linspace(0.45, 0.55, 100), n=40)
-        bon.add_transfer_claims(ledger, {"h": one, "d": half, "baseline:random": half, "baseline:longest": half}, "h", "d")
+        near = estimates.Estimate.single(0.51, np.linspace(0.41, 0.61, 100), n=40)  # random's interval includes it
+        accuracy = {"h": one, "d": near, "baseline:random": half, "baseline:longest": half}
+        bon.add_transfer_claims(ledger, accuracy, "h", "d")
         assert ledger.claims["human-transfer-human-vs-dpo"].kind == "question"
         assert "confounded" in ledger.claims["human-transfer-human-vs-dpo"].reason
         assert ledger.claims["human-transfer-beats-random"].verdict == "supported"

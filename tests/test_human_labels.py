@@ -161,10 +161,11 @@ class TestClaims:
         assert all(c.kind == "untestable" and c.reason == why for c in ledger.claims.values())
 
     def test_kinds_and_verdicts_on_a_length_preferring_file(self, no_glue):
-        """Forty prompts where the longer answer always scores higher: the overall and moderate shares are supported,
-        the paper's 'shorter at a large difference' contradicted; the overall one is our question, Fig. 15's two are
-        findings."""
-        recs = [_scored(f"p{i}", {"a": 100, "b": 200, "c": 900}, {"a": 0, "b": 1, "c": 3}) for i in range(40)]
+        """Forty prompts where the longer answer scores higher in three of four (the fourth scores the other way): the
+        overall and moderate shares are supported, the paper's 'shorter at a large difference' contradicted; the overall
+        one is our question, Fig. 15's two are findings."""
+        recs = [_scored(f"p{i}", {"a": 100, "b": 200, "c": 900},
+                        {"a": 3, "b": 1, "c": 0} if i % 4 == 0 else {"a": 0, "b": 1, "c": 3}) for i in range(40)]
         ledger = claims.Ledger("human_labels", "test")
         hl.add_length_claims(ledger, recs, n_boot=200)
         got = {cid: (c.kind, c.verdict) for cid, c in ledger.claims.items()}
@@ -358,30 +359,35 @@ class TestShift:
 
 class TestConflictComparison:
     def test_strict_calls_are_compared_with_table5_and_ties_are_not(self, no_glue):
-        """Twenty prompts whose second scoring ties a pair the first orders (a tie change, no reversal): with ties every
-        prompt conflicts, with strict calls none does. The claim compared with Table 5 uses the strict share (here 0,
-        below Table 5), and the share with ties is named not comparable."""
-        recs = [_scored(f"p{i}", {"a": 1, "b": 2}, {"a": 3, "b": 1}, second={"a": 2, "b": 2}) for i in range(20)]
+        """Forty prompts whose second scoring ties a pair the first orders (a tie change, no reversal), but for two
+        whose second scoring reverses it: with ties every prompt conflicts, with strict calls only the two do. The
+        claim compared with Table 5 uses the strict share (here 0.05, below Table 5), and the share with ties is named
+        not comparable."""
+        recs = [_scored(f"p{i}", {"a": 1, "b": 2}, {"a": 3, "b": 1},
+                        second={"a": 1, "b": 3} if i % 20 == 0 else {"a": 2, "b": 2}) for i in range(40)]
         got = hl.rescoring(recs)
-        assert got.conflicted.tolist() == [1.0] * 20 and got.strict_conflicted.tolist() == [0.0] * 20
+        reversed_at = [float(i % 20 == 0) for i in range(40)]
+        assert got.conflicted.tolist() == [1.0] * 40 and got.strict_conflicted.tolist() == reversed_at
         ledger = claims.Ledger("human_labels", "test")
         found = hl.add_agreement_claims(ledger, got, n_boot=50)
         claim = ledger.claims["human-rescore-conflicts"]
-        assert found["human-rescore-conflicts"].value == 0.0 and claim.verdict == "contradicted"
-        assert claim.estimate == pytest.approx(-max(hl.table5_human().values()))
+        assert found["human-rescore-conflicts"].value == 0.05 and claim.verdict == "contradicted"
+        assert claim.estimate == pytest.approx(0.05 - max(hl.table5_human().values()))
         assert "strict pairwise calls (ties left out)" in claim.statistic and "by construction" in claim.reason
         shares = hl.agreement_shares(got, found, n_boot=50)
-        assert shares[hl.CONFLICTS_TIES].value == 1.0 and shares[hl.CONFLICTS_STRICT].value == 0.0
+        assert shares[hl.CONFLICTS_TIES].value == 1.0 and shares[hl.CONFLICTS_STRICT].value == 0.05
         assert "not comparable with Table 5" in hl.CONFLICTS_TIES
         assert "independent" not in ledger.claims["human-rescore-kappa"].claim
         assert "another annotator" in ledger.claims["human-rescore-kappa"].claim
 
     def test_length_sentence_says_minus_one_half_and_the_denominator(self, no_glue):
-        recs = [_scored(f"p{i}", {"a": 100, "b": 200}, {"a": 0, "b": 3}) for i in range(10)]
+        """Eight prompts of ten where the longer answer scores higher: a share of 0.8, said as minus one half."""
+        recs = [_scored(f"p{i}", {"a": 100, "b": 200}, {"a": 3, "b": 0} if i % 5 == 0 else {"a": 0, "b": 3})
+                for i in range(10)]
         ledger = claims.Ledger("human_labels", "test")
         hl.add_length_claims(ledger, recs, n_boot=50)
         sentence = ledger.claims["human-length-longer-wins"].sentence
-        assert "(equal-length pairs left out) minus 0.5 is +0.500" in sentence and "from one half" not in sentence
+        assert "(equal-length pairs left out) minus 0.5 is +0.300" in sentence and "from one half" not in sentence
 
 
 class TestPreferenceLabels:

@@ -97,22 +97,45 @@ def test_add_claims_on_one_prompt_is_insufficient_data(monkeypatch):
 
 
 def test_add_claims_on_many_prompts_decides(monkeypatch):
-    """A judge that always picks the later-shown answer: position *supported* (it prefers later),
-    and it never orders a repeated pair alike, so inconsistency is *supported*."""
+    """A judge that picks the later-shown answer on 16 of 20 prompts (and answer a, wherever shown, on 4):
+    position *supported* (the earlier-shown wins 4 of 40 decisions), and it orders 16 of 20 repeated pairs
+    differently, so inconsistency is *supported*."""
     import myst_nb
 
     monkeypatch.setattr(myst_nb, "glue", lambda *a, **k: None)
-    s1 = [_ranked(f"p{i}", ["a", "b"], {"a": 1, "b": 0}) for i in range(12)]
-    s2 = [_ranked(f"p{i}", ["b", "a"], {"a": 0, "b": 1}) for i in range(12)]
+    s1 = [_ranked(f"p{i}", ["a", "b"], {"a": int(i >= 4), "b": int(i < 4)}) for i in range(20)]
+    s2 = [_ranked(f"p{i}", ["b", "a"], {"a": 0, "b": 1}) for i in range(20)]
     ledger = _ledger()
     est = jc.add_claims(ledger, bench=s1, second=s2, judge="judge-x", n_boot=200)
-    assert est["real-judge-position"].value == 0.0 and ledger.claims["real-judge-position"].verdict == "supported"
-    assert est["real-judge-consistency"].value == 0.0
+    assert est["real-judge-position"].value == 0.1 and ledger.claims["real-judge-position"].verdict == "supported"
+    assert est["real-judge-consistency"].value == 0.2
     assert ledger.claims["real-judge-consistency"].verdict == "supported"
     # the position test is confounded by the change of answer set: our question, with the confound as its reason
     assert ledger.claims["real-judge-position"].kind == "question"
     assert "confounded" in ledger.claims["real-judge-position"].reason
     assert ledger.claims["real-judge-consistency"].kind == "finding"
+
+
+def test_add_claims_on_an_interval_of_no_width_is_insufficient_data(monkeypatch):
+    """A judge that always picks the later-shown answer, and aspects that conflict on every prompt: every
+    resample gives the same share, so the 95% intervals have no width. With 12 prompts (at least MIN_UNITS)
+    that is *insufficient data* saying so, not *supported* (the shipped LLMZoo aspects once gave [0.741, 0.741])."""
+    import myst_nb
+
+    monkeypatch.setattr(myst_nb, "glue", lambda *a, **k: None)
+    clash = {"general": {"a": 0, "b": 1}, "coherence": {"a": 1, "b": 0}}
+    s1 = [_ranked(f"p{i}", ["a", "b"], {"a": 1, "b": 0}, aspects=clash) for i in range(12)]
+    s2 = [_ranked(f"p{i}", ["b", "a"], {"a": 0, "b": 1}) for i in range(12)]
+    ledger = _ledger()
+    est = jc.add_claims(ledger, bench=s1, second=s2, judge="judge-x", n_boot=200)
+    for cid in ("real-judge-position", "real-judge-consistency", "real-aspect-conflicts"):
+        lo, hi = est[cid].interval()
+        assert est[cid].n == 12 and lo == hi, cid
+        claim = ledger.claims[cid]
+        assert claim.verdict == estimates.INSUFFICIENT, cid
+        assert claim.sentence.startswith("Insufficient data: 12 prompts, but every bootstrap resample gives the same "
+                                         "value (the 95% interval has no width)"), claim.sentence
+    assert "whether the merged aspect rankings conflict" in ledger.claims["real-aspect-conflicts"].sentence
 
 
 def test_plot_judge_draws_both_panels():

@@ -35,12 +35,12 @@ def violations(graph: dict[str, set[str]]) -> list[str]:
 
 
 def test_the_wings_exist():
-    """Each wing is a package with its docstring, and the top level keeps at most 13 modules."""
+    """Each wing is a package with its docstring, and the top level keeps at most 14 modules (methods on any file; a fifteenth concept goes into a wing or a module that exists)."""
     for name in WINGS:
         init = PACKAGE / name / "__init__.py"
         assert init.exists() and init.read_text(encoding="utf-8").startswith('"""'), name
     top = [p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"]
-    assert len(top) <= 13, sorted(top)
+    assert len(top) <= 14, sorted(top)
 
 
 def test_no_import_crosses_a_layer_the_wrong_way():

@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from cheems_lib.metrics import accuracy, evaluate_subset, exact_match, overall, overall_ci
+from cheems_lib.metrics import accuracy, evaluate_subset, exact_match, overall, overall_ci, overall_ci_note
 from cheems_lib.records import DataError
 from conftest import make_record
 
@@ -134,3 +134,183 @@ class TestInvariances:
         recs, scores = self._random(seed)
         before = evaluate_subset(recs, scores, n_boot=0).to_json()
         assert evaluate_subset(recs, {k: np.exp(v) * 3 - 1 for k, v in scores.items()}, n_boot=0).to_json() == before
+
+
+# ---- the bootstrap: one rule for every interval, and bounded memory ------------------------------------------
+
+
+def _old_draws(strata, n_boot, seed, mask=None):
+    """stratified_draws as it was: one ``(n_boot, members)`` draw per sorted label, nothing pooled."""
+    strata = np.asarray(strata, dtype=object)
+    keep = np.ones(strata.size, bool) if mask is None else np.asarray(mask, bool)
+    rng = np.random.default_rng(seed)
+    out = []
+    for s in sorted(set(strata[keep].tolist())):
+        idx = np.flatnonzero(keep & (strata == s))
+        out.append((s, idx, rng.integers(0, idx.size, size=(n_boot, idx.size))))
+    return out
+
+
+def _old_replicates(recs, scores, n_boot, seed):
+    """evaluate_subset's replicates by the old formulas (whole draws, np.mean over categories)."""
+    from cheems_lib.metrics import lookup_scores, prompt_outcomes
+
+    correct, total = prompt_outcomes([r.rank for r in recs], lookup_scores(recs, scores))
+    cats = np.array([r.top_category for r in recs], dtype=object)
+    boot_acc, boot_em = [], []
+    for _, idx, draw in _old_draws(cats, n_boot, seed, mask=total > 0):
+        c, t = correct[idx], total[idx]
+        boot_acc.append(c[draw].sum(1) / t[draw].sum(1))
+        boot_em.append((c == t).astype(float)[draw].mean(1))
+    return np.mean(boot_acc, axis=0), np.mean(boot_em, axis=0), boot_acc
+
+
+def _random_subset(seed, n=120, cats="xyz"):
+    rng = random.Random(seed)
+    recs = [make_record(str(i), "abcd", rank={c: rng.randint(0, 3) for c in "abcd"}, category=[rng.choice(cats)])
+            for i in range(n)]
+    return recs, {(r.id, c): rng.random() for r in recs for c in "abcd"}
+
+
+class TestBootstrap:
+    def test_row_chunks_draw_the_same_numbers(self):
+        """numpy's Generator.integers drawn in chunks of rows gives the very numbers of one draw, and leaves the
+        stream where one draw would (odd counts of 32-bit draws included): the premise of chunking."""
+        for size, rows, chunk in ((1, 9, 2), (3, 7, 2), (7, 50, 3), (40, 33, 1), (1000, 5, 4)):
+            whole = np.random.default_rng(5).integers(0, size, size=(rows, size))
+            rng = np.random.default_rng(5)
+            parts = [rng.integers(0, size, size=(min(chunk, rows - s), size)) for s in range(0, rows, chunk)]
+            assert np.array_equal(np.concatenate(parts), whole)
+            follow = np.random.default_rng(5)
+            follow.integers(0, size, size=(rows, size))
+            assert rng.integers(0, 10**6, size=5).tolist() == follow.integers(0, 10**6, size=5).tolist()
+
+    @pytest.mark.parametrize("chunk", [None, 1, 7, 100])
+    def test_chunked_bootstrap_equals_the_old_one_draw_formulas(self, monkeypatch, chunk):
+        """With every category at MIN_STRATUM prompts or more, evaluate_subset's replicates are bit-identical to
+        the old formulas (one (n_boot, members) draw per category), whatever the chunk size: the book's recorded
+        ledger does not move."""
+        from cheems_lib import metrics
+
+        if chunk is not None:
+            monkeypatch.setattr(metrics, "BOOT_CHUNK", chunk)
+        for seed in range(3):
+            recs, scores = _random_subset(seed)
+            res = evaluate_subset(recs, scores, n_boot=257, seed=seed)
+            acc, em, per_cat = _old_replicates(recs, scores, 257, seed)
+            assert res.pooled_categories == ()
+            assert np.array_equal(res.boot_accuracy, acc) and np.array_equal(res.boot_exact_match, em)
+            assert all(np.array_equal(a, b) for a, b in zip(res.boot_category_accuracy.values(), per_cat))
+
+    def test_draws_stay_within_the_chunk(self, monkeypatch):
+        """Each draw holds at most BOOT_CHUNK indices (one row when a stratum is larger), every replicate row of
+        every stratum once, strata in order: the memory-bounded path."""
+        from cheems_lib import metrics
+
+        monkeypatch.setattr(metrics, "BOOT_CHUNK", 50)
+        strata = ["a"] * 20 + ["b"] * 60 + ["c"] * 7
+        seen = {}
+        for stratum, rows, draw in metrics.stratified_draws(strata, 101, seed=1):
+            assert draw.shape == (rows.stop - rows.start, stratum.members.size)
+            assert draw.size <= max(50, stratum.members.size)
+            seen.setdefault(stratum.labels, []).append((rows.start, rows.stop))
+        assert list(seen) == [("a",), ("b",), ("c",)]
+        for spans in seen.values():
+            assert spans[0][0] == 0 and spans[-1][1] == 101 and all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+
+    def test_peak_memory_does_not_grow_with_prompts_times_replicates(self, monkeypatch):
+        """2,000 prompts x 20,000 replicates: the old draws alone took 320 MB; in chunks the peak stays near the
+        replicates kept (per category, a few MB)."""
+        import tracemalloc
+
+        from cheems_lib import metrics
+
+        monkeypatch.setattr(metrics, "BOOT_CHUNK", 1 << 14)
+        recs, scores = _random_subset(0, n=2000, cats="wxyz")
+        tracemalloc.start()
+        try:
+            res = evaluate_subset(recs, scores, n_boot=20_000, seed=0)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert res.boot_accuracy.shape == (20_000,) and peak < 30e6, peak
+
+    def test_one_prompt_categories_are_pooled_and_named(self):
+        """Categories of one prompt cannot vary alone: they are resampled as one stratum (here the pool of three
+        singletons is still under MIN_STRATUM, so it joins the smallest category), the result names them, and
+        their replicates vary; the big categories keep their own strata."""
+        from cheems_lib import metrics
+
+        recs, scores = _random_subset(1, n=60, cats="xy")
+        for i, cat in enumerate("pqr"):
+            recs.append(make_record(f"s{i}", "ab", rank={"a": 0, "b": 1}, category=[cat]))
+            scores.update({(f"s{i}", "a"): 1.0, (f"s{i}", "b"): 0.0 if i else 2.0})
+        res = evaluate_subset(recs, scores, n_boot=400, seed=2)
+        smallest = min("xy", key=lambda c: res.by_category[c]["prompts"])
+        assert res.pooled_categories == tuple(sorted([smallest, "p", "q", "r"]))
+        assert res.to_json()["pooled_categories"] == list(res.pooled_categories)
+        assert [s.labels for s in metrics.stratify([r.top_category for r in recs])][-1] == (smallest, "p", "q", "r")
+        singles = np.array([res.boot_category_accuracy[c] for c in "pqr"])
+        assert np.isnan(singles).any() and np.nanmin(singles) == 0 and np.nanmax(singles) == 1
+        assert np.isfinite(res.boot_accuracy).all() and res.boot_accuracy.std() > 0
+        lo, hi = res.to_json()["accuracy_ci"]
+        assert lo < hi
+
+    def test_pooled_replicates_are_the_macro_average_of_each_resample(self):
+        """In a pooled stratum, a replicate's accuracy is the macro average over the categories it drew, computed
+        here from the same draws by hand."""
+        from cheems_lib import metrics
+        from cheems_lib.metrics import lookup_scores, prompt_outcomes
+
+        recs, scores = _random_subset(4, n=14, cats="uvwxyz")
+        res = evaluate_subset(recs, scores, n_boot=60, seed=9)
+        correct, total = prompt_outcomes([r.rank for r in recs], lookup_scores(recs, scores))
+        cats = np.array([r.top_category for r in recs], dtype=object)
+        expect = np.zeros(60)
+        counts = np.zeros(60)
+        for stratum, rows, draw in metrics.stratified_draws(cats, 60, 9, mask=total > 0):
+            for r, row in zip(range(rows.start, rows.stop), draw):
+                picked = stratum.members[row]
+                accs = [correct[picked][cats[picked] == c].sum() / total[picked][cats[picked] == c].sum()
+                        for c in sorted(set(cats[picked]))]
+                expect[r] += sum(accs)
+                counts[r] += len(accs)
+        assert res.pooled_categories and np.allclose(res.boot_accuracy, expect / counts)
+
+    def test_six_one_prompt_categories_report_insufficient_data(self):
+        """6 prompts, one per category: no [x, x] interval but insufficient data with the count; the metrics stay."""
+        recs = [make_record(f"p{i}", "ab", rank={"a": 0, "b": 1}, category=[c]) for i, c in enumerate("abcdef")]
+        scores = {(r.id, x): float(x == "a" or i % 2) for i, r in enumerate(recs) for x in "ab"}
+        out = evaluate_subset(recs, scores, n_boot=500, seed=0).to_json()
+        assert "accuracy_ci" not in out and "exact_match_ci" not in out
+        assert out["ci_note"] == ("insufficient data: 6 prompts with a comparison, needs at least 10 (a bootstrap over "
+                                  "fewer gives no real 95% interval) (accuracy_ci and exact_match_ci left out)")
+        assert out["pooled_categories"] == list("abcdef")
+        assert {"accuracy", "exact_match", "by_category", "prompts", "prompts_without_comparisons"} <= set(out)
+        assert evaluate_subset(recs, scores, n_boot=0).to_json().keys() == {"accuracy", "exact_match", "by_category",
+                                                                             "prompts", "prompts_without_comparisons"}
+
+    def test_an_interval_of_no_width_is_left_out(self):
+        """12 prompts all right: every resample gives accuracy 1, so there is no interval to report, only why."""
+        recs = [make_record(f"p{i}", "ab", rank={"a": 0, "b": 1}, category=["x"]) for i in range(12)]
+        scores = {(r.id, x): float(x == "a") for r in recs for x in "ab"}
+        res = evaluate_subset(recs, scores, n_boot=300)
+        out = res.to_json()
+        assert "accuracy_ci" not in out and "exact_match_ci" not in out
+        assert out["ci_note"] == ("insufficient data: every bootstrap resample of the 12 prompts gives the same "
+                                  "accuracy, so its 95% interval has no width (accuracy_ci left out); insufficient "
+                                  "data: every bootstrap resample of the 12 prompts gives the same exact_match, so "
+                                  "its 95% interval has no width (exact_match_ci left out)")
+        assert overall_ci([res, res]) is None and "no width" in overall_ci_note([res, res])
+
+    def test_overall_interval_needs_every_subset_to_have_enough_prompts(self):
+        """Overall rests on the fewest prompts of any subset: one subset of 6 prompts withholds it and says why."""
+        big, scores = _random_subset(0, n=60)
+        small = [make_record(f"q{i}", "ab", rank={"a": 0, "b": 1}, category=["x"]) for i in range(6)]
+        scores.update({(r.id, x): float(x == "a" or i % 2) for i, r in enumerate(small) for x in "ab"})
+        a, b = evaluate_subset(big, scores, n_boot=200), evaluate_subset(small, scores, n_boot=200)
+        assert overall_ci([a, a]) is not None and overall_ci_note([a, a]) == ""
+        assert overall_ci([a, b]) is None
+        assert overall_ci_note([a, b]).startswith("insufficient data: 6 prompts with a comparison, needs at least 10")
+        assert overall_ci([a, evaluate_subset(big, scores, n_boot=0)]) is None
+        assert overall_ci_note([a, evaluate_subset(big, scores, n_boot=0)]) == ""

@@ -290,3 +290,72 @@ def test_stale_temporaries_of_killed_writers_are_removed(tmp_path):
         assert live.exists()
     assert out.read_text() == "old" and (tmp_path / "other.csv").read_text() == "being written"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".hidden.tmp-notes", "other.csv", "table.csv"]
+
+
+# --- no output is an input; one lock per output (issue: outputs that overwrite inputs, training folders unlocked) ---
+
+def test_an_output_that_is_an_input_is_refused_through_links_and_hard_links(tmp_path):
+    """The same file by its name, a symbolic link or a hard link is refused with one line naming the input; so is an
+    output inside a folder the command reads, and (for a folder replaced whole) a folder holding an input. Other
+    outputs (a new file, a device, a link loop, which the writer refuses itself) pass."""
+    import os
+
+    from cheems_lib.records import check_not_input
+    from cheems_lib.records import DataError
+
+    src = tmp_path / "in.jsonl"
+    src.write_text("{}\n")
+    (tmp_path / "sym.jsonl").symlink_to("in.jsonl")
+    os.link(src, tmp_path / "hard.jsonl")
+    (tmp_path / "set").mkdir()
+    (tmp_path / "loop").symlink_to("loop")
+    inputs = [("--gpt", src), ("", tmp_path / "set"), ("--scores", None)]
+    for out, words in ((src, "is also a --gpt input;"), (tmp_path / "sym.jsonl", "(" + str(src) + ", the same file)"),
+                       (tmp_path / "hard.jsonl", "is also a --gpt input ("), (tmp_path / "set", "is also an input"),
+                       (tmp_path / "set/new.jsonl", "lies inside an input, the folder")):
+        with pytest.raises(DataError) as e:
+            check_not_input(out, inputs)
+        assert words in str(e.value) and str(e.value).startswith(f"{out}: ") and "(fix: " in str(e.value), str(e.value)
+        assert "\n" not in str(e.value)
+    for out in (tmp_path / "new.jsonl", "/dev/null", tmp_path / "loop", None):
+        check_not_input(out, inputs)
+    check_not_input(tmp_path, [("--data", src)])  # a folder written file by file may hold an input
+    with pytest.raises(DataError, match=r"holds a --data input, .*in\.jsonl, which the run would replace"):
+        check_not_input(tmp_path, [("--data", src)], folder=True, flag="--output")
+    assert src.read_text() == "{}\n"
+
+
+def test_a_writer_joins_its_own_threads_lock_and_the_outer_block_releases_it(tmp_path):
+    """The model zoo holds an entry's lock and starts a training run that locks the same folder with ``join``: the
+    run goes on under that hold; another process stays refused until the outer block ends. Without ``join`` a
+    second hold is refused, in the same thread too."""
+    import os
+
+    from cheems_lib.outputs import LockedError
+    out = tmp_path / "rm"
+    probe = ("from cheems_lib.outputs import OutputLock, LockedError\n"
+             f"try:\n    with OutputLock({str(out)!r}): print('got')\n"
+             "except LockedError as e:\n    print(e)")
+    other = lambda: subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout
+    with OutputLock(tmp_path / "rm"):
+        with OutputLock(tmp_path / "." / "rm", join=True):  # another spelling of the same output
+            assert "another process" in other()
+        assert "another process" in other() and (tmp_path / "rm.lock").exists()
+        with pytest.raises(LockedError, match=rf"pid {os.getpid()}\)"), OutputLock(out):
+            pass
+    assert other().strip() == "got" and not (tmp_path / "rm.lock").exists()
+
+
+def test_a_lock_removes_the_folders_it_made_when_nothing_was_written(tmp_path):
+    """A command refused after taking its lock writes nothing: the folders made for the lock file go again; a folder
+    that holds the output stays."""
+    with OutputLock(tmp_path / "a" / "b" / "out.jsonl"):
+        assert (tmp_path / "a" / "b").is_dir()
+    assert list(tmp_path.iterdir()) == []
+    with OutputLock(tmp_path / "a" / "b" / "out.jsonl"):
+        (tmp_path / "a" / "b" / "out.jsonl").write_text("x")
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["a", "a/b", "a/b/out.jsonl"]
+    (tmp_path / "f").write_text("")
+    with pytest.raises(NotADirectoryError) as e, OutputLock(tmp_path / "f" / "x" / "out.jsonl"):
+        pass
+    assert e.value.filename == str(tmp_path / "f")

@@ -51,10 +51,13 @@ def _result(accuracy: float, noise: np.ndarray) -> SubsetResult:
 
 
 def _results(values: dict[str, list[tuple[float, float]]], spread: float = 0.01) -> dict[str, list[dict]]:
-    """Fake evaluate() results: per model, per seed, (open, human) accuracy; replicates share their noise
-    across models (as paired resamples do)."""
-    noise = np.random.default_rng(0).normal(0, spread, 200)
-    return {name: [{"open": _result(o, noise), "human": _result(h, noise)} for o, h in per_seed]
+    """Fake evaluate() results: per model, per seed, (open, human) accuracy; replicates share part of their noise
+    across models (as paired resamples do) and add their own, so a difference between models varies from replicate
+    to replicate (with all noise shared it would be the same in each: an interval of no width, insufficient data)."""
+    rng = np.random.default_rng(0)
+    shared = rng.normal(0, spread, 200)
+    return {name: [{sub: _result(acc, shared + rng.normal(0, spread / 2, 200))
+                    for sub, acc in (("open", o), ("human", h))} for o, h in per_seed]
             for name, per_seed in values.items()}
 
 

@@ -346,3 +346,57 @@ def test_comparable_labels_and_content_come_from_the_manifest(smoke_dir, tmp_pat
     assert not top.comparable("cheems_bench/human.jsonl")
     assert [model_labels(t) for t in ("gpt-3.5-turbo", "Qwen2.5-72B", "model-generated", "model labels, not human labels",
                                       "human annotators", "unknown labels", "people")] == [True] * 4 + [False] * 3
+
+
+def _with_stray_response(path, prompt_id="stray"):
+    """Append a record whose third response no annotation mentions to the records file ``path``."""
+    import json
+
+    rec = {"id": prompt_id, "input": "哪个更好？", "category": ["理解"],
+           "responses": [{"id": "a", "content": "短"}, {"id": "b", "content": "较长的回答"},
+                         {"id": "c", "content": "从未被比较过的最长的回答"}],
+           "annotations": [["a", "b", "1"]]}
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+
+
+def test_a_never_compared_response_is_counted_per_file_and_not_ranked(smoke_dir, tmp_path):
+    """A response that no annotation mentions is left out of the ranking (never tied with the best) and every page
+    says how many of which file."""
+    from cheems_lib.analyses.experiments import open_world
+    from cheems_lib.records import strict_pairs
+
+    out = release_folder(smoke_dir, tmp_path / "r", bench="annotations")
+    _with_stray_response(out / "cheems_bench/open.jsonl")
+    world = open_world(str(out))
+    stray = next(r for r in world.bench["open"] if r.id == "stray")
+    assert stray.rank == {"a": 0, "b": 1} and strict_pairs(stray.rank, stray.response_ids) == [("a", "b")]
+    assert world.reading["cheems_bench/open.jsonl"].unranked == 1 and world.read_report.unranked == 1
+    assert "1 response of `cheems_bench/open.jsonl` is not ranked" in world.about
+
+
+@pytest.mark.parametrize("how", ["human_ids names none", "human_ids names all", "an empty benchmark file"])
+def test_an_empty_subset_is_absent_and_said_once(smoke_dir, tmp_path, how):
+    """A subset left empty (a human_ids file naming no prompt, or every one; an empty file) is an absent file, which
+    each chapter skips in one sentence, and the page says why, instead of a chapter ending in ZeroDivisionError."""
+    from cheems_lib.analyses.experiments import open_world
+    from cheems_lib.records import read_records
+
+    out = release_folder(smoke_dir, tmp_path / "r", subset=False)
+    ids = tmp_path / "ids.txt"
+    if how == "human_ids names none":
+        ids.write_text("no-such-prompt\n", encoding="utf-8")
+    else:
+        ids.write_text("".join(r.id + "\n" for r in read_records(out / "cheems_preference.jsonl")), encoding="utf-8")
+    if how == "an empty benchmark file":
+        (out / "cheems_bench/open.jsonl").write_text("", encoding="utf-8")
+    world = open_world(str(out), human_ids=str(ids))
+    absent = {"human_ids names none": "cheems_preference/human.jsonl", "human_ids names all": "cheems_preference/gpt.jsonl",
+              "an empty benchmark file": "cheems_bench/open.jsonl"}[how]
+    assert absent not in world.files and all(world.files.values())
+    said = {"human_ids names none": "The human subset of `cheems_preference.jsonl` is empty (the human_ids file ids.txt "
+                                    "lists none of its",
+            "human_ids names all": "The GPT subset of `cheems_preference.jsonl` is empty (the human_ids file ids.txt "
+                                   "lists all of its",
+            "an empty benchmark file": "cheems_bench/open.jsonl holds no record, so what needs it is skipped."}[how]
+    assert said.replace("`", "") in world.about.replace("`", "")

@@ -71,7 +71,7 @@ KINDS = ("calibrated", "finding", "robustness", "question", "arithmetic", "struc
 OURS = "ours (not a claim of the paper)"
 """The ``paper_ref`` of every ``question`` claim (the project's own question), and only of those."""
 
-# Every threshold a claim uses, in one place (the statistical ones, CI, N_BOOT and MIN_UNITS, are in estimates).
+# Every threshold a claim uses, in one place (the statistical ones: CI and N_BOOT in estimates, MIN_UNITS in metrics).
 POSITION_EQUIVALENCE = 0.03
 """'No position preference' means the share for the second-shown response is within 0.5 ± this
 (also the calibration tolerance of the human annotator's position share)."""

@@ -263,7 +263,8 @@ def worked_example(record: Record) -> dict:
 
     Returns ``rank``, the annotation graph ``before`` merging and the graph ``after`` the last
     merge, ``merged`` (the first merged cycle's responses, comma-separated, or ``"none"``),
-    ``rounds`` (peeling rounds) and ``table`` (response, content and round, best round first).
+    ``rounds`` (peeling rounds) and ``table`` (response, content and round, best round first; a
+    response no annotation mentions is "not ranked", last).
     """
     import pandas as pd
 
@@ -272,10 +273,12 @@ def worked_example(record: Record) -> dict:
     rank = conflicts.resolve_literal(ids, record.annotations, steps=steps)
     before = conflicts.preference_graph(ids, record.annotations)
     table = pd.DataFrame({"response": ids, "content": [r.content for r in record.responses],
-                          "round": [rank[i] for i in ids]}).sort_values("round")
+                          "round": [rank.get(i, len(ids)) for i in ids]}).sort_values("round", kind="stable")
+    table["round"] = pd.Series([int(r) if r < len(ids) else "not ranked" for r in table["round"]], index=table.index,
+                               dtype=object)
     return {"rank": rank, "before": before, "after": steps[-1][1] if steps else before,
-            "merged": ", ".join(sorted(steps[0][0])) if steps else "none", "rounds": max(rank.values()) + 1,
-            "table": table}
+            "merged": ", ".join(sorted(steps[0][0])) if steps else "none",
+            "rounds": max(rank.values(), default=-1) + 1, "table": table}
 
 
 def plot_worked_example(example: dict):

@@ -23,7 +23,6 @@ The leaderboard of such results (:func:`cheems_lib.analyses.leaderboard.evaluate
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -36,7 +35,7 @@ from ..models import zoo
 from ..models.reward_model import count_parameters, is_tiny
 from ..models.training_config import default_device, TrainConfig
 from ..publishing.publish import md_code, md_text, world_source
-from ..records import ReadReport, Record
+from ..records import json_lines, read_json, ReadReport, Record
 from ..world import simulation
 from ..world_files import (GPT_LAYOUT, LAYOUT, missing_sentence, model_labels, RELEASE_FILES, SIMULATED_FILES,
                            UNKNOWN_LABELS)
@@ -212,9 +211,12 @@ class World:
         """:attr:`reading` added up over the files, with each file named by its path in the folder."""
         total = ReadReport()
         for rel, report in self.reading.items():
-            total.add(ReadReport(report.resolved, report.conflicted, report.annotations, report.unreproduced,
-                                 dict(report.other_labels), [rel] if report.resolved else [],
-                                 [rel] if report.other_labels else []))
+            total.add(ReadReport(resolved=report.resolved, conflicted=report.conflicted,
+                                 annotations=report.annotations, unreproduced=report.unreproduced,
+                                 other_labels=dict(report.other_labels), unranked=report.unranked,
+                                 notes=list(report.notes), resolved_files=[rel] if report.resolved else [],
+                                 label_files=[rel] if report.other_labels else [],
+                                 unranked_files=[rel] if report.unranked else []))
         return total
 
     @property
@@ -246,8 +248,7 @@ class World:
         path = self.layout.paths.get("truth") if self.layout is not None else self.directory / "truth.jsonl"
         if path is None or not path.exists():
             return None
-        with open(path, encoding="utf-8") as fh:
-            return {(t["prompt_id"], t["response_id"]): t["utility"] for t in map(json.loads, fh)}
+        return {(t["prompt_id"], t["response_id"]): t["utility"] for _, t in json_lines(path)}
 
     def gpt(self, prompts: int = 0) -> list[Record] | None:
         """The first ``prompts`` of the GPT-annotated preference subset (0: all); None when absent."""
@@ -265,7 +266,7 @@ def open_world(world_dir: str = "", size: str = "default", seed: int = 0, human_
     :attr:`World.reading` and :attr:`World.about` say how many and with how many conflicts."""
     directory = Path(world_dir) if world_dir else simulation.ensure_world(size, seed)
     layout = world_files.detect_layout(directory, human_ids or None)
-    summary = json.loads(layout.paths["summary"].read_text(encoding="utf-8")) if "summary" in layout.paths else None
+    summary = read_json(layout.paths["summary"]) if "summary" in layout.paths else None
     summary = summary if layout.simulated and isinstance(summary, dict) else None
     device, dtype = _device()
     reading: dict[str, ReadReport] = {}  # filled by load_layout: what reading resolved or skipped, per file

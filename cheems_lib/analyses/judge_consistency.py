@@ -183,7 +183,9 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
                              "disagree with each other more often than GPT-4o's pairwise annotations of CheemsBench "
                              "do in the paper.",
                 "contradicted": f"The merged aspect rankings conflict on fewer prompts ({ratio}).",
-                "inconclusive": f"The merged aspect rankings' conflict ratio differs by {ratio}: not clearly."}))
+                "inconclusive": f"The merged aspect rankings' conflict ratio differs by {ratio}: not clearly.",
+                estimates.INSUFFICIENT: estimates.insufficient_text(est.n, est.unit, "whether the merged aspect "
+                                                                    "rankings conflict more often than GPT-4o's")}))
     return out
 
 

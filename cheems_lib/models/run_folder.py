@@ -25,7 +25,9 @@ Reliability against a killed or interrupted process (power loss is not covered):
   refused, and a non-empty folder that is not a training folder is never written into;
 - a failed write (a full disk; torch's and safetensors' own errors become ``OSError``,
   :func:`cheems_lib.outputs.write_error`) removes the half-written checkpoint and the hidden
-  siblings of this run (:func:`discarded_on_write_failure`), never the output itself.
+  siblings of this run (:func:`discarded_on_write_failure`), never the output itself;
+- one run writes a folder at a time: the main process holds the output's lock (:func:`launch_lock`) from
+  before the plan is made until the run ends, and a second run into it is refused on every process.
 
 Kept apart from :mod:`cheems_lib.models.training`: the loop decides what to compute, this module only
 where it goes and when it counts as done (:func:`agreed_plan` before the loop, :func:`publish`
@@ -40,11 +42,11 @@ import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..outputs import atomic_open, interrupt_point, write_error
+from ..outputs import atomic_open, interrupt_point, LockedError, OutputLock, write_error
 from ..outputs import exchange as _exchange
 from .training_config import BOOKKEEPING_FIELDS, TrainConfig, TrainError
 
-__all__ = ["MARKER", "Plan", "agreed_plan", "start_fresh", "trim_log", "append_json_line", "save_checkpoint",
+__all__ = ["MARKER", "Plan", "launch_lock", "agreed_plan", "start_fresh", "trim_log", "append_json_line", "save_checkpoint",
            "publish", "save_model", "discarded_on_write_failure"]
 
 MARKER = ".cheems_training"  # marks an unfinished training folder (written at the start of a fresh run)
@@ -201,6 +203,40 @@ def _plan(out: Path, shown: str, cfg: TrainConfig, fingerprint: str, processes: 
         raise TrainError(f"{shown}: holds an unfinished run (checkpoint {ckpt.name}) (fix: pass --resume to "
                          "continue it, or --overwrite to start over)")
     return Plan(work, None, notes)
+
+
+@contextlib.contextmanager
+def launch_lock(accelerator, out: Path):
+    """The output folder's :class:`~cheems_lib.outputs.OutputLock`, one per launch, held while the block runs.
+
+    The main process takes it (beside the folder: ``OUT.lock``) and every process learns, in one broadcast,
+    whether it could; so a second run into the same folder (one process, or a whole ``accelerate launch``)
+    stops on every process before anything is written, with :class:`~cheems_lib.outputs.LockedError`
+    (``another process (pid N) is writing this output``), instead of meeting the first run's files half-way
+    or waiting at a barrier that the main process never reaches. Every process raises it; the command line
+    prints it once, from the main process.
+    """
+    lock, refused, error = OutputLock(out, join=True), None, None  # join: the model zoo locks the folder it trains
+    if accelerator.is_main_process:
+        try:
+            lock.__enter__()
+        except LockedError as e:
+            refused = str(e)
+        except Exception as e:  # a lock file that cannot be made (a file above the folder): the main process says it
+            refused, error = f"{out}: could not lock the output ({e})", e
+    if accelerator.num_processes > 1:
+        from accelerate.utils import broadcast_object_list
+
+        refused = broadcast_object_list([refused])[0]
+    if error is not None:
+        raise error
+    if refused is not None:
+        raise LockedError(refused)
+    try:
+        yield
+    finally:
+        if accelerator.is_main_process:
+            lock.__exit__(None, None, None)
 
 
 def agreed_plan(accelerator, out: Path, shown: str, cfg: TrainConfig, fingerprint: str, *, resume: bool,

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from ..baselines import named_scores, NAMES
+from ..fingerprint import file_hash
 from ..outputs import atomic_open, classify_output, DIRECTORY, interrupt_point, LINK_DIRECTORY, LOOP, OutputLock
 from ..records import DataError, Record, show
 from ..score_file import read_scores, score_lines, write_scores
@@ -59,9 +60,6 @@ MODEL_FILES = ("config.json", "cheems_train.json", "generation_config.json", "to
                "model.safetensors.index.json", "pytorch_model.bin.index.json")
 """Other files of a checkpoint folder that change its scores (a named list: a score file written
 into the folder must not change the fingerprint)."""
-FULL_HASH_BYTES = 64 << 20
-"""Files up to this size are hashed whole; a larger file by its size, mtime and first and last MiB."""
-SAMPLE_BYTES = 1 << 20
 
 # score(records, done, sink) -> report: scores what is not in ``done``, handing each batch to ``sink``
 Scorer = Callable[[Sequence[Record], set, Callable[[dict], None]], dict]
@@ -203,21 +201,11 @@ def _encoded(tokenizer, pairs: list, limit: int) -> list:
 
 
 def _file_fingerprint(path: Path) -> str:
-    """sha256 of a file (streamed), or for one over :data:`FULL_HASH_BYTES` of its size, mtime and
-    first and last :data:`SAMPLE_BYTES`: hashing a 15 GB checkpoint on every run would cost
-    about 30 s (64 MiB hash in 0.14 s on a 2-core machine); a retrained file has a new mtime, and a copied one only costs a rescore."""
-    st = path.stat()
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        if st.st_size <= FULL_HASH_BYTES:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-        else:
-            h.update(f"size={st.st_size} mtime_ns={st.st_mtime_ns}".encode())
-            h.update(fh.read(SAMPLE_BYTES))
-            fh.seek(-SAMPLE_BYTES, os.SEEK_END)
-            h.update(fh.read(SAMPLE_BYTES))
-    return h.hexdigest()
+    """SHA-256 of a file's bytes (:func:`cheems_lib.fingerprint.file_hash`, the chapter cache's too): a file
+    rewritten in place with its size and mtime kept is rescored. One over
+    :data:`cheems_lib.fingerprint.FULL_HASH_BYTES` (a checkpoint's weights) is hashed once and its hash reused
+    while its inode, size, mtime and ctime are unchanged (the hash cache), so a rerun costs a ``stat``."""
+    return file_hash(path)
 
 
 def checkpoint_files(folder: str | Path) -> list[Path]:
@@ -304,6 +292,7 @@ class ScoreOutput:
         self.sidecar = self.path.with_name(self.path.name + ".cheems.json")
         self.mine = self.partial if processes == 1 else self.partial.with_name(f"{self.partial.name}.{rank}")
         self.held: dict[tuple[str, str], float] = {}  # the scores of a written-through output, until finish
+        self.dropped_other = 0  # scores of other data that finish dropped
         for p in () if self.through else inputs:
             if self.path.exists() and Path(p).exists() and os.path.samefile(p, self.path):
                 raise DataError(self.path, None, "the score output is also a --data input",
@@ -383,7 +372,8 @@ class ScoreOutput:
             elif bad:  # a partial file is ours: cut its stale lines now
                 kept = [(x, y, v) for (x, y), v in scores.items() if (x, y) not in bad]
                 write_scores(kept, p) if kept else p.unlink()
-        self._write_sidecar({**self.settings, "model_fingerprint": fingerprint, "records": {**known, **now},
+        # only this run's records: finish keeps no other scores, and a record not listed is rescored if it comes back
+        self._write_sidecar({**self.settings, "model_fingerprint": fingerprint, "records": now,
                              "stale": [list(k) for k in in_out]})
         keys = {(r.id, x.id) for r in records for x in r.responses}
         return {"rescored_stale": len(found & keys), "dropped_stale": len(found - keys)}
@@ -416,7 +406,9 @@ class ScoreOutput:
 
     def finish(self, records: Sequence[Record]) -> int:
         """Merge OUT (less its stale scores) and the partial files into OUT, atomically, in record
-        order, then clear the sidecar's stale list; returns the lines."""
+        order, then clear the sidecar's stale list; returns the lines. Only scores of ``records`` are
+        kept: scores of other data (an earlier run's, on other files) are dropped and counted in
+        ``dropped_other``, so a rerun into OUT leaves what a run into a new file would."""
         parts = self._parts()
         body = self._sidecar()
         stale = {tuple(k) for k in body.get("stale", [])}
@@ -425,8 +417,7 @@ class ScoreOutput:
             merged.update({k: v for k, v in read_scores(p).items() if p != self.path or k not in stale})
         merged.update(self.held)
         order = [(rec.id, r.id) for rec in records for r in rec.responses if (rec.id, r.id) in merged]
-        known = set(order)
-        order += [k for k in merged if k not in known]  # earlier scores of other data stay
+        self.dropped_other = len(merged) - len(order)
         with atomic_open(self.path, "wb") as fh:
             fh.write(score_lines(((p, r, merged[(p, r)]) for p, r in order), self.path))
         for p in parts:
@@ -466,6 +457,9 @@ def score_to_file(records: Sequence[Record], path: str | Path, settings: dict, m
             out.check()  # before loading a model that may take minutes
         scorer = make(state)  # a model that cannot load stops here, before anything is written
         fingerprint = getattr(scorer, "fingerprint", None) or model_fingerprint(settings.get("model", ""))
+        if settings.get("model") == "baseline:random":  # one draw over all the records: other records, other scores
+            fingerprint += ":" + hashlib.sha256("".join(f"{r.id}:{record_fingerprint(r)}\n" for r in records).encode()
+                                                ).hexdigest()[:16]
         if state.is_main_process:
             stale = out.start(records, fingerprint)
         state.wait_for_everyone()
@@ -475,7 +469,9 @@ def score_to_file(records: Sequence[Record], path: str | Path, settings: dict, m
         report["skipped"] = sum((r.id, x.id) in done for r in records for x in r.responses)  # already on disk
         state.wait_for_everyone()
         if state.is_main_process:
-            return {"processes": state.num_processes, "lines": out.finish(records), **report, **stale}
+            lines = out.finish(records)
+            return {"processes": state.num_processes, "lines": lines, **report, **stale,
+                    "dropped_other": out.dropped_other}
     return None
 
 

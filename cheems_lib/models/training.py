@@ -40,8 +40,8 @@ from ..outputs import folder_problem, interrupt_point
 from ..records import Record
 from . import reward_model as rm
 from .batching import Batch, forward_groups, forward_options, pack, pad_right, padding_fraction
-from .run_folder import (Plan, agreed_plan, append_json_line, discarded_on_write_failure, publish, save_checkpoint,
-                         start_fresh, trim_log)
+from .run_folder import (Plan, agreed_plan, append_json_line, discarded_on_write_failure, launch_lock, publish,
+                         save_checkpoint, start_fresh, trim_log)
 from .training_config import (CHECKPOINTING_FROM, TrainConfig, TrainError, default_device, effective_settings,
                               start_line)
 from .training_pairs import EncodedData, collate, encode_records
@@ -292,41 +292,42 @@ def train(records: Sequence[Record], cfg: TrainConfig, output_dir: str | Path, *
     # cpu=True without CUDA: under torchrun / `accelerate launch --multi_gpu` accelerate then runs gloo multi-CPU
     accelerator = Accelerator(mixed_precision=cfg.mixed_precision, cpu=default_device() == "cpu")
     say = say if (say is not None and accelerator.is_main_process) else (lambda line: None)
-    plan = agreed_plan(accelerator, out, str(output_dir), cfg, data_fingerprint, resume=resume, overwrite=overwrite)
-    for note in plan.notes:
-        say(note)
-    if plan.finished is not None:
-        return plan.finished
-    identity = {"config": asdict(cfg), "data_fingerprint": data_fingerprint, "processes": accelerator.num_processes}
-    eff = {**effective_settings(cfg, preset, accelerator.num_processes), "save_dtype": save_dtype_of(cfg)}
-    with _deterministic(accelerator.device.type), discarded_on_write_failure(accelerator, plan, out):
-        run = _setup(accelerator, cfg, records, eff, lambda: say(start_line(eff)))
-        done = _restore(run, plan, out, identity)
-        log, total_steps = plan.work / "train_log.jsonl", sum(len(s) for s in run.epoch_steps)
-        bar = _progress_bar(total_steps, done) if progress and accelerator.is_local_main_process else None
-        step, t_start = 0, time.time()
-        for epoch, steps in enumerate(run.epoch_steps):
-            for per_proc in steps:
-                step += 1
-                if step <= done:
-                    continue
-                if cfg.max_steps and step > cfg.max_steps:
-                    break
-                t0 = time.time()
-                metrics = _optimisation_step(run, per_proc)
-                if accelerator.is_main_process and (step % cfg.log_every == 0 or step == total_steps):
-                    append_json_line(log, metrics.line(step, epoch, time.time() - t0, run.scheduler.get_last_lr()[0]))
-                if bar is not None:
-                    bar.update(1)
-                interrupt_point("train.step")
-                if (cfg.save_every and step % cfg.save_every == 0) or per_proc is steps[-1]:  # and at each epoch's end
-                    save_checkpoint(accelerator, run.model, run.tok, plan.work / "checkpoints", step, identity)
-        if bar is not None:
-            bar.close()
-        accelerator.wait_for_everyone()
-        summary = {**_summary(run, eff, data_fingerprint, total_steps, time.time() - t_start), **(extra or {})}
-        publish(accelerator, run.model, run.tok, out, plan.work, summary, dtype=eff["save_dtype"])
-    return summary
+    with launch_lock(accelerator, out):  # one run into a folder at a time; before anything is written
+        plan = agreed_plan(accelerator, out, str(output_dir), cfg, data_fingerprint, resume=resume, overwrite=overwrite)
+        for note in plan.notes:
+            say(note)
+        if plan.finished is not None:
+            return plan.finished
+        identity = {"config": asdict(cfg), "data_fingerprint": data_fingerprint, "processes": accelerator.num_processes}
+        eff = {**effective_settings(cfg, preset, accelerator.num_processes), "save_dtype": save_dtype_of(cfg)}
+        with _deterministic(accelerator.device.type), discarded_on_write_failure(accelerator, plan, out):
+            run = _setup(accelerator, cfg, records, eff, lambda: say(start_line(eff)))
+            done = _restore(run, plan, out, identity)
+            log, total_steps = plan.work / "train_log.jsonl", sum(len(s) for s in run.epoch_steps)
+            bar = _progress_bar(total_steps, done) if progress and accelerator.is_local_main_process else None
+            step, t_start = 0, time.time()
+            for epoch, steps in enumerate(run.epoch_steps):
+                for per_proc in steps:
+                    step += 1
+                    if step <= done:
+                        continue
+                    if cfg.max_steps and step > cfg.max_steps:
+                        break
+                    t0 = time.time()
+                    metrics = _optimisation_step(run, per_proc)
+                    if accelerator.is_main_process and (step % cfg.log_every == 0 or step == total_steps):
+                        append_json_line(log, metrics.line(step, epoch, time.time() - t0, run.scheduler.get_last_lr()[0]))
+                    if bar is not None:
+                        bar.update(1)
+                    interrupt_point("train.step")
+                    if (cfg.save_every and step % cfg.save_every == 0) or per_proc is steps[-1]:  # and at each epoch's end
+                        save_checkpoint(accelerator, run.model, run.tok, plan.work / "checkpoints", step, identity)
+            if bar is not None:
+                bar.close()
+            accelerator.wait_for_everyone()
+            summary = {**_summary(run, eff, data_fingerprint, total_steps, time.time() - t_start), **(extra or {})}
+            publish(accelerator, run.model, run.tok, out, plan.work, summary, dtype=eff["save_dtype"])
+        return summary
 
 
 @contextlib.contextmanager

@@ -4,7 +4,9 @@
 its parameters (:func:`execute_chapter`; :mod:`cheems_lib.publishing.build` runs the chapters of a
 build). A chapter is executed again only when its cache key changes (:func:`cache_key`): the hash of
 its source, its parameters, every source file of the library (its sub-packages included) and the
-size/mtime of the data files its path parameters name (:func:`input_files`). The key is stored in the
+content of the data files its path parameters name (:func:`input_files`, each by
+:func:`cheems_lib.fingerprint.file_hash`: a file edited in place with its size and mtime kept executes the chapter
+again; a checkpoint over 64 MiB is hashed once, then recognised by its inode and stat). The key is stored in the
 executed notebook's metadata ``cheems``, with the profile, parameters, wall time, start time, git commit,
 package versions and the data files' SHA-256 (:func:`cheems_lib.publishing.publish.run_facts`), which the
 page "How this book was built" (:mod:`cheems_lib.publishing.build_stats`) shows. Each chapter's header
@@ -39,6 +41,7 @@ from typing import Any, Callable
 
 from ..analyses.claims import inputs_digest as claims_digest
 from ..analyses.model_list import read_checkpoints_file, read_models_file
+from ..fingerprint import file_hash
 from ..models.scoring import checkpoint_files
 from ..outputs import atomic_path, interrupt_point
 from ..records import DataError
@@ -140,7 +143,9 @@ def _defaults(declared: dict[str, dict]) -> dict[str, Any]:
 
 
 def cache_key(source: Path, params: dict[str, Any], root: Path) -> str:
-    """Hash of what a chapter's output depends on (the data: size and mtime of :func:`input_files`)."""
+    """Hash of what a chapter's output depends on (the data: the content of :func:`input_files`, by
+    :func:`cheems_lib.fingerprint.file_hash`; each file named relative to ``root``, so every clone of the
+    checkout has the same key)."""
     h = hashlib.sha256()
     h.update(source.read_bytes())
     h.update(json.dumps(params, sort_keys=True, default=str).encode())
@@ -150,10 +155,9 @@ def cache_key(source: Path, params: dict[str, Any], root: Path) -> str:
     # a path parameter left at its default is read as well: its files belong in the key, or a regenerated
     # default file (data/real's) would keep serving the page computed from the old one
     for f in input_files(_defaults(declared) | params, declared, root):
-        st = f.stat()
         # named relative to the checkout, so a copied checkout (or a rerun from the page elsewhere) keeps its key
         name = f.resolve().relative_to(root.resolve()) if f.resolve().is_relative_to(root.resolve()) else f
-        h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+        h.update(f"{name}:{file_hash(f)}".encode())
     return h.hexdigest()
 
 

@@ -28,19 +28,27 @@ def draw_preference_graph(graph, *, ax, rank: Mapping[str, int] | None = None, t
 
     With ``rank`` (for the original nodes or merged ``a+b`` nodes), nodes are laid out in
     columns by round, best on the left, so the peeling order reads left to right; nodes
-    on a directed cycle are drawn in orange.
+    on a directed cycle are drawn in orange. A response the ranking leaves out (no annotation
+    mentions it) is drawn grey in a column of its own on the right.
     """
     import networkx as nx
 
+    unranked: set = set()
     if rank is not None:
-        layer = {n: min(rank[m] for m in str(n).split("+")) for n in graph.nodes}
+        layer = {}
+        for n in graph.nodes:
+            ranked = [rank[m] for m in str(n).split("+") if m in rank]
+            layer[n] = min(ranked) if ranked else None
+        unranked = {n for n, v in layer.items() if v is None}
+        last = max((v for v in layer.values() if v is not None), default=-1)
         for n, v in layer.items():
+            v = last + 1 if v is None else v
             graph.nodes[n]["layer"] = v
         pos = nx.multipartite_layout(graph, subset_key="layer")
     else:
         pos = nx.circular_layout(graph)
     on_cycle = {n for comp in nx.strongly_connected_components(graph) if len(comp) > 1 for n in comp}
-    colors = ["#f28e2b" if n in on_cycle else "#4e79a7" for n in graph.nodes]
+    colors = ["#f28e2b" if n in on_cycle else "#bab0ac" if n in unranked else "#4e79a7" for n in graph.nodes]
     sizes = [900 + 500 * (str(n).count("+")) for n in graph.nodes]
     nx.draw_networkx_nodes(graph, pos, ax=ax, node_color=colors, node_size=sizes)
     nx.draw_networkx_labels(graph, pos, ax=ax, labels=labels, font_color="white", font_size=10)
