@@ -43,6 +43,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_encoding.py
 	$(BIN)/python benchmarks/bench_book.py
 	$(BIN)/python benchmarks/bench_real_profile.py
+	$(BIN)/python benchmarks/bench_fingerprint.py
+	$(BIN)/python benchmarks/bench_bootstrap.py
 
 gpu-smoke:
 	PYTHONUNBUFFERED=1 $(SMOKE_PYTHON) benchmarks/gpu_smoke.py

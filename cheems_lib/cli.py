@@ -148,14 +148,16 @@ def _skip_report(args) -> dict:
     return {**out, **report.to_json()} if report is not None else out
 
 
-def _writes(io, *, lock: bool = True, flag: str = "-o"):
+def _writes(io, *, lock: bool = True, flag: str = "-o", beside: tuple[str, ...] = (".lock",)):
     """Decorate the handler of a command that writes an output. ``io(args)`` is ``(outputs, inputs, folder)``:
     the output path first (None: none given), then paths written inside an output folder; the ``(flag, path)``
     pairs of what the command reads; whether the output is a folder replaced whole. Before the handler runs,
     an output that is an input, lies in an input folder or (``folder``) holds an input is refused
     (:func:`cheems_lib.records.check_not_input`: one line, exit 2, nothing read or written), and with
     ``lock`` the output's lock (:func:`cheems_lib.outputs.output_lock`) is held until it returns. ``score``
-    and ``train`` take their lock themselves: once per ``accelerate launch``, in the main process."""
+    and ``train`` take their lock themselves: once per ``accelerate launch``, in the main process. The files
+    a command writes beside its output (``beside``: the lock ``OUT.lock``; ``score``'s ``OUT.partial`` and
+    ``OUT.cheems.json`` too) may not be inputs either."""
     import contextlib
     import functools
 
@@ -168,6 +170,8 @@ def _writes(io, *, lock: bool = True, flag: str = "-o"):
             outputs, inputs, folder = io(args)
             for out in outputs:
                 check_not_input(out, inputs, folder=folder, flag=flag)
+            for suffix in beside if outputs[0] is not None else ():
+                check_not_input(Path(f"{outputs[0]}{suffix}"), inputs, flag=flag)
             held = output_lock(outputs[0]) if lock and outputs[0] is not None else contextlib.nullcontext()
             with held:
                 return cmd(args)
@@ -189,7 +193,7 @@ def cmd_resolve(args) -> None:
     from .conflicts import resolve_records
     from .records import write_records
 
-    records = _read([args.input], args)[args.input]
+    records = _read([args.input], args)[args.input]  # a record with no annotation stays, counted (unannotated_prompts)
     stats = resolve_records(records)
     write_records(records, args.output)  # atomic; never the input (refused by _writes)
     if stats["unranked_responses"]:  # said as every reader that ranks says it; after the write, so a failed one is one line
@@ -217,10 +221,14 @@ def cmd_evaluate(args) -> None:
     ``pooled_categories``); with two or more files ``overall``, and ``overall_ci`` or ``overall_ci_note``
     likewise. One score file prints that object, several a ``{model: object}`` leaderboard."""
     from .metrics import evaluate_subset, overall, overall_ci, overall_ci_note
-    from .records import DataError, show
+    from .records import DataError, show, strict_pairs
     from .score_file import check_scores_known, read_scores
 
     files = _read(args.data, args, need_rank=True)  # before the stems: one file given twice is named as such
+    for path, recs in files.items():  # nothing to score against: an accuracy of NaN is no result
+        if not any(strict_pairs(r.rank, r.response_ids) for r in recs):
+            raise DataError(path, None, f"no prompt of its {len(recs):,} has a comparison (each ranking is empty, or "
+                            "ties every response)", "evaluate on records that rank responses differently")
     stems = [_data_name(p) for p in files]
     if len(set(stems)) != len(stems):
         dup = next(s for s in stems if stems.count(s) > 1)
@@ -244,9 +252,10 @@ def cmd_evaluate(args) -> None:
         args.skipped_invalid = data_skipped
         _report_skipped(skipped, args)
         for p, recs in files.items():
-            if recs and not subsets[_data_name(p)]:
-                raise DataError(path, None, f"no prompt of {p} has a valid score for every ranked response "
-                                f"({len(recs)} left out)", "score the data again with `cheems score`")
+            kept = subsets[_data_name(p)]
+            if recs and not any(strict_pairs(r.rank, r.response_ids) for r in kept):
+                raise DataError(path, None, f"no prompt of {p} with a comparison has a valid score for every ranked "
+                                f"response ({len(recs) - len(kept)} left out)", "score the data again with `cheems score`")
         check_scores_known(scores, everything)
         results = {stem: evaluate_subset(recs, scores, view=args.view, n_boot=args.bootstrap,
                                          seed=args.seed, scores_path=str(path))
@@ -368,7 +377,7 @@ def cmd_train(args) -> None:
 
 
 @_writes(lambda a: ([a.output], [*(("--data", p) for p in a.data), *(("--model", f) for f in _model_files(a.model))],
-                   False), lock=False)  # the lock: scoring.score_to_file, once per launch
+                   False), lock=False, beside=(".lock", ".partial", ".cheems.json"))  # the lock: score_to_file, once per launch
 def cmd_score(args) -> None:
     """Check the model name, read the data, then score into -o (see :func:`cheems_lib.models.scoring.score_to_file`)."""
     from .baselines import NAMES
@@ -724,7 +733,8 @@ def _run(args) -> int:
     try:
         args.func(args)
     except DataError as e:
-        hint = " (or pass --skip-invalid to skip invalid rows)" if hasattr(args, "skip_invalid") and e.line else ""
+        row = e.line and not e.problem.startswith("is UTF-")  # a bad row, which skipping would get past
+        hint = " (or pass --skip-invalid to skip invalid rows)" if row and getattr(args, "skip_invalid", True) is False else ""
         print(f"cheems: {e}{hint}", file=sys.stderr)
         return 2
     except (ModelError, TrainError, UsageError, LockedError) as e:

@@ -426,6 +426,14 @@ class OutputLock:
                 break
             fh.close()
         fh.seek(0)
+        mine = fh.read(64).strip()
+        if mine and not mine.isdigit():  # a file of the user's that happens to bear the lock's name: never ours to empty
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            fh.close()
+            self._remove_made()
+            raise LockedError(f"{self.lock_path}: exists and is not a lock file, and a writer of {self.path} would "
+                              "overwrite and then delete it (fix: move that file away, or choose another output path)")
+        fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))
         fh.flush()

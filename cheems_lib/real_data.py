@@ -69,7 +69,7 @@ __all__ = ["LLMZOO_SETS", "KNOWN_SHA256", "UPSTREAM", "read_llmzoo_set", "aspect
            "RELEASE_FILES", "WRITINGPREF_FILE", "WRITINGPREF_SECOND", "WRITINGPREF_LABELS", "output_files"]
 
 LLMZOO_SETS = ("review_zh", "review_output")
-#: SHA-256 of the copies the shipped files were converted from (``../shared/real/README.md``).
+#: SHA-256 of the copies the shipped files were converted from (named in ``data/real/README.md``).
 KNOWN_SHA256 = {
     "03d19b829de4e1b5ece9baf956b6b3e92ebd8341fe2d18ab5fce51cf9d7cda16": "dpo-zh/dpo_zh_500.jsonl",
     "9ea7206bc1a45df8b7811d1fc02d5555c65379d05905f343da88f221ff145376": "dpo-zh/dpo_zh_demo.json",
@@ -773,12 +773,14 @@ def output_files(source: str) -> list[str]:
 def _remove_unlisted(out: Path, written: list[str]) -> list[str]:
     """Remove the regular files that ``out/manifest.json`` (an earlier import's) lists, as a file or a licence,
     and that are not in ``written``, with the folders that leaves empty; returns them. Nothing outside
-    ``out`` is touched, and nothing the manifest does not list."""
+    ``out`` is touched, and nothing the manifest does not list; a manifest that an import did not write (an
+    entry without the ``inputs`` an import records, e.g. one written by hand) removes nothing."""
     try:
         old = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return []
-    if not isinstance(old, dict):
+    if not isinstance(old, dict) or not isinstance(old.get("files"), dict) or not all(
+            isinstance(e, dict) and isinstance(e.get("inputs"), dict) for e in old["files"].values()):
         return []
     listed = [*(old.get("files") if isinstance(old.get("files"), dict) else {}),
               *(old.get("licences") if isinstance(old.get("licences"), list) else [])]

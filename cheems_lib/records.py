@@ -125,14 +125,18 @@ class ReadReport:
     other_labels: dict[str, int] = field(default_factory=dict)
     """Flat pairs skipped because their ``preference`` is a label the format does not define (``3``,
     ``"both bad"``): count by label, written as JSON."""
-    unranked: int = 0
-    """Responses that no annotation mentions (or that a given ``rank`` leaves out): not ranked, so they take part
-    in no comparison (:func:`cheems_lib.conflicts.unranked_responses`)."""
+    unranked_by_file: dict[str, int] = field(default_factory=dict)
+    """Per file, its responses that no annotation mentions (or that a given ``rank`` leaves out): not ranked, so
+    they take part in no comparison (:func:`cheems_lib.conflicts.unranked_responses`)."""
     notes: list[str] = field(default_factory=list)
     """Other things reading decided, one sentence each (e.g. a subset left empty by a ``human_ids`` file)."""
     resolved_files: list[str] = field(default_factory=list)
     label_files: list[str] = field(default_factory=list)
-    unranked_files: list[str] = field(default_factory=list)
+
+    @property
+    def unranked(self) -> int:
+        """Unranked responses of all the files."""
+        return sum(self.unranked_by_file.values())
 
     def __bool__(self) -> bool:
         return bool(self.resolved or self.other_labels or self.unranked or self.notes)
@@ -150,16 +154,16 @@ class ReadReport:
         self.unreproduced += other.unreproduced
         for label, n in other.other_labels.items():
             self.other_labels[label] = self.other_labels.get(label, 0) + n
-        self.unranked += other.unranked
+        for path, n in other.unranked_by_file.items():
+            self.unranked_by_file[path] = self.unranked_by_file.get(path, 0) + n
         self.notes += [s for s in other.notes if s not in self.notes]
         self.resolved_files += [f for f in other.resolved_files if f not in self.resolved_files]
         self.label_files += [f for f in other.label_files if f not in self.label_files]
-        self.unranked_files += [f for f in other.unranked_files if f not in self.unranked_files]
         return self
 
     def to_json(self) -> dict[str, Any]:
-        """The counts for a command's JSON output: ``resolved_on_read``, ``skipped_labels`` and ``unranked_responses``,
-        each only when non-zero."""
+        """The counts for a command's JSON output: ``resolved_on_read``, ``skipped_labels`` and ``unranked_responses``
+        (per file), each only when non-zero."""
         out: dict[str, Any] = {}
         if self.resolved:
             out["resolved_on_read"] = {"records": self.resolved, "conflicted": self.conflicted,
@@ -167,7 +171,7 @@ class ReadReport:
         if self.other_labels:
             out["skipped_labels"] = dict(self.other_labels)
         if self.unranked:
-            out["unranked_responses"] = self.unranked
+            out["unranked_responses"] = dict(self.unranked_by_file)
         return out
 
     def sentences(self, *, name: Callable[[str], str] = str, code: Callable[[str], str] | None = None) -> list[str]:
@@ -192,7 +196,9 @@ class ReadReport:
         if self.unranked:
             k = self.unranked
             it = "them" if k != 1 else "it"
-            out.append(f"{k:,} response{'s' if k != 1 else ''} of {_and(map(name, self.unranked_files))} "
+            where = (f"of {name(next(iter(self.unranked_by_file)))}" if len(self.unranked_by_file) == 1 else
+                     "(" + ", ".join(f"{n:,} of {name(f)}" for f, n in self.unranked_by_file.items()) + ")")
+            out.append(f"{k:,} response{'s' if k != 1 else ''} {where} "
                        f"{'are' if k != 1 else 'is'} not ranked (no annotation compares {it}, or the file's "
                        f"{field_name('rank')} leaves {it} out) and {'are' if k != 1 else 'is'} left out of every "
                        "comparison.")
@@ -210,9 +216,7 @@ class ReadReport:
     def count_unranked(self, path, responses: int) -> None:
         """Count ``responses`` of ``path`` that are left unranked (none: nothing is recorded)."""
         if responses:
-            self.unranked += responses
-            if str(path) not in self.unranked_files:
-                self.unranked_files.append(str(path))
+            self.unranked_by_file[str(path)] = self.unranked_by_file.get(str(path), 0) + responses
 
     def _label(self, path, label: Any) -> None:
         key = show(label)
@@ -479,19 +483,23 @@ def text_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
                 yield n, part
 
 
-def read_text(path: str | Path) -> str:
+def read_text(path: str | Path, *, newlines: bool = True) -> str:
     """A whole text file as a string, decoded as :func:`text_lines` splits lines: UTF-8 (a byte order mark
-    dropped), every line ending read as ``\\n``; bytes that are not UTF-8 are a :class:`DataError` naming the line."""
+    dropped), every line ending read as ``\\n`` (``newlines=False`` keeps them, for a CSV reader, whose quoted cells
+    may hold a line break that belongs to the text); bytes that are not UTF-8 are a :class:`DataError` naming the
+    line."""
     with _open_input(path) as fh:
         data = fh.read()
     _other_encoding(path, data[:4])
     try:
         text = data.removeprefix(_UTF8_BOM).decode("utf-8")
     except UnicodeDecodeError as e:
-        start = data.rfind(b"\n", 0, e.start) + 1
-        raise _not_utf8(path, data.count(b"\n", 0, e.start) + 1, data[start:], UnicodeDecodeError(
+        before = data[:e.start]
+        start = max(before.rfind(b"\n"), before.rfind(b"\r")) + 1
+        line = before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1  # \r\n, \n and \r end a line
+        raise _not_utf8(path, line, data[start:], UnicodeDecodeError(
             e.encoding, e.object, e.start - start, e.end - start, e.reason)) from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if newlines else text
 
 
 def read_json(path: str | Path, fix: str = "fix the file, or remove it") -> Any:
@@ -580,7 +588,11 @@ def write_records(records: Iterable[Record], path: str | Path) -> int:
     n = 0
     with atomic_open(path, "wb") as fh:
         for r in records:
-            fh.write(orjson.dumps(r.to_json()) + b"\n")
+            try:
+                fh.write(orjson.dumps(r.to_json()) + b"\n")
+            except TypeError as e:  # a field nested deeper than JSON writers go (orjson: 254 levels), read from a file
+                raise DataError(*_where(r), f"prompt {show(r.id)} cannot be written back: {e}",
+                                "flatten the deeply nested field of this record") from None
             n += 1
     return n
 
@@ -847,7 +859,7 @@ def read_pairwise_table(path: str | Path, *, prompt: str = "prompt", response_a:
     if path.suffix.lower() == ".csv":
         import io
 
-        with io.StringIO(read_text(path), newline="") as fh:
+        with io.StringIO(read_text(path, newlines=False), newline="") as fh:
             reader = csv.DictReader(fh)
             missing = {prompt, response_a, response_b, preference} - set(reader.fieldnames or [])
             if missing:

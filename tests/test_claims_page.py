@@ -103,6 +103,7 @@ def test_ledger_table_links_and_colours(tmp_path):
     assert f"color: {claims_page.VERDICT_COLOURS['supported']}" in html
     assert claims_page.interval_text({"estimate": 0.5, "ci_low": float("nan"), "ci_high": float("nan")}) == "0.500"
     assert claims_page.interval_text({"estimate": float("nan"), "ci_low": 0.0, "ci_high": 1.0}) == claims_page.NONE
+    assert claims_page.interval_text({"estimate": 1.0, "ci_low": 1.0, "ci_high": 1.0, "verdict": "insufficient data"}) == "1.000"
     assert claims_page.link("data") == '<a href="data.html">data</a>'
     assert list(claims_page.csv_frame(ledger).columns) == claims.CSV_COLUMNS
     assert list(claims_page.csv_frame(ledger.iloc[:0]).columns) == claims.CSV_COLUMNS

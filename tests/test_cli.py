@@ -882,7 +882,7 @@ def test_a_never_compared_response_is_reported_not_ranked_best(tmp_path):
         res = json.loads(out.stdout)
         assert res[data.removesuffix(".jsonl")]["accuracy"] == 0.0, data
         assert res[data.removesuffix(".jsonl")]["by_category"]["理解"]["comparisons"] == 1
-        assert res["unranked_responses"] == 1 and "1 response of" in out.stderr  # a given rank leaving c out too
+        assert res["unranked_responses"] == {str(tmp_path / data): 1} and "1 response of" in out.stderr  # given rank too
 
 
 def test_an_ambiguous_label_is_exit_2_in_one_line(tmp_path):
@@ -1088,7 +1088,7 @@ def _rerun_case(case, src):
 
     def old_layout_file(out):
         manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-        manifest["files"]["old/review.jsonl"] = {"content": "a file an older import wrote"}
+        manifest["files"]["old/review.jsonl"] = {"content": "a file an older import wrote", "inputs": {}}
         (out / "old").mkdir()
         (out / "old/review.jsonl").write_text("{}\n")
         (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
@@ -1173,3 +1173,39 @@ def test_a_second_writer_of_an_output_is_refused_and_writes_nothing(sources, tmp
                           "it to finish, or choose another output path)\n")
     assert (_siblings(out) if exists else out.exists()) == (before if exists else False)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["in", *([name] if exists else [])])
+
+
+@pytest.mark.parametrize("how", ["the lock's name is an input", "a file of the user's bears the lock's name"])
+def test_the_lock_file_never_overwrites_or_deletes_a_file(tmp_path, how):
+    """The lock is OUT.lock: an input of that name is refused like the output itself, and a file that is not a lock
+    is refused rather than emptied and deleted when the command ends."""
+    src = ROOT / "data/examples/annotations.jsonl"
+    if how == "the lock's name is an input":
+        (tmp_path / "data.lock").write_bytes(src.read_bytes())
+        argv, kept = ["resolve", tmp_path / "data.lock", "-o", tmp_path / "data"], tmp_path / "data.lock"
+    else:
+        (tmp_path / "o.jsonl.lock").write_text('{"mine": 1}\n', encoding="utf-8")
+        argv, kept = ["resolve", src, "-o", tmp_path / "o.jsonl"], tmp_path / "o.jsonl.lock"
+    before = kept.read_bytes()
+    out = run(*argv)
+    assert out.returncode == 2 and "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert kept.read_bytes() == before and not (tmp_path / argv[-1]).exists()
+
+
+def test_a_record_too_deep_to_write_back_is_one_line(tmp_path):
+    """Read (orjson reads 1,024 levels) but not writable (it writes 254): one line naming the record, no traceback."""
+    rec = {"id": "p", "input": "q", "responses": [{"id": "a", "content": "x"}, {"id": "b", "content": "yy"}],
+           "annotations": [["a", "b", "1"]], "x": json.loads("[" * 400 + "]" * 400)}
+    (tmp_path / "in.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    out = run("resolve", tmp_path / "in.jsonl", "-o", tmp_path / "o.jsonl")
+    assert out.returncode == 2 and "Traceback" not in out.stderr and "in.jsonl:1: " in out.stderr
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_evaluate_on_a_file_without_comparisons_is_exit_2_not_nan(tmp_path):
+    """Rankings that are empty or tie everything leave nothing to score: exit 2, never "accuracy": NaN."""
+    recs = [make_record("p", "ab", rank={}), make_record("q", "ab", rank={"a": 0, "b": 0})]
+    write_records(recs, tmp_path / "d.jsonl")
+    write_scores([(r.id, x, 1.0) for r in recs for x in "ab"], tmp_path / "s.jsonl")
+    out = run("evaluate", "--data", tmp_path / "d.jsonl", "--scores", tmp_path / "s.jsonl")
+    assert out.returncode == 2 and "NaN" not in out.stdout and "has a comparison" in out.stderr

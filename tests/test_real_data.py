@@ -583,3 +583,15 @@ def test_shipped_files_are_marked_not_comparable_with_the_paper():
     assert all(entry["comparable"] is False for entry in manifest["files"].values())
     layout = detect_layout(REAL)
     assert not layout.comparable("cheems_bench/open.jsonl") and not layout.comparable("cheems_preference.jsonl")
+
+
+def test_a_hand_written_manifest_removes_nothing_on_import(tmp_path):
+    """import real removes the files an earlier import listed and this one does not write, never those of a
+    manifest a person wrote (its entries have no recorded inputs)."""
+    from cheems_lib.real_data import _remove_unlisted
+
+    (tmp_path / "mine.jsonl").write_text("{}\n", encoding="utf-8")
+    (tmp_path / "manifest.json").write_text(json.dumps({"files": {"mine.jsonl": {"labels": "human"}}}), encoding="utf-8")
+    assert _remove_unlisted(tmp_path, []) == [] and (tmp_path / "mine.jsonl").exists()
+    (tmp_path / "manifest.json").write_text(json.dumps({"files": {"mine.jsonl": {"inputs": {}}}}), encoding="utf-8")
+    assert _remove_unlisted(tmp_path, []) == ["mine.jsonl"] and not (tmp_path / "mine.jsonl").exists()

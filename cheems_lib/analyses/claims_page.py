@@ -132,11 +132,12 @@ question), no estimate or interval, no Holm verdict (outside the family of findi
 
 
 def interval_text(r) -> str:
-    """A ledger row's ``estimate [ci_low, ci_high]`` (three decimals); the estimate alone without an interval;
-    :data:`NONE` without an estimate."""
+    """A ledger row's ``estimate [ci_low, ci_high]`` (three decimals); the estimate alone without an interval, or
+    when the verdict is *insufficient data* (too few units, or an interval of no width, is no 95% interval:
+    the one rule of :func:`cheems_lib.estimates.insufficient`); :data:`NONE` without an estimate."""
     if not np.isfinite(float(r["estimate"])):
         return NONE
-    if not np.isfinite(float(r["ci_low"])):
+    if not np.isfinite(float(r["ci_low"])) or r.get("verdict") == "insufficient data":
         return f"{r['estimate']:.3f}"
     return f"{r['estimate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
 

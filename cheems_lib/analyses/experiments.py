@@ -213,10 +213,10 @@ class World:
         for rel, report in self.reading.items():
             total.add(ReadReport(resolved=report.resolved, conflicted=report.conflicted,
                                  annotations=report.annotations, unreproduced=report.unreproduced,
-                                 other_labels=dict(report.other_labels), unranked=report.unranked,
-                                 notes=list(report.notes), resolved_files=[rel] if report.resolved else [],
-                                 label_files=[rel] if report.other_labels else [],
-                                 unranked_files=[rel] if report.unranked else []))
+                                 other_labels=dict(report.other_labels), notes=list(report.notes),
+                                 unranked_by_file={rel: report.unranked} if report.unranked else {},
+                                 resolved_files=[rel] if report.resolved else [],
+                                 label_files=[rel] if report.other_labels else []))
         return total
 
     @property

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..baselines import CHANCE, chance_metrics, CONTROLS, named_scores, NAMES, null_controls
-from ..estimates import best_of, category_estimate, decide, INSUFFICIENT, insufficient_text, mean_of, subset_estimate
+from ..estimates import best_of, category_estimate, decide, INSUFFICIENT, insufficient, insufficient_text, mean_of, subset_estimate
 from ..metrics import evaluate_subset
 from ..models.reward_model import load, placement_for
 from ..models.scoring import score_records
@@ -77,7 +77,9 @@ def leaderboard_frame(results: Mapping[str, list[dict]], *, seed: int = 0):
         for col, metric, subs in columns + [("overall", "overall", subsets)]:
             est = subset_estimate(per_seed, metric, subs)
             row[col] = est.value
-            row[f"{col}_lo"], row[f"{col}_hi"] = est.interval(seed=seed)
+            # too few prompts, or no width: no 95% interval (the one rule, estimates.insufficient)
+            none = insufficient(est, seed=seed)
+            row[f"{col}_lo"], row[f"{col}_hi"] = (float("nan"),) * 2 if none else est.interval(seed=seed)
         rows.append(row)
     return pd.DataFrame(rows).sort_values("overall", ascending=False, ignore_index=True)
 
@@ -132,7 +134,10 @@ INTERVAL_SAYS = "{estimate:.3f} [{lo:.3f}, {hi:.3f}] (95% interval; training see
 
 
 def interval_cell(row, column: str) -> str:
-    """``value [lo, hi]`` (three decimals) of one :func:`leaderboard_frame` row's ``column``."""
+    """``value [lo, hi]`` (three decimals) of one :func:`leaderboard_frame` row's ``column``; the value alone
+    where the data give no 95% interval (too few prompts, or one of no width)."""
+    if row[column + "_lo"] != row[column + "_lo"]:  # NaN
+        return f"{row[column]:.3f}"
     return f"{row[column]:.3f} [{row[column + '_lo']:.3f}, {row[column + '_hi']:.3f}]"
 
 

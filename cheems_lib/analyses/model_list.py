@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..baselines import NAMES
-from ..records import DataError, show
+from ..records import DataError, read_text, show
 
 __all__ = ["ZOO_NAMES", "ModelsFile", "read_models_file", "Chosen", "choose", "read_checkpoints_file"]
 
@@ -60,11 +60,13 @@ def _compose(path: Path, what: str = "models file", fix: str = _FIX):
     import yaml  # lazily: `cheems --help` and `cheems resolve` never need it
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise DataError(path, None, f"cannot read the {what}: {e}", "pass a UTF-8 YAML file") from None
+        text = read_text(path)
+    except OSError as e:
+        raise DataError(path, None, f"cannot read the {what}: {e.strerror or e}", "pass a UTF-8 YAML file") from None
     try:
         return yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise DataError(path, None, f"not a {what}: nested too deeply", fix) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise DataError(path, mark.line + 1 if mark else None, f"not valid YAML ({getattr(e, 'problem', e)})",

@@ -19,7 +19,6 @@ Sizes too large to train on one device (the paper profile's Qwen2.5 from 7B on a
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -29,7 +28,7 @@ import numpy as np
 
 from ..baselines import CHANCE, CONTROLS, null_controls
 from ..estimates import subset_estimate
-from ..records import Record, strict_pairs
+from ..records import read_json, Record, strict_pairs
 from .claims import Claim
 from .leaderboard import CONTROLS_SECTION
 
@@ -318,7 +317,7 @@ def checkpoints_for(sizes: Sequence[str], seeds: Sequence[int], records: Sequenc
                             f"{show(list(seeds))}", "list one folder per training seed, in seed order")
         fingerprint = fingerprint or data_fingerprint(records)
         for seed, folder in zip(seeds, folders):
-            run = json.loads((Path(folder).expanduser() / "cheems_train.json").read_text(encoding="utf-8"))
+            run = read_json(Path(folder).expanduser() / "cheems_train.json", "train the folder again with cheems train")
             if run.get("data_fingerprint") != fingerprint:
                 raise DataError(folder, None, f"{size} was trained on other records than Fig. 7's training set "
                                 f"({len(records)} prompts)", "train it on that set as the chapter Reproduce with real "

@@ -45,6 +45,7 @@ from pathlib import Path
 from ..outputs import atomic_open, interrupt_point, LockedError, OutputLock, write_error
 from ..outputs import exchange as _exchange
 from .training_config import BOOKKEEPING_FIELDS, TrainConfig, TrainError
+from ..records import read_json
 
 __all__ = ["MARKER", "Plan", "launch_lock", "agreed_plan", "start_fresh", "trim_log", "append_json_line", "save_checkpoint",
            "publish", "save_model", "discarded_on_write_failure"]
@@ -176,7 +177,7 @@ def _plan(out: Path, shown: str, cfg: TrainConfig, fingerprint: str, processes: 
         if not resume:
             raise TrainError(f"{shown}: already holds a finished model (cheems_train.json) (fix: choose a new "
                              "--output, or pass --overwrite to replace it once the new model is complete)")
-        summary = json.loads((out / "cheems_train.json").read_text(encoding="utf-8"))
+        summary = read_json(out / "cheems_train.json", "remove the folder, or pass --overwrite to retrain")
         diffs = _differences(summary, cfg, fingerprint, processes)
         if diffs:
             raise TrainError(f"{shown}: --resume with another configuration than the finished run: "
@@ -188,7 +189,7 @@ def _plan(out: Path, shown: str, cfg: TrainConfig, fingerprint: str, processes: 
     if resume and ckpt is None:
         notes.append(f"cheems: {shown}: no checkpoint to resume; starting fresh")
     elif resume:
-        recorded = json.loads((ckpt / "cheems_state.json").read_text(encoding="utf-8"))
+        recorded = read_json(ckpt / "cheems_state.json", f"remove {ckpt.name}, or pass --overwrite to retrain")
         if "config" not in recorded:
             notes.append(f"cheems: {shown}: checkpoint {ckpt.name} records no configuration (older version); "
                          "resuming without checking it")
