@@ -262,12 +262,14 @@ def cmd_evaluate(args) -> None:
                    for stem, recs in subsets.items()}
         out = {stem: res.to_json() for stem, res in results.items()}
         if len(results) >= 2:
-            out["overall"] = overall(list(results.values()))
-            ci = overall_ci(list(results.values()))
+            subsets_done = list(results.values())
+            out["overall"] = overall(subsets_done)
+            ci = overall_ci(subsets_done)
+            note = None if ci else overall_ci_note(subsets_done)  # too few prompts, or no width: not an interval
             if ci:
                 out["overall_ci"] = ci
-            elif overall_ci_note(list(results.values())):  # too few prompts, or no width: not an interval
-                out["overall_ci_note"] = overall_ci_note(list(results.values()))
+            elif note:
+                out["overall_ci_note"] = note
         per_model[name] = {**out, **_skip_report(args)}
     if len(per_model) == 1:
         _print_json(next(iter(per_model.values())))
