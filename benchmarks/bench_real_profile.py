@@ -2,7 +2,7 @@
 
 - the smoke book without the real chapter, from an empty model zoo;
 - the whole smoke book (with the real chapter), from an empty model zoo;
-- ``--profile real-smoke`` sharing the smoke book's zoo, as the test session builds it
+- ``--profile real-smoke`` sharing the smoke book's zoo, as the test suite builds it
   (tests/conftest.py ``real_book``).
 
 The addition is (smoke - smoke without real) + real-smoke. ``--with-real`` adds the full ``real``

@@ -7,7 +7,7 @@ run (responses/s and real tokens/s). Every row but the last tokenizes from scrat
 ``--alternatives`` adds, in the same run and on tokenization already done, what else could speed scoring up
 and how far each moves a score from the default's (``scaled_dot_product_attention``, batches of 16): eager
 attention, larger batches, and ``torch.compile`` (its warm-up reported apart). None of them is used: each
-moves scores in their last bits, so none is free under "the same seed, the same results" (issue 28).
+moves scores in their last bits, so none is free under "the same seed, the same results".
 
 ``--last-token`` compares, in one run and for each tiny size, scoring with the last decoder layer computed at
 the read position only (:mod:`cheems_lib.models.last_token`, the default) against the full forward, on the
@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cheems_lib.models.reward_model import build_tiny, encode_pair, train_tokenizer
+from cheems_lib.models.reward_model import build_tiny, train_tokenizer
+from cheems_lib.models.chat_encoding import encode_pair
 from cheems_lib.models import scoring
 from cheems_lib.models.scoring import score_records
 from cheems_lib.world.simulation import WorldConfig, build_world
@@ -71,7 +72,7 @@ def main():
         result[label] = {"responses_per_s": round(n / dt, 1), "tokens_per_s": round(tokens / dt)}
     import tempfile
 
-    from cheems_lib.models.scoring import ScoreOutput
+    from cheems_lib.models.score_output import ScoreOutput
 
     scoring._ENCODED.clear()
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,7 +100,7 @@ def main():
     result["unsorted, batch %d" % args.batch_size] = {"responses_per_s": round(n / dt, 1), "tokens_per_s": round(tokens / dt)}
     if args.alternatives:
         result["alternatives (tokenization reused)"] = alternatives(recs, tok, args.batch_size)
-    result["gpu"] = "not measured: no GPU on this machine"
+    result["device"] = "cpu (this script times the CPU path only)"
     print(json.dumps(result, indent=2))
     OUT.mkdir(exist_ok=True)
     (OUT / "bench_scoring.json").write_text(json.dumps(result, indent=2))

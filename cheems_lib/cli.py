@@ -112,7 +112,8 @@ def _read(paths, args, *, need_rank: bool = False) -> dict[Path, list]:
     is ranked from its annotations on read with Algorithm 1, as ``cheems resolve`` would: one line on
     stderr says how many records and how many of them have a conflict. Flat pairs skipped for a label
     other than 1, 2 or 0 get a line too. Both are counted in the JSON output (:func:`_skip_report`)."""
-    from .records import ReadReport, read_files
+    from .read_report import ReadReport
+    from .records import read_files
     from .world_files import read_ranked_files
 
     skipped = [] if getattr(args, "skip_invalid", False) else None
@@ -153,7 +154,7 @@ def _writes(io, *, lock: bool = True, flag: str = "-o", beside: tuple[str, ...] 
     the output path first (None: none given), then paths written inside an output folder; the ``(flag, path)``
     pairs of what the command reads; whether the output is a folder replaced whole. Before the handler runs,
     an output that is an input, lies in an input folder or (``folder``) holds an input is refused
-    (:func:`cheems_lib.records.check_not_input`: one line, exit 2, nothing read or written), and with
+    (:func:`cheems_lib.input_files.check_not_input`: one line, exit 2, nothing read or written), and with
     ``lock`` the output's lock (:func:`cheems_lib.outputs.output_lock`) is held until it returns. ``score``
     and ``train`` take their lock themselves: once per ``accelerate launch``, in the main process. The files
     a command writes beside its output (``beside``: the lock ``OUT.lock``; ``score``'s ``OUT.partial`` and
@@ -165,7 +166,7 @@ def _writes(io, *, lock: bool = True, flag: str = "-o", beside: tuple[str, ...] 
         @functools.wraps(cmd)
         def run(args):
             from .outputs import output_lock
-            from .records import check_not_input
+            from .input_files import check_not_input
 
             outputs, inputs, folder = io(args)
             for out in outputs:
@@ -183,7 +184,7 @@ def _model_files(model) -> list:
     """The files of a local checkpoint folder that a command reads (none for a hub name or a baseline)."""
     if not model or not Path(model).is_dir():
         return []
-    from .models.scoring import checkpoint_files
+    from .models.score_output import checkpoint_files
 
     return checkpoint_files(model)
 
@@ -197,21 +198,12 @@ def cmd_resolve(args) -> None:
     stats = resolve_records(records)
     write_records(records, args.output)  # atomic; never the input (refused by _writes)
     if stats["unranked_responses"]:  # said as every reader that ranks says it; after the write, so a failed one is one line
-        from .records import ReadReport
+        from .read_report import ReadReport
 
         report = ReadReport()
         report.count_unranked(args.input, stats["unranked_responses"])
         print(*(f"cheems: {line}" for line in report.sentences()), sep="\n", file=sys.stderr)
     _print_json({"input": str(args.input), "output": str(args.output), **stats, **_skip_report(args)})
-
-
-def _data_name(path: Path) -> str:
-    """The name a data file keys the output by: its file name without ``.jsonl`` and a compression suffix
-    (``open.jsonl.xz`` -> ``open``)."""
-    name = path.name
-    for suffix in (".xz", ".gz", ".bz2"):
-        name = name.removesuffix(suffix)
-    return Path(name).stem
 
 
 def cmd_evaluate(args) -> None:
@@ -220,80 +212,35 @@ def cmd_evaluate(args) -> None:
     real 95% interval, else ``ci_note`` says why, e.g. fewer than 10 prompts with a comparison; and
     ``pooled_categories``); with two or more files ``overall``, and ``overall_ci`` or ``overall_ci_note``
     likewise. One score file prints that object, several a ``{model: object}`` leaderboard."""
-    from .metrics import evaluate_subset, overall, overall_ci, overall_ci_note
-    from .records import DataError, show, strict_pairs
-    from .score_file import check_scores_known, read_scores
+    from .analyses.score_evaluation import data_name, evaluate_scores, matched_scores
+    from .input_files import DataError, show
+    from .records import strict_pairs
 
     files = _read(args.data, args, need_rank=True)  # before the stems: one file given twice is named as such
     for path, recs in files.items():  # nothing to score against: an accuracy of NaN is no result
         if not any(strict_pairs(r.rank, r.response_ids) for r in recs):
             raise DataError(path, None, f"no prompt of its {len(recs):,} has a comparison (each ranking is empty, or "
                             "ties every response)", "evaluate on records that rank responses differently")
-    stems = [_data_name(p) for p in files]
+    stems = [data_name(p) for p in files]
     if len(set(stems)) != len(stems):
         dup = next(s for s in stems if stems.count(s) > 1)
         raise UsageError(f"two --data files share the stem {show(dup)}, which keys the output (fix: rename one)")
-    data = {_data_name(p): recs for p, recs in files.items()}
-    everything = [r for recs in data.values() for r in recs]
     per_model = {}
     data_skipped = getattr(args, "skipped_invalid", 0)
     for path, name in zip(args.scores, _model_names(args.scores)):
         skipped = [] if args.skip_invalid else None
-        scores = read_scores(path, skipped=skipped)
-        subsets = data
-        if skipped is not None:  # scores of records skipped as invalid (or absent) are ignored, and counted
-            known = {(rec.id, r.id) for rec in everything for r in rec.responses}
-            unknown = [k for k in scores if k not in known]
-            for k in unknown:
-                skipped.append(DataError(path, scores.lines[k], f"score for prompt/response {show(k[0])}/{show(k[1])} "
-                                         "that is not in the data (or was skipped)"))
-                del scores[k]
-            subsets = {_data_name(p): _scored_only(recs, scores, path, skipped) for p, recs in files.items()}
+        scores, subsets = matched_scores(files, path, skipped=skipped)  # with skipped: scores of skipped rows left out
         args.skipped_invalid = data_skipped
         _report_skipped(skipped, args)
-        for p, recs in files.items():
-            kept = subsets[_data_name(p)]
-            if recs and not any(strict_pairs(r.rank, r.response_ids) for r in kept):
-                raise DataError(path, None, f"no prompt of {p} with a comparison has a valid score for every ranked "
-                                f"response ({len(recs) - len(kept)} left out)", "score the data again with `cheems score`")
-        check_scores_known(scores, everything)
-        results = {stem: evaluate_subset(recs, scores, view=args.view, n_boot=args.bootstrap,
-                                         seed=args.seed, scores_path=str(path))
-                   for stem, recs in subsets.items()}
-        out = {stem: res.to_json() for stem, res in results.items()}
-        if len(results) >= 2:
-            subsets_done = list(results.values())
-            out["overall"] = overall(subsets_done)
-            ci = overall_ci(subsets_done)
-            note = None if ci else overall_ci_note(subsets_done)  # too few prompts, or no width: not an interval
-            if ci:
-                out["overall_ci"] = ci
-            elif note:
-                out["overall_ci_note"] = note
+        out = evaluate_scores(files, subsets, scores, path, view=args.view, n_boot=args.bootstrap, seed=args.seed)
         per_model[name] = {**out, **_skip_report(args)}
     if len(per_model) == 1:
         _print_json(next(iter(per_model.values())))
         return
     from .analyses.leaderboard import leaderboard_text
 
-    print(leaderboard_text(per_model, list(data)), file=sys.stderr)
+    print(leaderboard_text(per_model, stems), file=sys.stderr)
     _print_json(per_model)
-
-
-def _scored_only(records, scores, path, skipped: list) -> list:
-    """``records`` without the prompts that miss a score of a ranked response (its line was invalid,
-    or absent): each left-out prompt is appended to ``skipped``."""
-    from .records import DataError, _where, show
-
-    kept = []
-    for rec in records:
-        missing = [rid for rid in rec.rank if (rec.id, rid) not in scores]
-        if not missing:
-            kept.append(rec)
-            continue
-        skipped.append(DataError(*_where(rec), f"prompt {show(rec.id)} left out: {path} has no valid score for its response "
-                                 f"{show(missing[0])}"))
-    return kept
 
 
 def _model_names(paths) -> list[str]:
@@ -313,7 +260,7 @@ def cmd_simulate(args) -> None:
     import errno
 
     from .outputs import output_lock
-    from .records import DataError
+    from .input_files import DataError
     from .world.simulation import WorldConfig, build_world
     from .world_files import check_output, write_world
 
@@ -341,7 +288,6 @@ def cmd_simulate(args) -> None:
 def cmd_train(args) -> None:
     """Validate everything, choose the preset by model kind, then train (see :func:`cheems_lib.models.training.train`)."""
     import os
-    from dataclasses import fields
 
     from .models.training import train
     from .models.training_config import TrainConfig, check_learning_rate, choose_preset
@@ -349,11 +295,7 @@ def cmd_train(args) -> None:
     from .records import data_fingerprint
 
     name, reason = choose_preset(args.model, args.preset)
-    overrides = {f.name: getattr(args, f.name) for f in fields(TrainConfig)
-                 if f.name != "model" and getattr(args, f.name, None) is not None}
-    if args.grad_accum is not None and args.global_batch is None:  # an explicit accumulation sets the step itself
-        overrides["global_batch"] = 0
-    cfg = TrainConfig.for_model(args.model, name, **overrides).validate()  # before anything is read or written
+    cfg = TrainConfig.from_flags(args.model, name, vars(args)).validate()  # before anything is read or written
     check_learning_rate(cfg, force=args.force_lr)
     records = [r for recs in _read(args.data, args, need_rank=True).values() for r in recs]
     say = lambda line: print(line, file=sys.stderr, flush=True)
@@ -381,9 +323,10 @@ def cmd_train(args) -> None:
 @_writes(lambda a: ([a.output], [*(("--data", p) for p in a.data), *(("--model", f) for f in _model_files(a.model))],
                    False), lock=False, beside=(".lock", ".partial", ".cheems.json"))  # the lock: score_to_file, once per launch
 def cmd_score(args) -> None:
-    """Check the model name, read the data, then score into -o (see :func:`cheems_lib.models.scoring.score_to_file`)."""
+    """Check the model name, read the data, then score into -o (see :func:`cheems_lib.models.score_output.score_to_file`)."""
     from .baselines import NAMES
-    from .models.scoring import make_scorer, score_to_file
+    from .models.score_output import score_settings, score_to_file
+    from .models.scoring import make_scorer
 
     if args.model.startswith("baseline:") and args.model not in NAMES:
         raise UsageError(f"--model {args.model}: not a baseline (fix: use baseline:random, baseline:longest "
@@ -395,13 +338,9 @@ def cmd_score(args) -> None:
         raise UsageError(f"--reward-token {args.reward_token} names the token whose logit is the reward, which only "
                          "--reward-head logit reads (fix: add --reward-head logit, or drop --reward-token)")
     records = [r for recs in _read(args.data, args).values() for r in recs]
-    logit = args.reward_head == "logit"
-    # what changes the scores; a new entry is None by default, so older score files still resume
-    settings = {"model": args.model, "judge": args.judge, "dtype": args.dtype, "max_length": args.max_length,
-                "seed": args.seed if args.model == "baseline:random" else None,
-                "reward_head": None if args.reward_head == "auto" else args.reward_head,
-                "reward_token": (args.reward_token or 0) if logit else None,
-                "trust_remote_code": True if args.trust_remote_code else None}
+    settings = score_settings(args.model, judge=args.judge, dtype=args.dtype, max_length=args.max_length,
+                              seed=args.seed, reward_head=args.reward_head, reward_token=args.reward_token,
+                              trust_remote_code=args.trust_remote_code)
     make = lambda state: make_scorer(args.model, state, judge=args.judge, batch_size=args.batch_size,
                                      dtype=None if args.dtype == "auto" else args.dtype,
                                      max_length=args.max_length, seed=args.seed, trust_head=args.trust_head,
@@ -428,14 +367,10 @@ def cmd_preference(args) -> None:
         scores = read_scores(args.scores)
         rm_path = None
     else:
-        from .models.reward_model import device_map_for, load
-        from .models.scoring import score_records
-        from .models.training_config import default_device, TrainConfig
-        from .models.zoo import train_or_load
+        from .models.zoo import scores_of_reward_model
 
-        rm_path = args.rm or train_or_load(human, TrainConfig(seed=args.seed), progress=sys.stderr.isatty())
-        model, tok = load(rm_path, device_map=device_map_for(default_device()))  # a GPU when there is one
-        scores, _ = score_records(model, tok, gpt, progress=sys.stderr.isatty())
+        rm_path, scores = scores_of_reward_model(gpt, args.rm, trained_on=human, seed=args.seed,
+                                                 progress=sys.stderr.isatty())
     records, report = build_preference(human, gpt, scores, margin=args.margin, debias=not args.no_debias, seed=args.seed)
     write_records(records, args.output)  # atomic
     _print_json({"output": str(args.output), "reward_model": str(rm_path) if rm_path else None,
@@ -454,11 +389,10 @@ def _import_io(args):
 
 @_writes(_import_io)
 def cmd_import(args) -> None:
-    """Convert public real data into records (see :mod:`cheems_lib.real_data`); one JSON summary on stdout.
+    """Convert public real data into records (:func:`cheems_lib.real_data.import_source`); one JSON summary on stdout.
 
     Inputs whose SHA-256 differs from the known copies import too, with a note on stderr."""
-    from . import real_data
-    from .records import write_records
+    from .real_data import import_source
 
     if args.source != "dpo-zh" and len(args.inputs) != 1:
         raise UsageError(f"cheems import {args.source} takes one folder, got {len(args.inputs)} inputs "
@@ -467,35 +401,9 @@ def cmd_import(args) -> None:
         raise UsageError("--questions is for cheems import llmzoo (fix: drop it)")
     if args.output is None:  # never a default folder: it would be relative to wherever the command runs
         raise UsageError(f"cheems import {args.source} needs -o (fix: pass -o OUT)")
-    if args.source == "writingpref":
-        out = args.output
-        manifest, report = real_data.import_writingpref(args.inputs[0], out)
-        entry = manifest["files"][real_data.WRITINGPREF_FILE]
-        _note_unknown({k: v["known_copy"] for k, v in entry["inputs"].items()})
-        _print_json({"output": str(out / real_data.WRITINGPREF_FILE), **report, "labels": entry["labels"],
-                     "sha256": entry["sha256"], "inputs_known_copies": all(v["known_copy"] for v in entry["inputs"].values())})
-        return
-    if args.source == "real":
-        manifest = real_data.import_real(args.inputs[0], args.output)
-        inputs = {k: v for e in manifest["files"].values() for k, v in e["inputs"].items()}
-        _note_unknown({k: v["known_copy"] for k, v in inputs.items()})
-        _print_json({"output": str(args.output), "files": {rel: {k: e[k] for k in ("prompts", "responses",
-                     "annotations", "labels", "sha256")} for rel, e in manifest["files"].items()},
-                     "inputs_known_copies": all(v["known_copy"] for v in inputs.values())})
-        return
-    if args.source == "llmzoo":
-        records = real_data.read_llmzoo_set(args.inputs[0], questions=args.questions)
-        report = {"prompts": len(records), "responses": sum(len(r.responses) for r in records),
-                  "annotations": sum(len(r.annotations) for r in records),
-                  "aspects": sorted({a for r in records for a in r.extra["aspects"]})}
-        paths = [p for p in Path(args.inputs[0]).rglob("*.jsonl")] + ([args.questions] if args.questions else [])
-    else:
-        records, report = real_data.read_dpo_zh(args.inputs)
-        paths = args.inputs
-    write_records(records, args.output)  # atomic
-    infos = {str(p): real_data.input_info(p) for p in sorted(map(str, paths))}
-    _note_unknown({k: v["known_copy"] is not None for k, v in infos.items()})
-    _print_json({"output": str(args.output), **report, "inputs": infos})
+    summary, known = import_source(args.source, args.inputs, args.output, questions=args.questions)
+    _note_unknown(known)
+    _print_json(summary)
 
 
 def _note_unknown(known: dict) -> None:
@@ -605,26 +513,15 @@ def _add_config_flags(parser) -> None:
     ``--max-length``), its help the field's docstring. Each defaults to None: the preset decides."""
     from dataclasses import fields
 
-    from .models.training_config import TrainConfig  # imports no torch
+    from .models.training_config import field_docs, TrainConfig  # imports no torch
 
-    docs = _field_docs(TrainConfig)
+    docs = field_docs(TrainConfig)
     for f in fields(TrainConfig):
         if f.name == "model":
             continue
         doc = docs.get(f.name, "").replace("%", "%%")
         parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=_FLAG_TYPES[f.type],
                             choices=_FLAG_CHOICES.get(f.name), help=f"{doc} (tiny preset: {f.default})")
-
-
-def _field_docs(cls) -> dict[str, str]:
-    """``{field: docstring}`` of a dataclass whose fields are documented by a string under each one."""
-    import ast
-    import inspect
-
-    body = ast.parse(inspect.getsource(cls)).body[0].body
-    return {a.target.id: " ".join(d.value.value.split()) for a, d in zip(body, body[1:])
-            if isinstance(a, ast.AnnAssign) and isinstance(d, ast.Expr) and isinstance(d.value, ast.Constant)
-            and isinstance(d.value.value, str)}
 
 
 def _add_score(sub) -> None:
@@ -699,7 +596,7 @@ def _add_book(sub) -> None:
     from .publishing.chapters import PROFILES
 
     b.add_argument("--profile", choices=list(PROFILES), default="default",
-                   help="smoke: seconds; default: CPU book; paper: the paper's settings (GPU, real data); "
+                   help="smoke: tiny sizes, about 3 min on 2 cores; default: CPU book; paper: the paper's settings (GPU, real data); "
                         "real: every chapter on data/real (real-smoke: at smoke settings); "
                         "full: default plus every finding rebuilt on two more simulated worlds (full-smoke: at smoke settings)")
     b.add_argument("--chapter", action="append", metavar="NAME", help="only these chapters (repeat)")
@@ -728,7 +625,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args) -> int:
     from .outputs import LockedError
-    from .records import DataError
+    from .input_files import DataError
     from .models.reward_model import ModelError
     from .models.training_config import TrainError
 

@@ -27,7 +27,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .conflicts import preference_graph, resolve_records
-from .records import FIRST, SECOND, DataError, Record, show
+from .records import FIRST, SECOND, Record
+from .input_files import DataError, show
 
 __all__ = ["strict_comparisons", "filter_by_reward", "chosen_length_counts", "length_debias", "build_preference",
            "count_cycles", "ABLATION", "ablation"]

@@ -3,10 +3,10 @@
 :func:`file_hash` is the SHA-256 of a file's bytes, so a file edited in place, with its size kept and its
 modification time set back (``os.utime``), gets a new fingerprint. The book's chapter cache
 (:func:`cheems_lib.publishing.execute.cache_key`) and the score cache
-(:func:`cheems_lib.models.scoring.model_fingerprint`) both key their files by it: one mechanism.
+(:func:`cheems_lib.models.score_output.model_fingerprint`) both key their files by it: one mechanism.
 
-A file up to :data:`FULL_HASH_BYTES` is hashed on every call (64 MiB in about 45 ms on the 2-core development
-machine; see benchmarks/README.md). A larger one (a checkpoint's weights) is hashed once and its hash kept in
+A file up to :data:`FULL_HASH_BYTES` is hashed on every call (64 MiB in about 45 ms on a 2-core AMD
+EPYC; see benchmarks/README.md). A larger one (a checkpoint's weights) is hashed once and its hash kept in
 the *hash cache* (:func:`cache_path`), a small JSON file in the user's cache folder, shared by every checkout
 and every command: an entry is keyed by the file's ``(st_dev, st_ino)`` and holds its ``(st_size,
 st_mtime_ns, st_ctime_ns)`` and its hash, and is used only while all five are unchanged. Any write to a file
@@ -41,7 +41,7 @@ from .outputs import atomic_open, pid_alive
 __all__ = ["file_hash", "cache_path", "FULL_HASH_BYTES", "RACY_NS", "MAX_ENTRIES", "CACHE_ENV"]
 
 ALGORITHM = "sha256"
-"""The hash of :func:`file_hash`: on the development machine (whose CPU has SHA instructions) SHA-256 hashes about
+"""The hash of :func:`file_hash`: on a 2-core AMD EPYC (a CPU with SHA instructions) SHA-256 hashes about
 1.56 GB/s and BLAKE2b 0.80 GB/s; ``hashlib.file_digest`` is the same loop as :func:`_hash_file`, as fast, but
 Python 3.11+ (benchmarks/bench_fingerprint.py)."""
 CHUNK_BYTES = 1 << 18

@@ -40,7 +40,8 @@ from typing import Iterator, Mapping, Sequence
 import numpy as np
 
 from .conflicts import ordered_pairs
-from .records import DataError, Record, show, strict_pairs
+from .input_files import DataError, show
+from .records import Record, strict_pairs
 
 __all__ = ["MIN_UNITS", "MIN_STRATUM", "no_width", "NO_WIDTH_TOLERANCE", "BOOT_CHUNK", "prompt_outcomes", "Stratum", "stratify", "stratified_draws", "accuracy",
            "exact_match", "SubsetResult", "evaluate_subset", "overall", "overall_ci", "overall_ci_note",

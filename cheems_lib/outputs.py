@@ -29,7 +29,7 @@ folders of ``cheems simulate`` and ``cheems train``, via :func:`folder_problem`)
   link to a folder (written at the folder it points to) but not a loop, a file or a device.
 
 No output is an input: before it reads anything for long or writes anything, every command refuses an
-output that is a file or folder it reads (:func:`cheems_lib.records.check_not_input`: the same ``(st_dev, st_ino)`` through
+output that is a file or folder it reads (:func:`cheems_lib.input_files.check_not_input`: the same ``(st_dev, st_ino)`` through
 symbolic and hard links), one inside a folder it reads whole, and a folder output replaced whole that holds
 an input (exit 2, one line). One writer per output: every command holds the output's :class:`OutputLock`
 (``PATH.lock`` beside what the path names, :func:`output_lock`) while it writes; ``train`` and ``score`` take it

@@ -1,50 +1,21 @@
-"""Importers of public real Chinese preference data into the official record format (spec §1, §6b).
+"""Real data: the shared machinery that imports public Chinese preference data into ``data/real/`` (spec §6b).
 
 Three public, openly licensed sources can be fetched where the official CheemsBench and
 CheemsPreference files cannot; ``data/real/`` ships them converted (``cheems import real``).
-LLMZoo's and DPO-zh's labels are **model labels, not human labels**; WritingPreferenceBench's
-are **human scores**.
+Each source has its reader, in the module named after it:
 
-**LLMZoo zh reviews** (:func:`read_llmzoo_set`). FreedomIntelligence/LLMZoo ranked 4 answers
-to each of 70 Chinese questions with gpt-3.5-turbo, once per aspect (``general``,
-``coherence``, ``diversity``, ``relevance``; ``immersion`` for the 10 role-play questions),
-in two answer sets (``review_zh``, ``review_output``). One review line per question and
-aspect: ``question_id``, ``metadata.question``, ``metadata.answers``, ``metadata.model_ids``,
-``order`` (1 = best, ties share a value, e.g. ``[3, 1, 3, 2]``). Each set becomes one record
-per question:
+- LLMZoo's zh reviews (:func:`cheems_lib.llmzoo.read_llmzoo_set`), **model labels**: gpt-3.5-turbo's
+  rankings of 4 answers, the two answer sets becoming ``cheems_bench/open.jsonl`` and
+  ``llmzoo/review_output.jsonl``;
+- DPO-zh (:func:`cheems_lib.dpo_zh.read_dpo_zh`), **model labels**: chosen/rejected pairs, becoming
+  ``cheems_preference.jsonl``;
+- WritingPreferenceBench zh (:func:`cheems_lib.writingpref.read_writingpref`), **human scores**: shipped
+  as :data:`WRITINGPREF_FILE`, outside the release layout (``cheems import writingpref`` alone).
 
-- ``id`` = md5 of the question text, so both sets share prompt ids (one question, one id);
-- ``responses`` in the judge's position order (Assistant 1..4), ids = md5 of content;
-- ``rank`` = the ``general`` order made dense and 0-based (``[3, 1, 3, 2]`` -> ``2, 0, 2, 1``);
-- ``annotations`` = the ``general`` ranking as its 6 pairwise comparisons in position order
-  (``"0"`` for ties), so Algorithm 1 gives back ``rank`` and position bias can be measured;
-- ``category`` = ``[LLMZoo category]``; extra fields ``question_id`` (upstream),
-  ``models`` (the answering models, position order), ``labels`` (the judge),
-  ``aspects`` (``{aspect: {response_id: rank}}`` for every aspect present, ``general``
-  included) and ``sources``. The judge's rationale text is not carried.
-
-:func:`aspect_annotations` turns chosen aspects' rankings into pairwise annotations, and
-:func:`merge_aspects` resolves them together: the conflict ratio of one judge's aspects.
-
-**DPO-zh** (:func:`read_dpo_zh`): chosen/rejected pairs in ShareGPT form (LLaMA-Factory's
-``dpo_zh_demo.json``, a JSON array, and MedicalGPT's ``dpo_zh_500.jsonl``). A conversation's
-``system`` turn becomes ``sys_prompt``, its last human turn ``input``, any earlier turns
-the extra field ``history`` (``[{"from", "value"}]``, kept, not rendered into the prompt).
-Rows with the same dialogue become one record: identical rows are merged, other pairs add
-responses and annotations ``[chosen, rejected, "1"]``; ``rank`` comes from Algorithm 1, so
-the file trains directly. ``sources`` lists the files a record came from; there is no
-``subset`` (no human/GPT split exists). The prompt id is md5 of ``input``, or md5 of the
-whole dialogue for inputs that occur under two different system prompts or histories.
-
-**WritingPreferenceBench zh** (:func:`read_writingpref`, ``cheems import writingpref``): 204
-Chinese writing prompts (51 genre tags x 4), each answered by 19 models (one lacks a prompt),
-every answer scored 0-3 by trained human annotators; a second annotator rescored 5 models.
-One multi-response record per prompt (the 3 prompts that are just ``"/"`` are dropped and
-counted): ``id`` = ``question_id``, responses = every model's answer with the model name as
-id, ``rank`` = the human scores as dense ranks (highest = round 0, ties equal), extra fields
-``human_scores``, ``second_scores`` and ``source``; no pairwise annotations. It ships as
-xz-compressed JSONL (:data:`WRITINGPREF_FILE`, written deterministically), outside the
-release layout. The genre tag (``category``) is for display only: never stratify intervals on it.
+This module holds what the imports share: where each input comes from (:data:`UPSTREAM`), the
+release-shaped layout written (:data:`RELEASE_FILES`), the manifest with each file's provenance,
+licence and counts, and the atomic write of the whole folder (:func:`import_real`,
+:func:`import_writingpref`).
 
 Inputs are checked against the SHA-256 of the copies the project was built from
 (:data:`KNOWN_SHA256`) for information only: a newer upstream file imports too, and the
@@ -52,23 +23,21 @@ summary and manifest then say it is not the known copy (and give no commit).
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
-from itertools import combinations
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
-from .conflicts import resolve_records
+from .dpo_zh import read_dpo_zh
+from .input_files import DataError
+from .llmzoo import LLMZOO_SETS, read_llmzoo_set
 from .outputs import atomic_open
-from .records import (DataError, FIRST, json_lines, md5, read_text, Record, Response, SECOND, strict_pairs, TIE,
-                      write_records)
+from .records import Record, write_records
+from .writingpref import read_writingpref, WRITINGPREF_LABELS
 
-__all__ = ["LLMZOO_SETS", "KNOWN_SHA256", "UPSTREAM", "read_llmzoo_set", "aspect_annotations", "merge_aspects",
-           "read_dpo_zh", "read_writingpref", "write_xz_records", "input_info", "import_real", "import_writingpref",
-           "RELEASE_FILES", "WRITINGPREF_FILE", "WRITINGPREF_SECOND", "WRITINGPREF_LABELS", "output_files"]
+__all__ = ["KNOWN_SHA256", "UPSTREAM", "write_xz_records", "input_info", "import_real", "import_writingpref",
+           "RELEASE_FILES", "WRITINGPREF_FILE", "output_files", "import_source"]
 
-LLMZOO_SETS = ("review_zh", "review_output")
 #: SHA-256 of the copies the shipped files were converted from (named in ``data/real/README.md``).
 KNOWN_SHA256 = {
     "03d19b829de4e1b5ece9baf956b6b3e92ebd8341fe2d18ab5fce51cf9d7cda16": "dpo-zh/dpo_zh_500.jsonl",
@@ -156,6 +125,9 @@ RELEASE_FILES = {
     "llmzoo/review_output.jsonl": "review_output",
     "cheems_preference.jsonl": "dpo-zh",
 }
+#: Where ``cheems import`` writes WritingPreferenceBench zh: xz-compressed JSONL, outside the release layout.
+WRITINGPREF_FILE = "writingpref/writingpref_zh.jsonl.xz"
+_XZ_PRESET = 9  # fixed, so the same records give the same bytes (the xz format stores no timestamp)
 _LICENCES = {"llmzoo-zh/DATA_LICENSE": "LICENSES/LLMZoo-DATA_LICENSE",
              "dpo-zh/LICENSE-LLaMA-Factory": "LICENSES/LICENSE-LLaMA-Factory",
              "dpo-zh/LICENSE-MedicalGPT": "LICENSES/LICENSE-MedicalGPT",
@@ -174,437 +146,6 @@ def input_info(path: str | Path) -> dict[str, Any]:
     """``{"sha256", "known_copy"}``: whether the file is the copy the shipped data was made from (information only)."""
     digest = sha256_file(path)
     return {"sha256": digest, "known_copy": KNOWN_SHA256.get(digest)}
-
-
-# ---- LLMZoo ------------------------------------------------------------------------------------
-
-def _aspect_files(set_dir: Path) -> dict[str, Path]:
-    """``{aspect: review file}`` of one answer set: ``SET/<aspect>.jsonl`` or upstream ``SET/zh/<aspect>/review.jsonl``."""
-    found = {p.stem: p for p in set_dir.glob("*.jsonl")}
-    found.update({p.parent.name: p for p in set_dir.glob("zh/*/review.jsonl")})
-    if "general" not in found:
-        raise DataError(set_dir, None, "no general.jsonl (or zh/general/review.jsonl) in this answer set",
-                        "pass the folder holding one LLMZoo answer set's aspect reviews")
-    return {a: found[a] for a in ["general", *sorted(set(found) - {"general"})]}
-
-
-def _text_list(value: Any) -> Any:
-    """LLMZoo versions store ``answers``/``model_ids`` as a list or as the text of a Python list."""
-    if isinstance(value, str) and value.startswith("["):
-        try:
-            return ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            return value
-    return value
-
-
-def _review_row(path: Path, line: int, obj: Any) -> dict[str, Any]:
-    """One checked review line: question_id, question, category, answers, models, order, reviewer."""
-    def fail(msg, fix=""):
-        return DataError(path, line, msg, fix)
-
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    if not isinstance(meta, dict):
-        raise fail("not an LLMZoo review line (no 'metadata' object)", "pass LLMZoo review.jsonl files")
-    qid, question = obj.get("question_id"), meta.get("question")
-    answers, models = _text_list(meta.get("answers")), _text_list(meta.get("model_ids"))
-    order = obj.get("order")
-    if not isinstance(qid, int) or isinstance(qid, bool) or not isinstance(question, str):
-        raise fail("missing integer 'question_id' or string 'metadata.question'")
-    if not (isinstance(answers, list) and answers and all(isinstance(a, str) for a in answers)):
-        raise fail("'metadata.answers' must be a list of answer texts")
-    if len(set(answers)) != len(answers):
-        raise fail("two answers have the same text, so their md5 ids would collide", "drop the repeated answer")
-    if not (isinstance(models, list) and len(models) == len(answers) and all(isinstance(m, str) for m in models)):
-        raise fail(f"'metadata.model_ids' must name one model per answer ({len(answers)})")
-    if not (isinstance(order, list) and len(order) == len(answers)
-            and all(isinstance(o, int) and not isinstance(o, bool) and o >= 1 for o in order)):
-        raise fail(f"'order' must hold one rank >= 1 per answer ({len(answers)}), got {json.dumps(order)}",
-                   "the judge's reply could not be parsed: fix or drop this line")
-    return {"question_id": qid, "question": question, "category": obj.get("category"), "answers": answers,
-            "models": models, "order": order, "reviewer": obj.get("reviewer_id")}
-
-
-def _dense(order: list[int]) -> list[int]:
-    """LLMZoo's order (1 = best, ties equal, gaps after ties) as dense 0-based ranks: ``[1, 2, 2, 4]`` -> ``[0, 1, 1, 2]``."""
-    levels = sorted(set(order))
-    return [levels.index(o) for o in order]
-
-
-def _read_reviews(path: Path) -> dict[int, tuple[int, dict]]:
-    rows: dict[int, tuple[int, dict]] = {}
-    for n, obj in json_lines(path):
-        row = _review_row(path, n, obj)
-        if row["question_id"] in rows:
-            raise DataError(path, n, f"question_id {row['question_id']} repeats line {rows[row['question_id']][0]}",
-                            "keep one review per question and aspect")
-        rows[row["question_id"]] = (n, row)
-    return rows
-
-
-def _check_questions(questions: Path, general: dict[int, tuple[int, dict]]) -> list[int]:
-    """The question ids in the question file's order, each checked against the general reviews."""
-    ids = []
-    for n, obj in json_lines(questions):
-        qid = obj.get("question_id") if isinstance(obj, dict) else None
-        if qid not in general:
-            raise DataError(questions, n, f"question_id {json.dumps(qid)} has no general review",
-                            "pass the question file of the same LLMZoo version")
-        if qid in ids:
-            raise DataError(questions, n, f"question_id {qid} is listed twice", "list each question once")
-        row = general[qid][1]
-        if (obj.get("text"), obj.get("category")) != (row["question"], row["category"]):
-            raise DataError(questions, n, f"question {qid}'s text or category differs from its general review "
-                            f"(line {general[qid][0]})", "pass the question file of the same LLMZoo version")
-        ids.append(qid)
-    missing = sorted(set(general) - set(ids))
-    if missing:
-        raise DataError(questions, None, f"lacks the reviewed question ids {missing[:5]}",
-                        "pass the question file of the same LLMZoo version")
-    return ids
-
-
-def read_llmzoo_set(set_dir: str | Path, *, questions: str | Path | None = None,
-                    source: str | None = None) -> list[Record]:
-    """One LLMZoo answer set (a folder of aspect reviews) as ranked records, one per question.
-
-    Records follow ``questions`` (``questions-zh.jsonl``, whose texts and categories are
-    checked) when given, else the general file's order. Every aspect review must rank the
-    same answers as the general one; an aspect may lack questions (``immersion``).
-    """
-    set_dir = Path(set_dir)
-    files = _aspect_files(set_dir)
-    reviews = {aspect: _read_reviews(path) for aspect, path in files.items()}
-    general = reviews["general"]
-    for aspect, rows in reviews.items():
-        for qid, (n, row) in rows.items():
-            ref = general.get(qid)
-            if ref is None:
-                raise DataError(files[aspect], n, f"question_id {qid} has no general review",
-                                "every aspect reviews questions of the general file")
-            if (row["question"], row["answers"], row["models"]) != (ref[1]["question"], ref[1]["answers"],
-                                                                   ref[1]["models"]):
-                raise DataError(files[aspect], n, f"question {qid}: question, answers or models differ from "
-                                f"{files['general']}:{ref[0]}", "pass aspect files of the same answer set")
-    order = _check_questions(Path(questions), general) if questions else list(general)
-    return [_llmzoo_record(general[qid][1], {a: rows[qid][1]["order"] for a, rows in reviews.items() if qid in rows},
-                           source or f"llmzoo/{set_dir.name}") for qid in order]
-
-
-def _llmzoo_record(row: dict, orders: dict[str, list[int]], source: str) -> Record:
-    ids = [md5(a) for a in row["answers"]]
-    aspects = {a: dict(zip(ids, _dense(o))) for a, o in orders.items()}
-    rank = aspects["general"]
-    rec = Record(prompt=row["question"], responses=[Response(i, a) for i, a in zip(ids, row["answers"])],
-                 category=[row["category"]] if isinstance(row["category"], str) else None, rank=rank,
-                 extra={"question_id": row["question_id"], "models": row["models"], "labels": row["reviewer"],
-                        "aspects": aspects, "sources": [source]})
-    rec.annotations = aspect_annotations(rec, ["general"])
-    return rec
-
-
-def aspect_annotations(record: Record, aspects: Iterable[str] | None = None) -> list[tuple[str, str, str]]:
-    """Pairwise annotations ``(a, b, "1"|"2"|"0")`` of the given aspects' rankings (default: every aspect present).
-
-    Each aspect gives every pair of responses once, in position order (``a`` shown before
-    ``b``): ``"1"`` when ``a`` ranks better, ``"2"`` when ``b`` does, ``"0"`` for a tie.
-    Aspects the record lacks (``immersion`` outside role-play) give nothing.
-    """
-    ranked = record.extra.get("aspects") or {}
-    chosen = list(ranked) if aspects is None else [a for a in aspects if a in ranked]
-    out = []
-    for aspect in chosen:
-        rank = ranked[aspect]
-        for a, b in combinations([i for i in record.response_ids if i in rank], 2):
-            out.append((a, b, FIRST if rank[a] < rank[b] else SECOND if rank[a] > rank[b] else TIE))
-    return out
-
-
-def merge_aspects(records: Iterable[Record], aspects: Iterable[str] | None = None) -> tuple[list[Record], dict]:
-    """Copies of LLMZoo records annotated with several aspects' rankings, resolved by Algorithm 1.
-
-    Returns the copies and :func:`cheems_lib.conflicts.resolve_records`' statistics: the
-    conflict ratio of one judge whose aspect rankings are read as separate annotators.
-    """
-    from dataclasses import replace
-
-    aspects = list(aspects) if aspects is not None else None
-    copies = [replace(r, annotations=aspect_annotations(r, aspects), rank=None) for r in records]
-    return copies, resolve_records(copies)
-
-
-# ---- DPO-zh ------------------------------------------------------------------------------------
-
-def _json_rows(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line, object) of a JSON array file (line where each element starts) or of a JSON Lines file."""
-    text = read_text(path)
-    if not text.lstrip().startswith("["):
-        yield from json_lines(path)
-        return
-    decoder, pos = json.JSONDecoder(), text.index("[") + 1
-    while True:
-        while pos < len(text) and text[pos] in " \t\r\n,":
-            pos += 1
-        if pos < len(text) and text[pos] == "]":
-            return
-        line = text.count("\n", 0, pos) + 1
-        try:
-            obj, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as e:
-            raise DataError(path, e.lineno, f"malformed JSON ({e.msg})", "one JSON array of objects") from None
-        except RecursionError:
-            raise DataError(path, line, "malformed JSON: nested too deeply", "one JSON array of flat objects") from None
-        yield line, obj
-
-
-_HUMAN, _MODEL = {"human", "user"}, {"gpt", "assistant"}
-
-
-def _turn(t: Any) -> tuple[str, str] | None:
-    if isinstance(t, dict):
-        role, value = t.get("from", t.get("role")), t.get("value", t.get("content"))
-        if isinstance(role, str) and isinstance(value, str):
-            return role, value
-    return None
-
-
-def _dpo_row(path: Path, line: int, obj: Any) -> tuple[tuple, str, str]:
-    """((sys_prompt, history, input), chosen, rejected) of one ShareGPT-form preference row."""
-    def fail(msg, fix=""):
-        return DataError(path, line, msg, fix)
-
-    if not isinstance(obj, dict):
-        raise fail(f"expected a JSON object, got {type(obj).__name__}")
-    conv = obj.get("conversations")
-    turns = [_turn(t) for t in conv] if isinstance(conv, list) else []
-    if not turns or None in turns:
-        raise fail("'conversations' must be a non-empty list of {\"from\", \"value\"} turns")
-    sys_prompt = turns.pop(0)[1] if turns[0][0] == "system" else None
-    if not turns or turns[-1][0] not in _HUMAN:
-        raise fail("the conversation does not end with a human turn", "the last turn is the prompt to answer")
-    if any(role not in _HUMAN | _MODEL for role, _ in turns):
-        raise fail(f"unknown turn roles {sorted({r for r, _ in turns} - _HUMAN - _MODEL)}",
-                   "use human/gpt (or user/assistant); a system turn only first")
-    pair = []
-    for key in ("chosen", "rejected"):
-        value = obj.get(key)
-        value = _turn(value)[1] if _turn(value) else value
-        if not isinstance(value, str):
-            raise fail(f"'{key}' must be a string or a {{\"from\", \"value\"}} turn")
-        pair.append(value)
-    if pair[0] == pair[1]:
-        raise fail("'chosen' and 'rejected' are the same text", "drop the row: it compares nothing")
-    history = tuple(turns[:-1])
-    return (sys_prompt, history, turns[-1][1]), pair[0], pair[1]
-
-
-def read_dpo_zh(paths: Iterable[str | Path]) -> tuple[list[Record], dict]:
-    """Chosen/rejected rows of one or more files merged into records, ranked by Algorithm 1.
-
-    Returns the records (first-appearance order) and a report: rows per file,
-    ``duplicate_rows`` (a dialogue and pair seen before, merged), ``prompts``,
-    ``annotations``, ``responses``, ``system_prompts``, ``multi_turn`` and the conflict
-    statistics of the resolution (non-zero only when two rows disagree on a pair).
-    """
-    groups: dict[tuple, Record] = {}
-    rows, duplicates = {}, 0
-    for path in map(Path, paths):
-        rows[path.name] = 0
-        for n, obj in _json_rows(path):
-            context, chosen, rejected = _dpo_row(path, n, obj)
-            rows[path.name] += 1
-            rec = groups.get(context)
-            if rec is None:
-                rec = groups[context] = Record(prompt=context[2], responses=[], id="-", sys_prompt=context[0],
-                                               origin=f"{path}:{n}")
-                if context[1]:
-                    rec.extra["history"] = [{"from": r, "value": v} for r, v in context[1]]
-                rec.extra["sources"] = []
-            if path.name not in rec.extra["sources"]:
-                rec.extra["sources"].append(path.name)
-            ann = (md5(chosen), md5(rejected), FIRST)
-            if ann in rec.annotations:
-                duplicates += 1
-                continue
-            known = set(rec.response_ids)
-            rec.responses += [Response(md5(t), t) for t in (chosen, rejected) if md5(t) not in known]
-            rec.annotations.append(ann)
-        if not rows[path.name]:  # an empty input must not import as an empty data set with exit 0
-            raise DataError(path, None, "holds no preference row (the file is empty)", "check that this is the right file")
-    records = list(groups.values())
-    _dpo_ids(groups)
-    stats = resolve_records(records)
-    report = {"rows": rows, "duplicate_rows": duplicates, "prompts": len(records),
-              "annotations": sum(len(r.annotations) for r in records),
-              "responses": sum(len(r.responses) for r in records),
-              "system_prompts": sum(r.sys_prompt is not None for r in records),
-              "multi_turn": sum("history" in r.extra for r in records),
-              "conflict_ratio": stats["conflict_ratio"], "pair_conflict_ratio": stats["pair_conflict_ratio"]}
-    return records, report
-
-
-def _dpo_ids(groups: dict[tuple, Record]) -> None:
-    """md5 of the input; md5 of the whole dialogue where one input occurs in several dialogues."""
-    from collections import Counter
-
-    shared = Counter(context[2] for context in groups)
-    for (sys_prompt, history, text), rec in groups.items():
-        rec.id = md5(text) if shared[text] == 1 else md5(json.dumps([sys_prompt, history, text], ensure_ascii=False))
-
-
-# ---- WritingPreferenceBench zh (human scores) ---------------------------------------------------
-
-WRITINGPREF_FILE = "writingpref/writingpref_zh.jsonl.xz"
-#: Second, independent human scorings upstream has for 5 models: model -> annotator (``rescored/<model>.<annotator>.json``).
-WRITINGPREF_SECOND = {"doubao-1.5-pro": "shawn", "gemini-2.0-flash": "unnamed",
-                      "gemini-2.5-flash-nothinking": "letian", "gpt-4.1-mini": "shawn", "o4-mini": "letian"}
-WRITINGPREF_LABELS = "human scores (0-3, trained annotators)"
-_XZ_PRESET = 9  # fixed, so the same records give the same bytes (the xz format stores no timestamp)
-_NO_PROMPT = {"", "/"}  # prompt texts that hold no prompt (3 upstream prompts are just "/")
-
-
-def _wp_rows(path: Path, need: dict[str, type]) -> list[tuple[int, dict]]:
-    """(line, object) of a WritingPreferenceBench JSON list whose objects have the ``need`` fields and types."""
-    if not path.is_file():
-        raise DataError(path, None, "missing", "pass the writingpref-zh folder (responses/, scores/, rescored/) "
-                        "as laid out in data/real/README.md")
-    rows, seen = [], {}
-    for n, obj in _json_rows(path):
-        if not isinstance(obj, dict):
-            raise DataError(path, n, f"expected a JSON object, got {type(obj).__name__}")
-        for key, kind in need.items():
-            value = obj.get(key)
-            if not isinstance(value, kind) or isinstance(value, bool):
-                raise DataError(path, n, f"missing or non-{kind.__name__} {key!r}",
-                                "pass the upstream file unchanged (see data/real/README.md)")
-        qid = str(obj["question_id"])
-        if qid in seen:
-            raise DataError(path, n, f"question_id {qid} repeats line {seen[qid]}", "keep one row per prompt")
-        seen[qid] = n
-        rows.append((n, obj))
-    return rows
-
-
-def _wp_tags(path: Path, line: int, value: Any) -> list[str]:
-    """``__internal_tags__`` (a list of genre tags, or the text of one) as a list of strings."""
-    tags = _text_list(value)
-    if not (isinstance(tags, list) and tags and all(isinstance(t, str) for t in tags)):
-        raise DataError(path, line, f"'__internal_tags__' must be a list of genre tags, got {json.dumps(value)}",
-                        "pass the upstream file unchanged")
-    return tags
-
-
-def _wp_scores(path: Path, questions: dict[str, Any]) -> dict[str, int]:
-    """``{question_id: score}`` of one scores file, every score an integer 0-3 of a known prompt."""
-    out = {}
-    for n, obj in _wp_rows(path, {"question_id": (str, int), "score": int}):
-        qid, score = str(obj["question_id"]), obj["score"]
-        if qid not in questions:
-            raise DataError(path, n, f"question_id {qid} has no answer in the model's responses file",
-                            "pass the scores file of the same model")
-        if not 0 <= score <= 3:
-            raise DataError(path, n, f"score {score} is not on the 0-3 scale", "pass the upstream human scores")
-        out[qid] = score
-    return out
-
-
-def read_writingpref(folder: str | Path) -> tuple[list[Record], dict]:
-    """WritingPreferenceBench's Chinese prompts as multi-response records ranked by the human scores.
-
-    ``folder`` holds ``responses/<model>.json`` (answers: ``question_id``, ``prompt``,
-    ``__internal_tags__``, ``predict0``; their ``score*``/``won`` fields are not the human
-    scores and are ignored), ``scores/<model>.json`` (the human scores, ``{question_id,
-    score}``) and ``rescored/<model>.<annotator>.json`` (a second human scoring). One record
-    per prompt, in order of first appearance (models by name): ``id`` = ``question_id``,
-    ``input`` = the prompt, ``category`` = the genre tag(s), ``responses`` = every model's
-    answer, id = the model name, sorted by name; ``rank`` = the human scores as dense ranks
-    (highest score = round 0, equal scores tie); extra fields ``human_scores`` and
-    ``second_scores`` (``{model: 0-3}``; the second only for the rescored models, ``{}`` when
-    none) and ``source``. Prompts whose text is empty or ``"/"`` are dropped and counted.
-
-    Returns the records and a report (counts, dropped prompts, missing answers per model,
-    second annotators and their exact agreement with ``scores/``, strict pairs and the share
-    of them where the higher-scored answer is the longer).
-    """
-    folder = Path(folder)
-    responses_dir = folder / "responses"
-    models = sorted(p.name[:-len(".json")] for p in responses_dir.glob("*.json")) if responses_dir.is_dir() else []
-    if not models:
-        raise DataError(responses_dir, None, "no <model>.json answer files",
-                        "pass the writingpref-zh folder (responses/, scores/, rescored/)")
-    prompts: dict[str, tuple[str, list[str], str]] = {}  # qid -> (prompt, tags, where first seen)
-    answers: dict[str, dict[str, str]] = {m: {} for m in models}
-    for model in models:
-        path = responses_dir / f"{model}.json"
-        for n, obj in _wp_rows(path, {"question_id": (str, int), "prompt": str, "predict0": str}):
-            qid, tags = str(obj["question_id"]), _wp_tags(path, n, obj.get("__internal_tags__"))
-            first = prompts.setdefault(qid, (obj["prompt"], tags, f"{path}:{n}"))
-            if first[:2] != (obj["prompt"], tags):
-                raise DataError(path, n, f"question {qid}'s prompt or genre tag differs from {first[2]}",
-                                "pass answer files of the same benchmark version")
-            answers[model][qid] = obj["predict0"]
-    scores = {}
-    for model in models:
-        scores[model] = _wp_scores(folder / "scores" / f"{model}.json", answers[model])
-        unscored = [q for q in answers[model] if q not in scores[model]]
-        if unscored:
-            raise DataError(folder / "scores" / f"{model}.json", None,
-                            f"no human score for {len(unscored)} answer(s), e.g. question_id {unscored[0]}",
-                            "pass the complete scores file of the same model")
-    extra_scores = sorted(p.name for p in (folder / "scores").glob("*.json") if p.name[:-5] not in answers)
-    if extra_scores:
-        raise DataError(folder / "scores" / extra_scores[0], None, "has no answer file in responses/",
-                        "pass the responses file of that model too, or remove the scores file")
-    second, annotators = {}, {}
-    for path in sorted((folder / "rescored").glob("*.json")):
-        model, _, annotator = path.name[:-len(".json")].rpartition(".")
-        if model not in answers or not annotator:
-            raise DataError(path, None, "not named rescored/<model>.<annotator>.json for a model in responses/",
-                            "name it after the model's responses file and the annotator")
-        if model in second:
-            raise DataError(path, None, f"a second scoring of {model} already came from {annotators[model]}",
-                            "keep one rescored file per model")
-        second[model], annotators[model] = _wp_scores(path, answers[model]), annotator
-    kept = [q for q in prompts if prompts[q][0].strip() not in _NO_PROMPT]
-    records = []
-    for qid in kept:
-        text, tags, _ = prompts[qid]
-        have = [m for m in models if qid in answers[m]]
-        human = {m: scores[m][qid] for m in have}
-        levels = sorted(set(human.values()), reverse=True)
-        records.append(Record(prompt=text, responses=[Response(m, answers[m][qid]) for m in have], id=qid,
-                              category=tags, rank={m: levels.index(s) for m, s in human.items()},
-                              extra={"human_scores": human,
-                                     "second_scores": {m: second[m][qid] for m in sorted(second) if qid in second[m]},
-                                     "source": "writingpref-zh"}))
-    return records, _writingpref_report(records, prompts, answers, kept, annotators)
-
-
-def _writingpref_report(records: list[Record], prompts: dict, answers: dict, kept: list[str],
-                        annotators: dict[str, str]) -> dict:
-    from collections import Counter
-
-    dropped = [q for q in prompts if q not in set(kept)]
-    pairs = longer = 0
-    for rec in records:
-        text = {r.id: r.content for r in rec.responses}
-        for a, b in strict_pairs(rec.rank):
-            pairs += 1
-            longer += len(text[a]) > len(text[b])
-    tags = Counter(rec.category[0] for rec in records)
-    agree = {m: {"annotator": a, "prompts": sum(m in r.extra["second_scores"] for r in records),
-                 "exact_agreement": sum(r.extra["second_scores"].get(m) == r.extra["human_scores"].get(m)
-                                        for r in records if m in r.extra["second_scores"])}
-             for m, a in sorted(annotators.items())}
-    return {"models": len(answers), "prompts": len(records), "responses": sum(len(r.responses) for r in records),
-            "dropped_prompts": {"count": len(dropped), "question_ids": dropped,
-                                "reason": 'the prompt text is just "/" (no prompt upstream)'},
-            "missing_answers": {m: sorted(q for q in kept if q not in a) for m, a in answers.items()
-                                if any(q not in a for q in kept)},
-            "second_annotators": agree, "strict_pairs": pairs,
-            "higher_score_longer": round(longer / pairs, 4) if pairs else None,
-            "scores": dict(sorted(Counter(s for r in records for s in r.extra["human_scores"].values()).items())),
-            "genre_tags": len(tags), "max_prompts_per_tag": max(tags.values(), default=0)}
 
 
 def write_xz_records(records: Iterable[Record], path: str | Path) -> int:
@@ -804,7 +345,7 @@ def _remove_unlisted(out: Path, written: list[str]) -> list[str]:
 def import_writingpref(folder: str | Path, out: str | Path) -> tuple[dict, dict]:
     """Convert the writingpref-zh ``folder`` into ``out`` (:data:`WRITINGPREF_FILE` and its licence) and
     add or replace its entry in ``out/manifest.json``, keeping the other entries. Returns the manifest
-    and the report of :func:`read_writingpref`."""
+    and the report of :func:`cheems_lib.writingpref.read_writingpref`."""
     folder, out = Path(folder), Path(out)
     licence_src = folder / "UPSTREAM_README.md"
     if not licence_src.is_file():
@@ -827,3 +368,41 @@ def import_writingpref(folder: str | Path, out: str | Path) -> tuple[dict, dict]
     manifest = _write_all(out, {WRITINGPREF_FILE: records}, {WRITINGPREF_FILE: entry},
                           {dst: licence_src.read_bytes()}, old.get("files") or {}, names)
     return manifest, report
+
+
+def import_source(source: str, inputs: list[str | Path], out: str | Path, *,
+                  questions: str | Path | None = None) -> tuple[dict, dict[str, bool]]:
+    """What ``cheems import SOURCE INPUTS -o OUT`` does, checked usage aside: convert and write, then return its
+    JSON summary and, per input file, whether it is the copy the shipped data was made from (the command notes
+    the others on stderr).
+
+    ``real`` (one source folder) and ``writingpref`` (the writingpref-zh folder) write a folder
+    (:func:`import_real`, :func:`import_writingpref`); ``llmzoo`` (one answer set, its question file as
+    ``questions``) and ``dpo-zh`` (one or more files, merged) write one records file.
+    """
+    out = Path(out)
+    if source == "writingpref":
+        manifest, report = import_writingpref(inputs[0], out)
+        entry = manifest["files"][WRITINGPREF_FILE]
+        return ({"output": str(out / WRITINGPREF_FILE), **report, "labels": entry["labels"], "sha256": entry["sha256"],
+                 "inputs_known_copies": all(v["known_copy"] for v in entry["inputs"].values())},
+                {k: v["known_copy"] for k, v in entry["inputs"].items()})
+    if source == "real":
+        manifest = import_real(inputs[0], out)
+        files = {k: v for e in manifest["files"].values() for k, v in e["inputs"].items()}
+        return ({"output": str(out), "files": {rel: {k: e[k] for k in ("prompts", "responses", "annotations", "labels",
+                                                                       "sha256")} for rel, e in manifest["files"].items()},
+                 "inputs_known_copies": all(v["known_copy"] for v in files.values())},
+                {k: v["known_copy"] for k, v in files.items()})
+    if source == "llmzoo":
+        records = read_llmzoo_set(inputs[0], questions=questions)
+        report = {"prompts": len(records), "responses": sum(len(r.responses) for r in records),
+                  "annotations": sum(len(r.annotations) for r in records),
+                  "aspects": sorted({a for r in records for a in r.extra["aspects"]})}
+        paths = [p for p in Path(inputs[0]).rglob("*.jsonl")] + ([questions] if questions else [])
+    else:
+        records, report = read_dpo_zh(inputs)
+        paths = inputs
+    write_records(records, out)  # atomic
+    infos = {str(p): input_info(p) for p in sorted(map(str, paths))}
+    return {"output": str(out), **report, "inputs": infos}, {k: v["known_copy"] is not None for k, v in infos.items()}

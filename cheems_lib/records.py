@@ -12,36 +12,36 @@ content; :func:`from_pairwise`). What needs a ranking (evaluating, training, eve
 through :func:`cheems_lib.world_files.read_ranked` / :func:`cheems_lib.world_files.read_ranked_files`,
 which rank a record that comes without ``rank`` from its ``annotations`` on read with Algorithm 1
 (this module stays below the algorithm); what reading resolved or skipped on purpose is counted
-in a :class:`ReadReport` for the caller to show. Score files (spec §4) are read and written by
-:mod:`cheems_lib.score_file`.
+in a :class:`cheems_lib.read_report.ReadReport` for the caller to show. Score files (spec §4) are read and
+written by :mod:`cheems_lib.score_file`; how any file is opened and decoded is :mod:`cheems_lib.input_files`.
 
-Every problem raises :class:`DataError`, whose message is one line naming the file,
+Every problem raises :class:`cheems_lib.input_files.DataError`, whose message is one line naming the file,
 the line and the fix; nothing is dropped silently. Readers take ``skipped=[]`` to keep
-every valid row instead: each invalid row's :class:`DataError` is appended to that list
+every valid row instead: each invalid row's :class:`cheems_lib.input_files.DataError` is appended to that list
 (the command line's ``--skip-invalid`` prints them and their total). :func:`read_files` is
 what every command reads its input files with: prompt ids distinct within and across the
 files, one file never given twice, and a file with no valid row an error even when skipping.
-Values in messages are shown as JSON (:func:`show`).
+Values in messages are shown as JSON (:func:`cheems_lib.input_files.show`).
 """
 from __future__ import annotations
 
 import csv
 import hashlib
-import json
-import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import orjson
-from .outputs import LOOP, atomic_open, classify_output
+
+from .input_files import DataError, distinct_files, json_lines, read_text, show
+from .outputs import atomic_open
+from .read_report import ReadReport
 
 __all__ = [
-    "DataError", "Response", "Record", "md5", "read_records", "write_records",
+    "Response", "Record", "md5", "read_records", "write_records",
     "parse_record", "from_pairwise", "read_pairwise_table", "strict_pairs", "to_pairs",
-    "data_fingerprint", "unique_records", "read_files", "preference", "json_lines", "open_text_file", "show",
-    "ReadReport", "TIE", "FIRST", "SECOND", "label_problem", "check_not_input", "text_lines", "read_text", "read_json",
+    "data_fingerprint", "unique_records", "read_files", "preference", "TIE", "FIRST", "SECOND", "label_problem",
+    "file_and_line",
 ]
 
 TIE, FIRST, SECOND = "0", "1", "2"
@@ -91,154 +91,6 @@ def preference(p: Any) -> str | None:
     if isinstance(p, bool) or not isinstance(p, (str, int)):
         return None
     return _PREFERENCE.get(p)
-
-
-class DataError(ValueError):
-    """Bad input: ``file:line: what is wrong (fix: what to do)``, always one line."""
-
-    def __init__(self, path: str | Path | None, line: int | None, message: str, fix: str = ""):
-        self.path, self.line, self.problem, self.fix = path, line, message, fix
-        where = f"{path}:{line}" if line else str(path or "<input>")
-        super().__init__(f"{where}: {message}" + (f" (fix: {fix})" if fix else ""))
-
-
-@dataclass
-class ReadReport:
-    """What reading did to the files besides parsing them, counted so that the caller shows it: the
-    command line prints :meth:`sentences` on stderr and adds :meth:`to_json` to its output, a chapter
-    page shows them under the data's name (:attr:`cheems_lib.analyses.experiments.World.about`).
-
-    Pass one to :func:`read_records` / :func:`read_files`, or to the ranking readers
-    :func:`cheems_lib.world_files.read_ranked` / :func:`cheems_lib.world_files.read_ranked_files`
-    (``report=``); it adds up over the files read. ``resolved_files`` and ``label_files`` name the
-    files the counts come from.
-    """
-
-    resolved: int = 0
-    """Records that came without ``rank`` and were ranked on read from their ``annotations`` with Algorithm 1."""
-    conflicted: int = 0
-    """Of those, the records whose ranking does not reproduce every annotation (spec §2)."""
-    annotations: int = 0
-    """The annotations of the resolved records."""
-    unreproduced: int = 0
-    """Of those, the annotations the ranking does not reproduce."""
-    other_labels: dict[str, int] = field(default_factory=dict)
-    """Flat pairs skipped because their ``preference`` is a label the format does not define (``3``,
-    ``"both bad"``): count by label, written as JSON."""
-    unranked_by_file: dict[str, int] = field(default_factory=dict)
-    """Per file, its responses that no annotation mentions (or that a given ``rank`` leaves out): not ranked, so
-    they take part in no comparison (:func:`cheems_lib.conflicts.unranked_responses`)."""
-    notes: list[str] = field(default_factory=list)
-    """Other things reading decided, one sentence each (e.g. a subset left empty by a ``human_ids`` file)."""
-    resolved_files: list[str] = field(default_factory=list)
-    label_files: list[str] = field(default_factory=list)
-
-    @property
-    def unranked(self) -> int:
-        """Unranked responses of all the files."""
-        return sum(self.unranked_by_file.values())
-
-    def __bool__(self) -> bool:
-        return bool(self.resolved or self.other_labels or self.unranked or self.notes)
-
-    @property
-    def skipped_labels(self) -> int:
-        """How many flat pairs were skipped for their label."""
-        return sum(self.other_labels.values())
-
-    def add(self, other: "ReadReport") -> "ReadReport":
-        """Add ``other``'s counts to this report; returns it."""
-        self.resolved += other.resolved
-        self.conflicted += other.conflicted
-        self.annotations += other.annotations
-        self.unreproduced += other.unreproduced
-        for label, n in other.other_labels.items():
-            self.other_labels[label] = self.other_labels.get(label, 0) + n
-        for path, n in other.unranked_by_file.items():
-            self.unranked_by_file[path] = self.unranked_by_file.get(path, 0) + n
-        self.notes += [s for s in other.notes if s not in self.notes]
-        self.resolved_files += [f for f in other.resolved_files if f not in self.resolved_files]
-        self.label_files += [f for f in other.label_files if f not in self.label_files]
-        return self
-
-    def to_json(self) -> dict[str, Any]:
-        """The counts for a command's JSON output: ``resolved_on_read``, ``skipped_labels`` and ``unranked_responses``
-        (per file), each only when non-zero."""
-        out: dict[str, Any] = {}
-        if self.resolved:
-            out["resolved_on_read"] = {"records": self.resolved, "conflicted": self.conflicted,
-                                       "annotations": self.annotations, "unreproduced": self.unreproduced}
-        if self.other_labels:
-            out["skipped_labels"] = dict(self.other_labels)
-        if self.unranked:
-            out["unranked_responses"] = dict(self.unranked_by_file)
-        return out
-
-    def sentences(self, *, name: Callable[[str], str] = str, code: Callable[[str], str] | None = None) -> list[str]:
-        """One sentence per thing reading did (none when it only parsed). ``name`` shows a file, ``code`` a field
-        name or a label: by default the command line's plain text ('rank', labels as JSON), Markdown code on a page."""
-        field_name = code or (lambda s: f"'{s}'")
-        label_text = code or str
-        out = []
-        if self.resolved:
-            n, c = self.resolved, self.conflicted
-            out.append(f"{n:,} record{'s' if n != 1 else ''} of {_and(map(name, self.resolved_files))} had no "
-                       f"{field_name('rank')} and {'were' if n != 1 else 'was'} ranked on read from "
-                       f"{'their' if n != 1 else 'its'} annotations with Algorithm 1; {c:,} of them "
-                       f"{'has' if c == 1 else 'have'} a conflict, an annotation the ranking does not reproduce "
-                       f"({self.unreproduced:,} of {self.annotations:,} annotations).")
-        if self.other_labels:
-            k = self.skipped_labels
-            labels = ", ".join(f"{label_text(label)}: {n:,}" for label, n in sorted(self.other_labels.items()))
-            out.append(f"{k:,} flat pair{'s' if k != 1 else ''} of {_and(map(name, self.label_files))} "
-                       f"{'were' if k != 1 else 'was'} skipped: {field_name('preference')} is a label other than "
-                       f"1, 2 (strict) or 0 (a tie) ({labels}).")
-        if self.unranked:
-            k = self.unranked
-            it = "them" if k != 1 else "it"
-            where = (f"of {name(next(iter(self.unranked_by_file)))}" if len(self.unranked_by_file) == 1 else
-                     "(" + ", ".join(f"{n:,} of {name(f)}" for f, n in self.unranked_by_file.items()) + ")")
-            out.append(f"{k:,} response{'s' if k != 1 else ''} {where} "
-                       f"{'are' if k != 1 else 'is'} not ranked (no annotation compares {it}, or the file's "
-                       f"{field_name('rank')} leaves {it} out) and {'are' if k != 1 else 'is'} left out of every "
-                       "comparison.")
-        return out + self.notes
-
-    def count_resolved(self, path, records: int, stats: Mapping[str, Any]) -> None:
-        """Count ``records`` of ``path`` ranked on read, with their :func:`cheems_lib.conflicts.conflict_stats`."""
-        self.resolved += records
-        self.conflicted += stats["conflicted_prompts"]
-        self.annotations += stats["annotations"]
-        self.unreproduced += stats["unreproduced_annotations"]
-        if str(path) not in self.resolved_files:
-            self.resolved_files.append(str(path))
-
-    def count_unranked(self, path, responses: int) -> None:
-        """Count ``responses`` of ``path`` that are left unranked (none: nothing is recorded)."""
-        if responses:
-            self.unranked_by_file[str(path)] = self.unranked_by_file.get(str(path), 0) + responses
-
-    def _label(self, path, label: Any) -> None:
-        key = show(label)
-        self.other_labels[key] = self.other_labels.get(key, 0) + 1
-        if str(path) not in self.label_files:
-            self.label_files.append(str(path))
-
-
-def _and(names: Iterable[str]) -> str:
-    names = list(names)
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def show(value: Any) -> str:
-    """A value as JSON, for messages: ``true``, ``null``, ``"a"``, ``[1, 2]``, not Python's ``True``, ``None``, ``'a'``.
-
-    The values in messages come from JSON files, so they are shown as the user wrote them.
-
-    >>> show(True), show(None), show("是"), show(["a", 1])
-    ('true', 'null', '"是"', '["a", 1]')
-    """
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def md5(text: str) -> str:
@@ -396,142 +248,6 @@ def parse_record(obj: Any, path: str | Path | None = None, line: int | None = No
                   origin=f"{path}:{line}" if path else "")
 
 
-def _not_utf8(path, line: int | None, data: bytes, e: UnicodeDecodeError) -> DataError:
-    return DataError(path, line, f"not UTF-8 text (byte 0x{data[e.start]:02x} at byte {e.start + 1:,} of the "
-                     f"{'line' if line else 'file'})", "save the file as UTF-8")
-
-
-def _decode(raw: bytes, path, n: int) -> Any:
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as e:
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as u:
-            raise _not_utf8(path, n, raw, u) from None
-        try:  # NaN/Infinity: valid for Python's json, reported later as a bad value
-            obj = json.loads(raw)
-        except RecursionError:  # deeper than orjson's limit and Python's stack: no record is nested like this
-            raise DataError(path, n, f"malformed JSON ({e.msg}): nested too deeply",
-                            "one flat JSON object per line") from None
-        except ValueError:
-            raise DataError(path, n, f"malformed JSON ({e.msg})", "one JSON object per line") from None
-        try:  # a lone surrogate escape (\ud800) decodes in Python but is no Unicode text: nothing could write it
-            orjson.dumps(obj)
-        except TypeError:
-            raise DataError(path, n, "a string holds a lone UTF-16 surrogate escape such as \\ud800",
-                            "remove the escape or pair it with its other half") from None
-        return obj
-
-
-_COMPRESSED = {".xz": "lzma", ".gz": "gzip", ".bz2": "bz2"}
-
-
-def open_text_file(path: str | Path):
-    """``path`` opened for reading bytes, decompressed on the fly when it ends in ``.xz``, ``.gz`` or ``.bz2``.
-
-    Large real files ship compressed (``data/real``); every reader takes them as they are.
-    """
-    module = _COMPRESSED.get(Path(path).suffix.lower())
-    if module is None:
-        return open(path, "rb")
-    import importlib
-
-    if Path(path).is_dir():
-        raise IsADirectoryError(path)
-    return importlib.import_module(module).open(path, "rb")
-
-
-_UTF8_BOM = b"\xef\xbb\xbf"
-_OTHER_BOMS = ((b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe\x00\x00", "UTF-32"), (b"\xfe\xff", "UTF-16"),
-               (b"\xff\xfe", "UTF-16"))
-
-
-def _other_encoding(path, head: bytes) -> None:
-    for bom, name in _OTHER_BOMS:
-        if head.startswith(bom):
-            raise DataError(path, 1, f"is {name} text (it starts with a {name} byte order mark)", "save the file as UTF-8")
-
-
-def _open_input(path, what: str = "file"):
-    try:
-        return open_text_file(path)
-    except IsADirectoryError:
-        raise DataError(path, None, f"is a folder, not a {what}", "pass the file inside it") from None
-    except OSError as e:
-        raise DataError(path, None, f"cannot open: {e.strerror}") from None
-
-
-def text_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
-    """(line number, bytes without the line ending) of every line of a text file: how every line-based input is
-    split (JSON Lines records, score files, id lists).
-
-    Decoded the way Python's text mode decodes (so that a file saved on any system reads the same): a UTF-8
-    byte order mark is dropped, ``\\r\\n``, ``\\n`` and a lone ``\\r`` all end a line (JSON text cannot hold a raw
-    carriage return, so no record is split). A UTF-16 or UTF-32 file is refused with the fix. Compressed files
-    are read through :func:`open_text_file`.
-    """
-    with _open_input(path) as fh:
-        n = 0
-        for k, raw in enumerate(fh):
-            if k == 0:
-                _other_encoding(path, raw)
-                raw = raw.removeprefix(_UTF8_BOM)
-            body = raw.removesuffix(b"\n").removesuffix(b"\r")
-            for part in body.split(b"\r") if b"\r" in body else (body,):
-                n += 1
-                yield n, part
-
-
-def read_text(path: str | Path, *, newlines: bool = True) -> str:
-    """A whole text file as a string, decoded as :func:`text_lines` splits lines: UTF-8 (a byte order mark
-    dropped), every line ending read as ``\\n`` (``newlines=False`` keeps them, for a CSV reader, whose quoted cells
-    may hold a line break that belongs to the text); bytes that are not UTF-8 are a :class:`DataError` naming the
-    line."""
-    with _open_input(path) as fh:
-        data = fh.read()
-    _other_encoding(path, data[:4])
-    try:
-        text = data.removeprefix(_UTF8_BOM).decode("utf-8")
-    except UnicodeDecodeError as e:
-        before = data[:e.start]
-        start = max(before.rfind(b"\n"), before.rfind(b"\r")) + 1
-        line = before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1  # \r\n, \n and \r end a line
-        raise _not_utf8(path, line, data[start:], UnicodeDecodeError(
-            e.encoding, e.object, e.start - start, e.end - start, e.reason)) from None
-    return text.replace("\r\n", "\n").replace("\r", "\n") if newlines else text
-
-
-def read_json(path: str | Path, fix: str = "fix the file, or remove it") -> Any:
-    """One JSON document (a manifest, a summary) read with :func:`read_text`; malformed JSON is a one-line
-    :class:`DataError` naming the line."""
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise DataError(path, None, "malformed JSON: nested too deeply", fix) from None
-    except json.JSONDecodeError as e:
-        raise DataError(path, e.lineno, f"malformed JSON ({e.msg})", fix) from None
-
-
-def json_lines(path: Path, skipped: list | None = None) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, decoded object) for each non-blank line (:func:`text_lines`); bad lines go to
-    ``skipped`` if given."""
-    if Path(path).is_dir():
-        raise DataError(path, None, "is a folder, not a JSONL file", "pass the .jsonl file inside it")
-    for n, raw in text_lines(path):
-        if not raw.strip():
-            continue
-        try:
-            obj = _decode(raw, path, n)
-        except DataError as e:
-            if skipped is None:
-                raise
-            skipped.append(e)
-            continue
-        yield n, obj
-
-
 def read_records(path: str | Path, *, skipped: list | None = None, need_rank: bool = False,
                  report: ReadReport | None = None) -> list[Record]:
     """Read a JSONL file of grouped records or of official flat pairwise lines.
@@ -539,13 +255,13 @@ def read_records(path: str | Path, *, skipped: list | None = None, need_rank: bo
     Pairwise lines (``answer1``/``answer2``/``preference``) are grouped into records by
     :func:`from_pairwise`'s rule (by ``subset`` and prompt text, in order of first appearance);
     the two forms may not be mixed in one file (the form of the first valid line decides).
-    With ``skipped`` (a list), an invalid line is appended there as a :class:`DataError` and
+    With ``skipped`` (a list), an invalid line is appended there as a :class:`cheems_lib.input_files.DataError` and
     the rest of the file is still read.
 
     ``need_rank``: the records are to be ranked, so a record with neither ``rank`` nor
     ``annotations`` is invalid (nothing could rank it); the others come back as they are, and
     :func:`cheems_lib.world_files.read_ranked` ranks those without ``rank`` with Algorithm 1
-    (this module stays below the algorithm). ``report`` (a :class:`ReadReport`) counts the flat
+    (this module stays below the algorithm). ``report`` (a :class:`cheems_lib.read_report.ReadReport`) counts the flat
     pairs skipped for a label the format does not define; without a report such a pair is an
     error, as nothing would show it.
     """
@@ -591,13 +307,13 @@ def write_records(records: Iterable[Record], path: str | Path) -> int:
             try:
                 fh.write(orjson.dumps(r.to_json()) + b"\n")
             except TypeError as e:  # a field nested deeper than JSON writers go (orjson: 254 levels), read from a file
-                raise DataError(*_where(r), f"prompt {show(r.id)} cannot be written back: {e}",
+                raise DataError(*file_and_line(r), f"prompt {show(r.id)} cannot be written back: {e}",
                                 "flatten the deeply nested field of this record") from None
             n += 1
     return n
 
 
-def _where(rec: Record) -> tuple[str | None, int | None]:
+def file_and_line(rec: Record) -> tuple[str | None, int | None]:
     """(file, line) of a record, from its ``origin``."""
     path, _, line = (rec.origin or "").rpartition(":")
     return (path, int(line)) if line.isdigit() else (rec.origin or None, None)
@@ -620,89 +336,13 @@ def unique_records(records: Iterable[Record], *, skipped: list | None = None) ->
             out.append(rec)
             continue
         same = " with the same content" if (prev.prompt, prev.responses) == (rec.prompt, rec.responses) else ""
-        err = DataError(*_where(rec), f"prompt id {show(rec.id)} repeats the record at "
+        err = DataError(*file_and_line(rec), f"prompt id {show(rec.id)} repeats the record at "
                         f"{prev.origin or 'an earlier line'}{same}",
                         "give each prompt its own id, or keep only one of the two records")
         if skipped is None:
             raise err
         skipped.append(err)
     return out
-
-
-def _distinct_files(paths: list[Path]) -> None:
-    """Refuse one file given twice (also under two names: a link, ``./a`` and ``a``)."""
-    import os
-
-    seen: dict[object, Path] = {}
-    for p in paths:
-        try:
-            st = os.stat(p)
-            key: object = (st.st_dev, st.st_ino)
-        except OSError:  # missing: read_records names it
-            key = p.resolve()
-        if key in seen:
-            also = "" if str(seen[key]) == str(p) else f" (also as {seen[key]})"
-            raise DataError(p, None, f"the same file is given twice{also}", "pass each file once")
-        seen[key] = p
-
-
-def _identity(path: str | Path) -> tuple[int, int] | None:
-    """``(st_dev, st_ino)`` of the regular file or folder ``path`` names after symbolic links; None for
-    anything else (absent, a device, a pipe, a loop)."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode) else None
-
-
-def _inside(path: str | Path, folder: tuple[int, int]) -> bool:
-    """Whether ``path`` (after symbolic links), or a folder above it, is the folder whose identity is ``folder``."""
-    p = Path(os.path.realpath(path))
-    return any(_identity(q) == folder for q in (p, *p.parents))
-
-
-def check_not_input(output: str | Path | None, inputs, *, folder: bool = False, flag: str = "-o") -> None:
-    """Refuse an output that would overwrite what the same command reads, before anything is read or written:
-    a :class:`cheems_lib.records.DataError` (the command line's one line, exit 2) when
-
-    * ``output`` is one of ``inputs``: the same file or folder, compared by ``(st_dev, st_ino)`` after
-      symbolic links, so a link or a hard link to an input is that input;
-    * ``output`` lies inside an input that is a folder (a folder input is read whole, so what is written
-      into it would be read by the next run);
-    * with ``folder`` (a folder output that a run replaces whole: ``train --output``), an input lies inside
-      ``output``.
-
-    ``inputs`` are ``(flag, path)`` pairs (the flag names the input in the message, "" for a positional
-    argument; a path of None is skipped). An output that is absent, a device, a pipe or a link loop can overwrite no input here (the
-    writer refuses a loop itself); ``flag`` names the output option in the fix.
-
-    >>> import tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp()); (d / "in.jsonl").write_text("{}")
-    2
-    >>> (d / "same.jsonl").hardlink_to(d / "in.jsonl")
-    >>> check_not_input(d / "same.jsonl", [("--gpt", d / "in.jsonl")])  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    cheems_lib.records.DataError: ...same.jsonl: is also a --gpt input (...in.jsonl, the same file); ...
-    """
-    if output is None or classify_output(output).kind == LOOP:
-        return
-    mine = _identity(output)
-    for name, path in inputs:
-        theirs = None if path is None else _identity(path)
-        if theirs is None:
-            continue
-        what = f"a {name} input" if name else "an input"
-        if theirs == mine:
-            same = "" if os.path.abspath(path) == os.path.abspath(output) else f" ({path}, the same file)"
-            raise DataError(output, None, f"is also {what}{same}; writing it would overwrite what the command reads, "
-                            "so nothing was written", f"write to another path ({flag} ...)")
-        if os.path.isdir(path) and _inside(output, theirs):
-            raise DataError(output, None, f"lies inside {what}, the folder {path}, which the command reads whole; "
-                            "nothing was written", f"write outside that folder ({flag} ...)")
-        if folder and mine is not None and _inside(path, mine):
-            raise DataError(output, None, f"holds {what}, {path}, which the run would replace with its output; "
-                            f"nothing was written", f"move the input out of the folder, or pass another {flag}")
 
 
 def read_files(paths: Iterable[str | Path], *, skipped: list | None = None, need_rank: bool = False,
@@ -719,7 +359,7 @@ def read_files(paths: Iterable[str | Path], *, skipped: list | None = None, need
     one. So is a file whose every flat pair was skipped for its label, and an empty file.
     """
     paths = [Path(p) for p in paths]
-    _distinct_files(paths)
+    distinct_files(paths)
     out: dict[Path, list[Record]] = {}
     labels: dict[Path, int] = {}
     for p in paths:
@@ -762,7 +402,7 @@ def _pairwise_row(path, line, prompt, a, b, pref, report: ReadReport | None = No
     if preference(pref) is not None:
         return preference(pref)
     if report is not None and isinstance(pref, (str, int, float)) and not isinstance(pref, bool):
-        report._label(path, pref)
+        report.count_label(path, pref)
         return None
     raise DataError(path, line, f"preference {show(pref)} not understood", "use 1 (a better), 2 (b better) or 0 (tie)")
 

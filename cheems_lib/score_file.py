@@ -3,7 +3,7 @@
 What ``cheems score`` writes and ``cheems evaluate`` reads. Kept apart from :mod:`records`
 (the prompt records, spec §1) because a score file is its own format with its own checks:
 finite scores, one line per response, and every score naming a response of the data files.
-Errors are :class:`~cheems_lib.records.DataError`: one line naming the file, the line and the fix.
+Errors are :class:`~cheems_lib.input_files.DataError`: one line naming the file, the line and the fix.
 """
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from typing import Iterable
 import orjson
 
 from .outputs import atomic_open
-from .records import DataError, Record, json_lines, show
+from .input_files import DataError, json_lines, show
+from .records import Record
 
 __all__ = ["ScoreTable", "read_scores", "check_scores_known", "score_lines", "write_scores"]
 
@@ -85,7 +86,7 @@ def write_scores(scores: Iterable[tuple[str, str, float]], path: str | Path, *, 
     """Write ``(prompt_id, response_id, score)`` triples as a spec §4 score file.
 
     A new file appears atomically; ``append=True`` adds whole lines to an existing file
-    in one write, flushed (how :class:`cheems_lib.models.scoring.ScoreOutput` streams its partial files).
+    in one write, flushed (how :class:`cheems_lib.models.score_output.ScoreOutput` streams its partial files).
     """
     scores = list(scores)
     data = score_lines(scores, path)

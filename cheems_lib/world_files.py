@@ -14,7 +14,7 @@ keys, splitting a one-file preference set by its ``subset`` field or a ``human_i
 file may be in any form the release ships (flat pairs, records with ``rank``, records with raw
 ``annotations`` only): :func:`read_ranked` (and :func:`read_ranked_files`, the reader of
 ``cheems evaluate`` and ``train``) ranks a record without ``rank`` on read with Algorithm 1, and
-what reading resolved or skipped is reported (:class:`cheems_lib.records.ReadReport`). Ranking
+what reading resolved or skipped is reported (:class:`cheems_lib.read_report.ReadReport`). Ranking
 lives here, not in :mod:`cheems_lib.records`, which stays below the algorithm.
 A chapter skips what is absent and says so with :func:`missing_sentence`.
 
@@ -35,7 +35,9 @@ from pathlib import Path
 
 from .outputs import exchange as _exchange, folder_problem, interrupt_point, OutputLock, pid_alive
 from .conflicts import resolve_records, unranked_responses
-from .records import _where, DataError, ReadReport, Record, read_files, read_json, read_records, read_text, write_records
+from .records import file_and_line, Record, read_files, read_records, write_records
+from .input_files import DataError, read_json, read_text
+from .read_report import ReadReport
 
 __all__ = ["LAYOUT", "GPT_LAYOUT", "PaperFile", "PAPER_FILES", "LOGICAL", "Layout", "WORLD_PATHS", "write_files", "check_output", "write_world",
            "load_world", "load_layout", "detect_layout", "split_preference", "read_ids", "missing_sentence",
@@ -215,7 +217,7 @@ def load_world(directory: str | Path, human_ids: str | Path | None = None,
     comes back ranked: one without ``rank`` is ranked from its annotations with Algorithm 1 on
     read. ``reports`` (a dict) receives, per file where reading resolved records or skipped flat
     pairs for their label, its path relative to ``directory`` and the
-    :class:`cheems_lib.records.ReadReport` saying so, for the pages to show.
+    :class:`cheems_lib.read_report.ReadReport` saying so, for the pages to show.
     """
     return load_layout(detect_layout(directory, human_ids), reports)
 
@@ -481,7 +483,7 @@ def detect_layout(directory: str | Path, human_ids: str | Path | None = None) ->
 
 def read_ids(path: str | Path) -> set[str]:
     """The prompt ids of a ``human_ids`` file: one per line, blank lines and ``#`` comments skipped (decoded as
-    every text input is, :func:`cheems_lib.records.read_text`)."""
+    every text input is, :func:`cheems_lib.input_files.read_text`)."""
     return {s for s in (line.strip() for line in read_text(path).split("\n")) if s and not s.startswith("#")}
 
 
@@ -503,7 +505,7 @@ def split_preference(records: list[Record], path: str | Path, human_ids: str | P
         return None
     for r, s in zip(records, subsets):
         if s not in ("human", "gpt"):
-            line = _where(r)[1]  # the record's first line (a flat-pairs record's first pair)
+            line = file_and_line(r)[1]  # the record's first line (a flat-pairs record's first pair)
             raise DataError(path, line, f"record {r.id} has subset {json.dumps(s, ensure_ascii=False)}; the others "
                             "carry one, and a subset is \"human\" or \"gpt\"",
                             'give every record "subset": "human" or "gpt", or pass -p human_ids FILE')

@@ -118,7 +118,7 @@ def copy_repo(dst: Path) -> Path:
     for name in ("notebooks", "data"):
         shutil.copytree(ROOT / name, dst / name, ignore=shutil.ignore_patterns("*.ipynb"))
     (dst / "book").mkdir()
-    for page in (ROOT / "book").glob("*.md"):
+    for page in [*(ROOT / "book").glob("*.md"), *(ROOT / "book").glob("*.bib")]:  # the pages and the bibliography
         shutil.copy(page, dst / "book" / page.name)
     return dst
 
@@ -134,14 +134,14 @@ def _book(tmp_path_factory, profile: str, name: str, zoo_of: Path | None = None)
         (root / "build").mkdir()
         (root / "build" / "zoo").symlink_to(zoo_of / "build" / "zoo", target_is_directory=True)
     logs: list[str] = []
-    # two chapters at a time, as `make book` builds on 2 cores: the shared-zoo path is exercised, and the session
-    # is shorter (each kernel one thread on 2 cores)
+    # two chapters at a time, as `make book` builds on 2 cores: the shared-zoo path is exercised, and the
+    # test session is shorter (each kernel one thread on 2 cores)
     html = build(profile, root=root, log=logs.append, jobs=2)
     return root, html, logs
 
 
-# `make test` runs two pytest workers (pytest-xdist, `--dist loadgroup`). The tests that read the session's
-# books all go to one worker, so each book is built once, as without workers.
+# `make test` runs two pytest workers (pytest-xdist, `--dist loadgroup`). The tests that read
+# the test session's books all go to one worker, so each book is built once, as without workers.
 BOOK_FIXTURES = {"smoke_book", "real_book"}
 
 
@@ -160,10 +160,11 @@ def pytest_collection_modifyitems(items):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    # pytest 9.2 drops the group silently (pytest-dev/pytest-xdist#1386): every worker would build its own books,
-    # and two builds on 2 cores take twice as long. Stop before the fixtures are built.
+    # pytest 9.2 drops the group silently (https://github.com/pytest-dev/pytest-xdist/issues/1386):
+    # every worker would build its own books, and two builds on 2 cores take twice as long.
+    # Stop before the fixtures are built.
     if getattr(item.config.option, "loadgroup", False) and _reads_a_book(item) and not item.nodeid.endswith("@book"):
-        pytest.fail("this test reads the session's books but pytest-xdist did not put it in their worker's group, so "
+        pytest.fail("this test reads the test session's books but pytest-xdist did not put it in their worker's group, so "
                     "each worker would build the books again (fix: pip install -c constraints.txt 'pytest<9.2', "
                     "or make test WORKERS=0)", pytrace=False)
 
@@ -175,7 +176,8 @@ def smollm2():
     from importlib import metadata
 
     pytest.importorskip("gguf", reason="needs the 'real' extra (fix: make install)")
-    from cheems_lib.models.reward_model import ModelError, convert_gguf, smollm2_gguf
+    from cheems_lib.models.reward_model import ModelError
+    from cheems_lib.models.gguf import convert_gguf, smollm2_gguf
 
     try:
         gguf = smollm2_gguf()

@@ -52,7 +52,8 @@ def main(data_path: str, out: str) -> None:
     from cheems_lib.models.batching import forward_options
     from cheems_lib.models.reward_model import build_tiny, train_tokenizer
     from cheems_lib.models.run_folder import save_model
-    from cheems_lib.models.training import _epoch_steps, _optimisation_step, _Run
+    from cheems_lib.models.training_steps import plan_epoch as _epoch_steps
+    from cheems_lib.models.training import _optimisation_step, _Run
     from cheems_lib.models.training_config import TrainConfig
     from cheems_lib.models.training_pairs import encode_records
     from cheems_lib.records import read_records

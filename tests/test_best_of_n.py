@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from cheems_lib.world import best_of_n as bon
-from cheems_lib.records import DataError
+from cheems_lib.input_files import DataError
 
 from conftest import make_record
 
@@ -150,7 +150,7 @@ class TestRegrade:
 
     def test_held_out_mix_is_uniform_not_a_subsets_mix(self):
         """The win-rate prompts are drawn uniformly over the categories, not with the Human Instruction mix."""
-        from cheems_lib.world.corpus import CATEGORIES
+        from cheems_lib.categories import CATEGORIES
         from cheems_lib.world.simulation import HUMAN_MIX
 
         mix = bon.TASKS["human_win_rate"].mix

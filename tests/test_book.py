@@ -100,7 +100,7 @@ def test_cite_page_is_generated_from_citation_cff(smoke_book):
 
 @pytest.mark.parametrize("book", ["smoke_book", "real_book"])
 def test_worked_example_sentence_is_rendered_markdown(book, request):
-    """Issue 29: the conflicts page names its worked example's prompt and file as code, not as Markdown shown
+    """The conflicts page names its worked example's prompt and file as code, not as Markdown shown
     verbatim (a glued text with backticks; the sentence is glued as Markdown)."""
     _, html, _ = request.getfixturevalue(book)
     page = (html / "book" / "conflicts.html").read_text(encoding="utf-8")
@@ -108,7 +108,7 @@ def test_worked_example_sentence_is_rendered_markdown(book, request):
 
 
 def test_front_page_names_and_links_the_paper(smoke_book):
-    """Issue 29: the front page names the paper's arXiv id and links its abstract page (CITATION.cff's address)."""
+    """The front page names the paper's arXiv id and links its abstract page (CITATION.cff's address)."""
     from cheems_lib.publishing import citation
 
     root, html, _ = smoke_book
@@ -127,7 +127,7 @@ def test_build_stats_page_lists_every_chapter(smoke_book):
 
 def test_own_data_page_renders_the_library_categories(smoke_book):
     """The rendered page shows the directive's table: every category name, none left as a literal directive."""
-    from cheems_lib.world.corpus import CATEGORIES
+    from cheems_lib.categories import CATEGORIES
 
     _, html, _ = smoke_book
     page = (html / "book" / "own_data.html").read_text(encoding="utf-8")
@@ -177,7 +177,8 @@ def test_every_download_names_its_source(smoke_book):
         assert frame["source"].str.match(r"(paper|simulated|data)\b").all(), (path.name, frame["source"].unique())
     labels = {p.stem for p in tables.glob("*.csv")} - {"index"}
     rows = list(csv.DictReader((tables / "index.csv").open(encoding="utf-8")))
-    assert {r["label"] for r in rows} == labels and all(r["chapter"] for r in rows)
+    assert {Path(r["file"]).stem for r in rows} == labels and all(r["chapter"] for r in rows)
+    assert not any(r["file"].startswith("paper-") for r in rows)  # a download's name says whose numbers it holds
     assert next(r for r in rows if r["label"] == "tab-evaluation-published-table8")["source"].startswith("paper, Table 8")
     assert next(r for r in rows if r["label"] == "paper-table1")["source"].startswith("simulated world (size smoke")
     assert next(r for r in rows if r["label"] == "tab-conflicts-example")["source"].startswith(
@@ -187,7 +188,7 @@ def test_every_download_names_its_source(smoke_book):
     for svg in svgs:
         text = svg.read_text(encoding="utf-8")
         assert "<dc:description>Source: " in text and '<g id="cheems-source">' in text, svg.name
-    assert {r["label"] for r in csv.DictReader((figures / "index.csv").open(encoding="utf-8"))} == {p.stem for p in svgs}
+    assert {Path(r["file"]).stem for r in csv.DictReader((figures / "index.csv").open(encoding="utf-8"))} == {p.stem for p in svgs}
     assert (html / "tables/index.csv").exists() and (html / "figures/index.csv").exists()
 
 
@@ -257,13 +258,14 @@ def test_rerun_commands_on_the_page_rerun_the_chapter(conflicts_done, tmp_path, 
     root = tmp_path / "book"
     shutil.copytree(conflicts_done, root)
     cheems, papermill = map(shell_words, _rerun_commands(root / "book/conflicts.ipynb"))
-    assert cheems[:6] == ["cheems", "book", "--profile", "smoke", "--chapter", "conflicts"] and "-p" in cheems
+    assert cheems[:6] == [".venv/bin/cheems", "book", "--profile", "smoke", "--chapter", "conflicts"] and "-p" in cheems
     monkeypatch.chdir(root)
     assert cli.main(cheems[1:] + ["--no-html"]) in (0, None)
     assert "[cheems book] conflicts: up to date" in capsys.readouterr().out
     shutil.copy(root / "book/conflicts.ipynb", root / "conflicts.ipynb")  # where a reader saves the download
     env = os.environ | {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
-    proc = subprocess.run([sys.executable, "-m", *papermill, "--no-progress-bar"], cwd=root, env=env,
+    assert papermill[0] == ".venv/bin/papermill"  # runs as printed from the project folder
+    proc = subprocess.run([sys.executable, "-m", "papermill", *papermill[1:], "--no-progress-bar"], cwd=root, env=env,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     ran = json.loads((root / "out.ipynb").read_text(encoding="utf-8"))["metadata"]
@@ -362,21 +364,21 @@ def test_claims_ledger_is_complete(smoke_book):
     assert ledger["source"].str.match(r"^(paper|simulated|data)").all()
     assert {"data", "conflicts", "biases", "evaluation", "transfer", "preference", "scaling", "downstream",
             "sensitivity"} <= set(ledger["chapter"])
-    assert set(ISSUE_14_IDS) <= set(ledger["id"]), set(ISSUE_14_IDS) - set(ledger["id"])
+    assert set(STABLE_CLAIM_IDS) <= set(ledger["id"]), set(STABLE_CLAIM_IDS) - set(ledger["id"])
     kinds = ledger.set_index("id")["kind"]
     # independent comparators and judges: these are findings now, not built in
     assert (kinds[["s61-lower-than-rewardbench-mid-pairs", "fig5-cheemsbench-best", "fig5-human-beats-gpt"]]
             == "finding").all()
     # the whole RewardBench-like comparator is easy by its design (strong vs weak, verified pairs): structural
     assert kinds["s61-lower-than-rewardbench"] == "structural"
-    # issue 26: Table 4's first comparison at the paper's ratio beside the 1:1 one; the smoke world's preference
+    # Table 4's first comparison at the paper's ratio beside the 1:1 one; the smoke world's preference
     # chapter already trains at the paper's ratio (256 : 30), so there it is a robustness repeat, counted once by Holm
     assert kinds["tab4-human-beats-gpt-paper-ratio"] == "robustness"
     assert "a second test of tab4-human-beats-gpt" in ledger.set_index("id").loc["tab4-human-beats-gpt-paper-ratio", "reason"]
     assert (kinds[["real-judge-position", "real-aspect-conflicts"]] == "question").all()  # confounded: our questions
     assert kinds["tab3-human-beats-machine-vs-shared-noise"] == "robustness"
     assert (kinds[["tab3-chinese-vs-english", "fig7-pretrained-vs-instruct"]] == "untestable").all()
-    # issue 26: sweeps are robustness, the project's questions are not the paper's, design inputs are structural
+    # sweeps are robustness, the project's questions are not the paper's, design inputs are structural
     assert not kinds[kinds.index.str.contains("-vs-shared-noise|-vs-ratio")].eq("finding").any()
     assert (kinds[["tab3-multi-response-helps", "tab3-human-beats-machine"]] == "question").all()
     assert (kinds[["fig15-human-no-position", "fig15-length", "fig15-human-shorter-at-large"]] == "structural").all()
@@ -386,7 +388,7 @@ def test_claims_ledger_is_complete(smoke_book):
 
 
 
-# What a speed change must leave alone (issue 28): every claim of the smoke book, recorded on one kind of machine.
+# What a speed change must leave alone: every claim of the smoke book, recorded on one kind of machine.
 LEDGER_FIELDS = ("verdict", "estimate", "ci_low", "ci_high", "seeds", "n", "p")
 
 
@@ -424,8 +426,8 @@ def test_smoke_ledger_is_unchanged_for_the_same_seed(smoke_book):
     assert not moved, f"{len(moved)} claims changed (recorded, now): {moved}"
 
 
-# the stable claim ids the ledger must hold (issue 14)
-ISSUE_14_IDS = (
+# the stable claim ids the ledger must hold
+STABLE_CLAIM_IDS = (
     "alg1-scc-equivalence", "tab1-comparisons", "tab1-gpt-length-gap", "tab5-gpt-more-conflicts",
     "tab5-human-instruction-more-conflicts", "fig15-gpt-position", "fig15-human-no-position", "fig15-length",
     "s61-lower-than-rewardbench", "s61-open-vs-human-instruction", "s61-deterministic-easier",
@@ -536,7 +538,8 @@ def test_every_world_chapter_on_flat_pairs_and_on_annotations_only(smoke_dir, tm
     import subprocess
     import sys
 
-    from cheems_lib.records import read_records, ReadReport, write_records
+    from cheems_lib.records import read_records, write_records
+    from cheems_lib.read_report import ReadReport
 
     (tmp_path / "book").mkdir()
     root = copy_repo(tmp_path / "book")
@@ -562,7 +565,7 @@ def test_every_world_chapter_on_flat_pairs_and_on_annotations_only(smoke_dir, tm
 
 def test_biases_on_a_one_decision_folder_claims_nothing(tmp_path):
     """A user's folder with one prompt, two responses and one annotation: the biases chapter gives no verdict
-    but insufficient data (with the count) or untestable, never 'as in the paper' from one decision (issue 25)."""
+    but insufficient data (with the count) or untestable, never 'as in the paper' from one decision."""
     world = tmp_path / "mine"
     (world / "cheems_bench").mkdir(parents=True)
     record = {"id": "q1", "input": "哪个更好？", "category": ["理解"], "annotations": [["a", "b", "2"]],
@@ -582,7 +585,7 @@ def test_biases_on_a_one_decision_folder_claims_nothing(tmp_path):
 def test_real_profile_builds_every_chapter_on_data_real(real_book):
     """``cheems book --profile real-smoke``: every chapter executes on data/real and renders, no page keeps
     simulator prose, every world chapter names the files and says they carry model labels, and the Claims
-    page lists the real-data chapter's claims with their ``data:`` source (issue 25)."""
+    page lists the real-data chapter's claims with their ``data:`` source."""
     root, html, _ = real_book
     assert not list((root / "book").glob("*.failed.ipynb"))
     for ch in CHAPTERS:
@@ -661,16 +664,17 @@ def test_chapter_kernels_are_shut_down(tmp_path):
 
 
 def test_fig5_judges_and_controls_in_the_built_book(smoke_book):
-    """Issue 26: the built tab-downstream-judges counts 0 parameter values shared between every downstream judge
+    """The built tab-downstream-judges counts 0 parameter values shared between every downstream judge
     and CheemsBench's annotators, and Fig. 5's controls (equal size, length control, judge identity) are in the
     ledger as robustness rows, never findings."""
     import pandas as pd
 
-    from cheems_lib.analyses import downstream
+    from cheems_lib.analyses import downstream_controls
+    from cheems_lib.world import panels
 
     root, html, _ = smoke_book
     judges = pd.read_csv(html / "tables" / "tab-downstream-judges.csv")
-    assert len(judges) == 2 and (judges[downstream.SHARED_COLUMN] == 0).all()
+    assert len(judges) == 2 and (judges[panels.SHARED_COLUMN] == 0).all()
     kinds = pd.read_csv(html / "tables" / "claims.csv").set_index("id")["kind"]
-    assert (kinds[list(downstream._CONTROL_CLAIMS)] == "robustness").all()
+    assert (kinds[list(downstream_controls.CONTROL_CLAIMS)] == "robustness").all()
     assert (html / "tables" / "tab-downstream-equal-size.csv").stat().st_size > 0

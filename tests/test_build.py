@@ -173,3 +173,18 @@ def test_a_bad_models_file_is_refused_before_anything_runs(tmp_path):
     bad.write_text("models:\n  - org/rm\n", encoding="utf-8")
     plans = dict(builder._plans("smoke", ["evaluation"], {"models_file": str(bad)}, root, 0))
     assert plans["evaluation"]["models_file"] == str(bad)
+
+
+def test_render_drops_downloads_the_book_no_longer_has(tmp_path, monkeypatch):
+    """Sphinx copies book/_extra into the HTML but deletes nothing there: a render starts from the current
+    downloads only, so a file renamed since the last build is not served beside its new name."""
+    root = copy_repo(tmp_path)
+    (root / "book/_extra/tables").mkdir(parents=True, exist_ok=True)
+    (root / "book/_extra/tables/simulated-table1.csv").write_text("x\n1\n", encoding="utf-8")
+    old = root / "_build/html/tables/paper-table1.csv"
+    old.parent.mkdir(parents=True)
+    old.write_text("stale\n", encoding="utf-8")
+    (root / "_build/html/index.html").write_text("<html></html>", encoding="utf-8")
+    monkeypatch.setattr(builder.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 0, "", ""))
+    builder._render(root, [], lambda s: None)
+    assert not old.exists() and (root / "_build/html/index.html").exists()

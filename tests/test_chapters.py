@@ -117,14 +117,14 @@ def test_check_value_covers_each_kind():
 
 @pytest.mark.parametrize("ch", CHAPTERS, ids=lambda c: c.name)
 def test_chapter_checks_its_parameters_in_its_kernel(ch):
-    """The first cell after the parameters cell calls check_parameters, so a plain papermill run refuses what
-    `cheems book` refuses."""
+    """The first cell after the parameters cell calls open_chapter (which calls check_parameters first), so a plain
+    papermill run refuses what `cheems book` refuses."""
     import jupytext
 
     cells = jupytext.read(ROOT / "notebooks" / f"{ch.name}.md").cells
     at = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
     first = next(c for c in cells[at + 1:] if c.cell_type == "code")
-    assert f'check_parameters("{ch.name}", globals())' in first.source
+    assert f'open_chapter("{ch.name}", globals()' in first.source
 
 
 def test_check_parameters_refuses_in_the_kernel(monkeypatch):
@@ -157,13 +157,13 @@ def test_api_page_documents_every_module():
     assert listed == modules, (sorted(modules - listed), sorted(listed - modules))
 
 
-def test_readme_says_where_every_module_lives():
-    """README's "Where things live" table names every cheems_lib module (a top-level one by its path, a wing's in
-    its wing's row), so a concept can be found from it."""
+def test_contributing_says_where_every_module_lives():
+    """CONTRIBUTING.md's "Where things live" table names every cheems_lib module (a top-level one by its path, a
+    wing's in its wing's row), so a concept can be found from it."""
     import re
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Where things live", 1)[1].split("\n## ", 1)[0]
+    guide = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = guide.split("## Where things live", 1)[1].split("\n## ", 1)[0]
     listed = set(re.findall(r"cheems_lib/(\w+)\.py", section))
     for row in re.findall(r"^\| `cheems_lib/(\w+)/` \|(.*)$", section, flags=re.M):  # a wing's row names its modules
         listed |= {f"{row[0]}.{name}" for name in re.findall(r"`(\w+)`", row[1])}
@@ -216,21 +216,69 @@ def test_no_chapter_refers_to_a_section_of_another_page():
 
 def _docs():
     """The Markdown a reader of the repository sees: the READMEs, the book's pages and the chapters' sources."""
-    return [ROOT / "README.md", *sorted((ROOT / "data").glob("*/README.md")), *sorted((ROOT / "book").glob("*.md")),
+    return [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "data").glob("*/README.md")),
+            *sorted((ROOT / "book").glob("*.md")),
             *sorted((ROOT / "notebooks").glob("*.md"))]
 
 
 def test_docs_point_inside_the_repository():
     """No README, book page or chapter sends the reader to the workspace's spec (``../shared``, ``shared/spec``),
-    which a clone does not have; relative links of the README name files that exist."""
+    which a clone does not have; relative links of the README and CONTRIBUTING.md name files that exist."""
     import re
 
     for path in _docs():
         text = path.read_text(encoding="utf-8")
         assert "../shared" not in text and "shared/spec" not in text, path
+    for name in ("README.md", "CONTRIBUTING.md"):
+        for target in re.findall(r"\]\((?!https?:|#)([^)#\s]+)", (ROOT / name).read_text(encoding="utf-8")):
+            assert (ROOT / target).exists(), (name, target)
+
+
+# ---- the README is a front page; the reference lives in the book and CONTRIBUTING.md --------------
+
+README_TIMES = ("1 min 13 s", "23 min 22 s", "| 3 s |", "17 min 8 s", "2 min 53 s")
+"""The measured times README's first screen gives: install, cold default book, rebuild, full test run, cold smoke
+book (as measured; update them with a new measurement, with its machine and date)."""
+
+
+def test_readme_is_a_front_page():
+    """README.md has at most 200 lines, and its first 40 say that the world is simulated, give the two commands and
+    the smoke path with their measured times, and start the reader on their own files with the command line."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 200, len(lines)
+    first = "\n".join(lines[:40])
+    for needed in ("simulated", "Git-LFS", "data/real", "make book", "make test", "make book PROFILE=smoke",
+                   "2 cores", "cheems resolve", "cheems evaluate", *README_TIMES):
+        assert needed in first, needed
+
+
+def test_readme_links_the_reference_pages():
+    """README links the pages its reference moved to: how to read the book, the command line, the data formats
+    and the contributors' guide; and every ``make`` variable it uses exists in the Makefile."""
+    import re
+
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for target in re.findall(r"\]\((?!https?:|#)([^)#\s]+)", readme):
-        assert (ROOT / target).exists(), target
+    for target in ("book/reading.md", "book/cli.md", "book/own_data.md", "book/cite.md", "CONTRIBUTING.md"):
+        assert f"]({target})" in readme, target
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for variable in re.findall(r"make \w+ (\w+)=", readme):
+        assert re.search(rf"^{variable} \?=", makefile, flags=re.M), variable
+
+
+def test_reference_pages_are_in_the_book():
+    """The pages the README points to are registered (and so in _toc.yml); the command-line page renders every
+    subcommand's help (a bare ``{cheems-cli}``), and the reading page states the library's thresholds."""
+    from cheems_lib.metrics import MIN_STRATUM, MIN_UNITS
+
+    toc = toc_yaml()
+    for page in ("book/reading", "book/cli", "book/own_data", "book/cite"):
+        assert f"file: {page}\n" in toc or f"root: {page}\n" in toc, page
+        assert (ROOT / f"{page}.md").exists(), page
+    assert "```{cheems-cli}\n```" in (ROOT / "book/cli.md").read_text(encoding="utf-8")
+    reading = (ROOT / "book/reading.md").read_text(encoding="utf-8")
+    assert f"fewer than {MIN_UNITS} independent units (`metrics.MIN_UNITS`" in reading
+    assert f"fewer than {MIN_STRATUM} prompts (`metrics.MIN_STRATUM`)" in reading
+    assert "{ref}`reading`" in (ROOT / "book/intro.md").read_text(encoding="utf-8")
 
 
 def test_own_data_page_is_linked_and_lists_the_layouts():
@@ -382,7 +430,9 @@ def _table1_csv(root):
     """``{(file, statistic): (paper, ours)}`` of the data chapter's published Table 1 (NaN: no paper value)."""
     import pandas as pd
 
-    t = pd.read_csv(root / "book/_extra/tables/paper-table1.csv")
+    from cheems_lib.publishing import publish
+
+    t = pd.read_csv(publish.download_of("paper-table1", root=root))
     return {(r.file, r.statistic): (r.paper, r.ours) for r in t.itertuples()}
 
 
@@ -480,7 +530,7 @@ def test_biases_names_the_model_that_labelled_the_shipped_benchmark(tmp_path):
     assert "The annotators of cheems_bench/ (gpt-3.5-turbo)" in page and "'Humans'" not in page
 
 
-# ---- no typed direction (issue 26, item 5) ----------------------------------------------------------------------
+# ---- no typed direction --------------------------------------------------------------------------------------------
 
 _DIRECTION = re.compile(
     r"\bwe (?:find|found|show|confirm)\b|\bour\b[^.;]*\b(?:is|are)\b[^.;]*\b(?:higher|lower|better|worse)\b"
@@ -522,7 +572,7 @@ def test_no_chapter_types_a_direction_of_our_results():
 
 
 def test_the_direction_guard_catches_the_old_sentences():
-    """The guard flags sentences the issue found (typed before the fix), and passes them once attributed or
+    """The guard flags sentences of the kind once typed into chapters, and passes them once attributed or
     glued."""
     old = ["{glue:text}`claim-fig5-cheemsbench-best` The comparators share no prompts with CheemsBench, so the "
            "answer is not decided by construction.",

@@ -91,3 +91,34 @@ def test_cite_example_quotes_this_builds_source_and_commit(tmp_path):
                                                       encoding="utf-8")
     text = citation.example(tmp_path)
     assert f"`{source}`" in text and "`abababababab`" in text and "Cheems companion 0.1.0" in text
+
+
+def _bib_entries() -> dict[str, str]:
+    """``{key: body}`` of book/references.bib."""
+    text = (ROOT / "book" / "references.bib").read_text(encoding="utf-8")
+    return {m[1]: m[2] for m in re.finditer(r"^@\w+\{([\w-]+),\n(.*?)^\}", text, flags=re.M | re.S)}
+
+
+def test_every_cited_key_is_in_the_bibliography():
+    """Every {cite} role of a chapter or page names an entry of book/references.bib (an unknown key is only a
+    warning in Sphinx: the page would show the bare key), and every entry is cited somewhere."""
+    entries = _bib_entries()
+    sources = sorted((ROOT / "notebooks").glob("*.md")) + sorted((ROOT / "book").glob("*.md"))
+    cited: dict[str, str] = {}
+    for path in sources:
+        for roles in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", path.read_text(encoding="utf-8")):
+            for key in roles.split(","):
+                cited.setdefault(key.strip(), path.relative_to(ROOT).as_posix())
+    assert {k: f for k, f in cited.items() if k not in entries} == {}
+    assert sorted(set(entries) - set(cited)) == []
+
+
+def test_the_papers_bibliography_entry_agrees_with_the_cff():
+    """The bibliography's entry for the paper has CITATION.cff's title, authors, year and arXiv id."""
+    import yaml
+
+    paper = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))["preferred-citation"]
+    entry = _bib_entries()["wen2025cheems"]
+    authors = " and ".join(f"{a['family-names']}, {a['given-names']}" for a in paper["authors"])
+    assert f"{{{paper['title']}}}" in entry and f"{{{authors}}}" in entry
+    assert f"{{{paper['year']}}}" in entry and paper["identifiers"][0]["value"] in entry

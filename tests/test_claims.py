@@ -1,4 +1,4 @@
-"""cheems_lib.analyses.claims: claims, their kinds and sentences, the ledger's files and the Claims page's multiplicity."""
+"""cheems_lib.analyses.claims: claims, their kinds and sentences, the ledger and the Claims page's multiplicity."""
 from __future__ import annotations
 
 import json
@@ -11,6 +11,8 @@ from cheems_lib import estimates
 from cheems_lib.analyses import claims
 from cheems_lib.analyses.claims import Claim, Ledger
 from cheems_lib.estimates import Estimate, decide, ratio_estimate
+from cheems_lib.publishing.claims_files import load_all
+from test_claims_files import _page_shows
 
 
 def _est(values, seeds=1):
@@ -57,14 +59,6 @@ class TestClaim:
             claims.forced_verdicts()
 
 
-def _page_shows(root, chapter, run):
-    """A minimal executed notebook ``book/<chapter>.ipynb`` whose run glued ``run`` (as myst_nb's glue writes it)."""
-    out = {"output_type": "display_data", "data": {"application/papermill.record/text/plain": repr(run)},
-           "metadata": {"scrapbook": {"name": f"claims-run-{chapter}", "mime_prefix": "application/papermill.record/"}}}
-    nb = {"cells": [{"cell_type": "code", "source": "ledger.save()", "outputs": [out], "metadata": {}}], "metadata": {}}
-    (root / "book" / f"{chapter}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
-
-
 def _ledger(estimate_at=0.01):
     ledger = Ledger("preference", "simulated world (size smoke, seed 0)")
     ledger.add(Claim.test("tab4-x", _est(np.linspace(estimate_at, 0.05, 100)), "greater", paper_ref="Table 4",
@@ -78,35 +72,13 @@ def test_ledger_round_trip(tmp_path):
     ledger = _ledger()
     path = ledger.save(tmp_path, glue=False)
     _page_shows(tmp_path, "preference", json.loads(path.read_text(encoding="utf-8"))["run"])
-    rows = claims.load_all(tmp_path, ["preference"])
+    rows = load_all(tmp_path, ["preference"])
     assert [r["id"] for r in rows] == ["tab4-x", "fig7-y"]
     assert all(r["source"].startswith("simulated") and r["chapter"] == "preference" for r in rows)
     frame = claims.to_frame(rows)
     assert list(frame.columns[:len(claims.CLAIM_COLUMNS)]) == claims.CLAIM_COLUMNS
     with pytest.raises(ValueError, match="twice"):
         ledger.add(Claim("fig7-y", "§6.4", "y", "finding", "supported"), glue=False)
-
-
-def test_a_claims_file_of_another_run_than_the_page_is_not_used(tmp_path):
-    """The file says which run wrote it; when that is not the run the page records (another run overwrote
-    it, the page was never built, or the file was edited) it is named stale and its claims are left out;
-    the Claims page's cache input changes with the file's bytes."""
-    shown = json.loads(_ledger().save(tmp_path, glue=False).read_text(encoding="utf-8"))["run"]
-    _page_shows(tmp_path, "preference", shown)
-    before = claims.inputs_digest(tmp_path)
-    other = _ledger(0.02).save(tmp_path, glue=False)  # e.g. a plain papermill run with other parameters
-    assert json.loads(other.read_text(encoding="utf-8"))["run"] != shown
-    assert claims.inputs_digest(tmp_path) != before
-    rows, stale = claims.load_shown(claims.claims_dir(tmp_path), tmp_path / "book", ["preference"])
-    assert rows == [] and "not written by the run that book/preference.ipynb shows" in stale["preference"]
-    assert "cheems book --chapter preference --force" in stale["preference"]
-    (tmp_path / "book" / "preference.ipynb").unlink()
-    assert claims.load_shown(claims.claims_dir(tmp_path), tmp_path / "book", ["preference"])[1].keys() == {"preference"}
-    body = json.loads(other.read_text(encoding="utf-8"))
-    _page_shows(tmp_path, "preference", body["run"])
-    body["claims"][0]["verdict"] = "contradicted"  # edited by hand: its run no longer matches its content
-    other.write_text(json.dumps(body), encoding="utf-8")
-    assert claims.load_all(tmp_path, ["preference"]) == []
 
 
 def test_ledger_styled_shows_the_chosen_columns():
@@ -121,7 +93,7 @@ def test_ledger_styled_shows_the_chosen_columns():
 
 
 class TestInsufficientData:
-    """The one rule for a statistic resting on too few units (issue 25, item 7)."""
+    """The one rule for a statistic resting on too few units ."""
 
     def test_one_decision_is_insufficient_data_with_the_counts(self):
         """One prompt with one decision (interval [-0.5, -0.5]) gets insufficient data, not 'supported',
@@ -162,7 +134,7 @@ class TestInsufficientData:
         assert list(frame.columns[:len(claims.CLAIM_COLUMNS)]) == claims.CLAIM_COLUMNS and frame["n"].isna().all()
 
 
-# ---- multiplicity (Holm) and the power line (issue 26, item 4) -----------------------------------------------
+# ---- multiplicity (Holm) and the power line -----------------------------------------------------------------------------
 
 class TestMultiplicity:
     def test_claim_test_records_p_direction_and_margin(self):
@@ -211,7 +183,7 @@ def test_question_kind_goes_with_the_projects_own_paper_ref():
 
 def test_claims_csv_carries_statistic_paper_and_reason():
     """tables/claims.csv's columns include what each estimate measures, the paper's words and why a claim is not a
-    finding (issue 26), filled from the saved claims."""
+    finding, filled from the saved claims."""
     assert {"statistic", "paper", "reason"} <= set(claims.CLAIM_COLUMNS)
     c = Claim("x-y", "§1", "c", "structural", "supported", statistic="s", paper="p", reason="r")
     row = claims.to_frame([c])[claims.CLAIM_COLUMNS].iloc[0]

@@ -11,7 +11,8 @@ from cheems_lib import estimates
 from cheems_lib.analyses import claims, claims_page
 from cheems_lib.analyses.claims import Claim, Ledger
 from cheems_lib.estimates import Estimate
-from test_claims import _page_shows
+from cheems_lib.publishing.claims_files import claims_dir
+from test_claims_files import _page_shows
 
 
 def _saved(tmp_path, chapter="preference"):
@@ -31,7 +32,7 @@ def _saved(tmp_path, chapter="preference"):
 
 def test_every_verdict_has_its_colour():
     """A new verdict needs its colour in the figure and the ledger (the check the page used to make itself)."""
-    assert set(claims_page.VERDICT_COLOURS) == set(estimates.VERDICTS)
+    assert set(claims_page.VERDICT_COLOURS) == set(estimates.VERDICTS) | {"untestable"} == set(claims_page.SHOWN_VERDICTS)
 
 
 def test_load_reads_the_shown_runs_and_names_the_rest(tmp_path):
@@ -40,7 +41,7 @@ def test_load_reads_the_shown_runs_and_names_the_rest(tmp_path):
     _saved(tmp_path)
     _saved(tmp_path, "data")
     (tmp_path / "book" / "data.ipynb").unlink()  # its page no longer shows the run that wrote data.json
-    page = claims_page.load(claims.claims_dir(tmp_path), tmp_path / "book")
+    page = claims_page.load(claims_dir(tmp_path), tmp_path / "book")
     assert page.ledger["id"].tolist() == ["tab4-x", "tab4-y", "fig7-z"]
     assert set(claims.CSV_COLUMNS) <= set(page.ledger.columns)
     assert page.order == ["preference"] and list(page.stale) == ["data"]
@@ -51,13 +52,16 @@ def test_load_reads_the_shown_runs_and_names_the_rest(tmp_path):
 def test_summary_counts_kinds_and_findings(tmp_path):
     """The kind-by-verdict table and the glued counts, in the order the page glues them."""
     _saved(tmp_path)
-    counts, numbers = claims_page.summary(claims_page.load(claims.claims_dir(tmp_path), tmp_path / "book").ledger)
-    assert counts.loc["finding", "supported"] == 1 and counts.loc["untestable", "inconclusive"] == 1
-    assert list(counts.columns) == list(estimates.VERDICTS) and list(counts.index) == list(claims.KINDS)
+    counts, numbers = claims_page.summary(claims_page.load(claims_dir(tmp_path), tmp_path / "book").ledger)
+    assert counts.loc["finding", "supported"] == 1 and counts.loc["untestable", "untestable"] == 1
+    assert counts["inconclusive"].sum() == 1  # the inconclusive finding; the untestable claim is shown as untestable
+    assert list(counts.columns) == list(claims_page.SHOWN_VERDICTS) and list(counts.index) == list(claims.KINDS)
     assert numbers["n_finding"] == 2 and numbers["n_untestable"] == 1 and numbers["n_findings_insufficient_data"] == 0
     assert numbers["n_findings_supported"] == numbers["n_findings_inconclusive"] == 1
     assert numbers["n_pooled"] == 0 and numbers["n_forced"] == 0 and numbers["holm_rule"].startswith("Multiplicity")
-    assert list(numbers)[-1] == "holm_rule"
+    assert list(numbers)[-2:] == ["holm_rule", "ledger_text"]
+    assert numbers["ledger_text"] == "3 claims from 1 chapter: 2 findings and 1 untestable claim."
+    assert numbers["holm_rule"].count(". ") <= 2 and "(" not in numbers["holm_rule"]  # short sentences, no asides
     empty_counts, empty = claims_page.summary(claims.multiplicity(claims.to_frame([])))
     assert empty_counts.empty and empty["n_finding"] == 0 and empty["n_pooled"] == 0
 
@@ -68,7 +72,7 @@ def test_plot_intervals_draws_one_line_per_interval(tmp_path):
 
     matplotlib.use("Agg")
     _saved(tmp_path)
-    fig = claims_page.plot_intervals(claims_page.load(claims.claims_dir(tmp_path), tmp_path / "book").ledger)
+    fig = claims_page.plot_intervals(claims_page.load(claims_dir(tmp_path), tmp_path / "book").ledger)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["tab4-y (finding)", "tab4-x (finding)"]
     drawn = [line for line in ax.lines if len(line.get_xdata()) == 2 and line.get_linewidth() == 2.5]
@@ -80,7 +84,7 @@ def test_plot_intervals_draws_one_line_per_interval(tmp_path):
 def test_power_table_names_the_count_that_would_decide(tmp_path):
     """Only the inconclusive finding gets a power line: the prompts (and training seeds) at its observed effect."""
     _saved(tmp_path)
-    ledger = claims_page.load(claims.claims_dir(tmp_path), tmp_path / "book").ledger
+    ledger = claims_page.load(claims_dir(tmp_path), tmp_path / "book").ledger
     undecided, power = claims_page.power_table(ledger)
     assert undecided["id"].tolist() == power["id"].tolist() == ["tab4-y"]
     row = ledger.set_index("id").loc["tab4-y"]
@@ -92,15 +96,30 @@ def test_power_table_names_the_count_that_would_decide(tmp_path):
     assert claims_page.decides_at(on_boundary).startswith("no count decides it")
     assert claims_page.power_table(claims.multiplicity(claims.to_frame([])))[1].columns.tolist()[-1] == \
         "decided at the observed effect by"
+    no_interval = on_boundary.copy()
+    no_interval[["ci_low", "ci_high"]] = float("nan")
+    assert claims_page.decides_at(no_interval).startswith("no interval")
+
+
+def test_power_table_counts_every_inconclusive_finding_the_summary_counts(tmp_path):
+    """The power table has a row for each inconclusive finding the summary counts, also one outside the Holm family
+    (no p-value), so the page's two counts agree."""
+    _saved(tmp_path)
+    ledger = claims_page.load(claims_dir(tmp_path), tmp_path / "book").ledger
+    ledger.loc[ledger["id"] == "tab4-y", "holm"] = ""  # outside the family
+    undecided, _ = claims_page.power_table(ledger)
+    assert len(undecided) == claims_page.summary(ledger)[1]["n_findings_inconclusive"] == 1
 
 
 def test_ledger_table_links_and_colours(tmp_path):
     """The page's ledger: intervals as text, each claim linked to where it is shown, verdicts coloured."""
     _saved(tmp_path)
-    ledger = claims_page.load(claims.claims_dir(tmp_path), tmp_path / "book").ledger
+    ledger = claims_page.load(claims_dir(tmp_path), tmp_path / "book").ledger
     html = claims_page.ledger_styler(ledger).to_html()
     assert '<a href="preference.html#tab-x">preference#tab-x</a>' in html
     assert f"color: {claims_page.VERDICT_COLOURS['supported']}" in html
+    verdicts = claims_page.ledger_styler(ledger).data.set_index(ledger["id"].to_numpy())["verdict"]
+    assert verdicts["fig7-z"] == "untestable" and f"color: {claims_page.VERDICT_COLOURS['untestable']}" in html
     assert claims_page.interval_text({"estimate": 0.5, "ci_low": float("nan"), "ci_high": float("nan")}) == "0.500"
     assert claims_page.interval_text({"estimate": float("nan"), "ci_low": 0.0, "ci_high": 1.0}) == claims_page.NONE
     assert claims_page.interval_text({"estimate": 1.0, "ci_low": 1.0, "ci_high": 1.0, "verdict": "insufficient data"}) == "1.000"
@@ -110,10 +129,10 @@ def test_ledger_table_links_and_colours(tmp_path):
 
 
 def test_ledger_is_compact_with_details_on_demand_and_no_nan(tmp_path):
-    """Issue 29: one short row per claim. The long texts (statistic, reason) sit in a closed <details> under the
+    """One short row per claim. The long texts (statistic, reason) sit in a closed <details> under the
     claim, not in columns of their own; a missing value shows a dash, never "nan"; every text is escaped."""
     _saved(tmp_path)
-    ledger = claims_page.load(claims.claims_dir(tmp_path), tmp_path / "book").ledger
+    ledger = claims_page.load(claims_dir(tmp_path), tmp_path / "book").ledger
     ledger.loc[ledger.index[0], ["paper", "reason", "seeds", "n", "estimate"]] = [float("nan"), "<b>why</b>", float("nan"),
                                                                                     float("nan"), float("nan")]
     styler = claims_page.ledger_styler(ledger)

@@ -235,7 +235,7 @@ def test_score_data_parallel_two_processes(scored_world, tmp_path):
     assert list(a) == list(b)  # shards merged in record order
 
 
-# --- nothing lost: interrupts, locks, strict arguments, messy data (issue 12) ---
+# --- nothing lost: interrupts, locks, strict arguments, messy data ---
 
 def _big_raw_file(path, n=20000):
     """A pairwise file large enough that resolving and writing it takes a moment."""
@@ -498,7 +498,7 @@ def test_evaluate_skip_invalid_ignores_and_counts_scores_of_skipped_records(tmp_
     assert str(tmp_path / "s.jsonl") + ':3: score for prompt/response "q"/"a"' in res.stderr
 
 
-# --- stale scores: the sidecar's model and record fingerprints (issue 24) ---
+# --- stale scores: the sidecar's model and record fingerprints ---
 
 def _retrain_in_place(model_dir, seed):
     """Replace the tiny reward model's weights, as `cheems train --overwrite` does (new files, same path)."""
@@ -559,7 +559,7 @@ def test_an_interrupted_rescore_never_reuses_the_stale_scores(tmp_path):
     """A rerun stopped after marking OUT's scores stale (before OUT is rewritten) still rescores them."""
     from cheems_lib.baselines import named_scores
     from cheems_lib.score_file import read_scores
-    from cheems_lib.models.scoring import ScoreOutput
+    from cheems_lib.models.score_output import ScoreOutput
     recs = [make_record(f"p{i}", "ab", [("a", "b", "1")]) for i in range(3)]
     settings = {"model": "baseline:longest"}
     out = ScoreOutput(tmp_path / "s.jsonl", settings)

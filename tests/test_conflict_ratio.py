@@ -100,7 +100,7 @@ def test_plot_table5_bars_are_the_table():
 
 def test_table5_styler_formats_four_decimals():
     """The styled table shows ratios with four decimals and signed differences, without the index; the
-    difference comes right after the paper's ratio and ours, the file last (issue 29: in view at 1280 px)."""
+    difference comes right after the paper's ratio and ours, the file last (in view at 1280 px)."""
     t5 = table5_estimates(_files(), n_boot=0, seed=0)
     styler = table5_styler(t5)
     html = styler.to_html()
@@ -188,7 +188,7 @@ class TestChapterHelpers:
         [("a", "c", "1"), ("c", "e", "1"), ("e", "a", "1"), ("a", "b", "1"), ("b", "d", "1"), ("e", "d", "1")],
         [("a", "b", "1"), ("b", "c", "1"), ("c", "d", "1"), ("d", "e", "1")]])  # a chain: one node per column
     def test_plot_worked_example_keeps_every_node_inside_its_panel(self, annotations):
-        """Issue 29: no node is clipped: every node's disc (its marker's radius around its centre, in pixels) lies
+        """No node is clipped: every node's disc (its marker's radius around its centre, in pixels) lies
         inside its panel, also when every node sits on one row of the layout (the top of the discs was cut)."""
         import matplotlib
         import numpy as np

@@ -69,7 +69,7 @@ class TestBesidePaper:
         assert len(side) == len(ours.index) * len(ours.columns)
 
     def test_styler_shows_counts_as_integers_and_wrappable_labels(self, files):
-        """Issue 29: prompts and comparisons print as integers (1,146, not 1,146.00), other statistics and ratios
+        """Prompts and comparisons print as integers (1,146, not 1,146.00), other statistics and ratios
         with two decimals, a missing paper value as a dash; labels have spaces where the names have underscores."""
         side = data_statistics.beside_paper(table1(files), paper_table1(), {"cheemsbench_open_prompt": "other"})
         html = data_statistics.table1_styler(side).to_html()
@@ -211,8 +211,12 @@ class TestFigures:
         plt.close(fig)
 
     def test_lengths_are_rescaled_and_cut_at_the_99th_percentile(self, files):
-        """Lengths are divided by the scale; the x axis ends at their 99th percentile."""
-        fig = data_statistics.lengths_figure(files, 0.5)
+        """Lengths are divided by the scale, one row per response of each file (GPT benchmark variants left
+        out); the x axis ends at their 99th percentile."""
+        lengths = data_statistics.response_lengths(files, 0.5)
         chars = [len(x.content) / 0.5 for p in (GPT, OPEN) for r in files[p] for x in r.responses]
+        assert sorted(lengths["chars"]) == pytest.approx(sorted(chars))
+        assert set(lengths["file"]) == {GPT, OPEN}
+        fig = data_statistics.lengths_figure(lengths)
         assert fig.axes[0].get_xlim() == pytest.approx((0, np.quantile(chars, 0.99)))
         plt.close(fig)

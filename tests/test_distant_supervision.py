@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from cheems_lib.conflicts import preference_graph
 from cheems_lib.distant_supervision import (build_preference, chosen_length_counts, filter_by_reward,
                                             length_debias, strict_comparisons)
-from cheems_lib.records import DataError
+from cheems_lib.input_files import DataError
 from cheems_lib.world.simulation import WorldConfig, build_world
 from conftest import make_record
 

@@ -175,7 +175,7 @@ class TestBestOf:
 
 
 class TestInsufficientData:
-    """The one rule for a statistic resting on too few units (issue 25, item 7)."""
+    """The one rule for a statistic resting on too few units."""
 
     def test_at_the_minimum_the_interval_decides(self):
         """n at MIN_UNITS gives the normal verdict; one less gives insufficient data."""
@@ -209,7 +209,7 @@ class TestInsufficientData:
 
 
 class TestPValues:
-    """Bootstrap p-values and Holm's step-down (issue 26, item 4)."""
+    """Bootstrap p-values and Holm's step-down."""
 
     @pytest.mark.parametrize("direction,margin", [("greater", 0.0), ("less", 0.0), ("greater", 0.02),
                                                   ("equal", 0.05), ("equal", 0.2)])

@@ -131,6 +131,29 @@ def test_chapter_kernel_runs_in_its_root_whatever_the_process_cwd(tmp_path, monk
     assert (root / "saved-here.txt").is_file() and not (elsewhere / "saved-here.txt").exists()
 
 
+@pytest.mark.book
+def test_a_download_rewritten_by_another_run_executes_the_chapter_again(tmp_path):
+    """A chapter's page records the digest of the downloads its run published; a papermill run in the checkout (or
+    any edit) that rewrites one of them makes the next build execute the chapter again, so a page never stands
+    beside downloads it did not write. Another chapter's downloads do not count."""
+    root = copy_repo(tmp_path)
+    (root / "notebooks/dl.md").write_text(
+        (ROOT / "notebooks/conflicts.md").read_text(encoding="utf-8").split("---\n")[1].join(["---\n", "---\n"])
+        + "# Downloads\n\n```{code-cell} ipython3\n:tags: [parameters]\nseed: int = 0  # seed\n```\n\n"
+        "```{code-cell} ipython3\nimport pandas as pd\nfrom cheems_lib.publishing import publish\n"
+        "publish.set_source('simulated world (size smoke, seed 0, simulator 1.0)')\n"
+        "publish.table(pd.DataFrame({'x': [seed]}), 'tab-dl-x')\n```\n", encoding="utf-8")
+    run = lambda: execute_chapter("dl", {"seed": 1}, root, profile="smoke", log=lambda s: None)  # noqa: E731
+    assert run() is True and run() is False
+    tables = root / "book/_extra/tables"
+    (tables / "tab-other-y.csv").write_text("y\n2\n", encoding="utf-8")  # another chapter's download
+    (tables / "tab-other-y.meta.json").write_text('{"label": "tab-other-y"}', encoding="utf-8")
+    assert run() is False
+    (tables / "tab-dl-x.csv").write_text("x,source\n7,simulated world (size smoke, seed 7)\n", encoding="utf-8")
+    assert run() is True and run() is False
+    assert "x,source\n1," in (tables / "tab-dl-x.csv").read_text(encoding="utf-8")
+
+
 def test_a_models_file_is_one_of_the_files_a_chapter_reads(tmp_path):
     """A `models file` parameter's file is hashed for the cache key like a `file`'s: editing it executes the chapter again."""
     from cheems_lib.publishing.chapters import chapter

@@ -1,4 +1,4 @@
-"""cheems_lib.analyses.experiments: the world, the named training sets and families over training seeds."""
+"""cheems_lib.analyses.experiments: the named training sets and families over training seeds."""
 from __future__ import annotations
 
 import shutil
@@ -9,15 +9,14 @@ import numpy as np
 
 import pytest
 
-from cheems_lib.analyses import experiments
+from cheems_lib.analyses import experiments, world_folder
 from cheems_lib.analyses.leaderboard import evaluate_scores, leaderboard_frame
 from cheems_lib.models import zoo
 from cheems_lib.distant_supervision import ABLATION
-from cheems_lib.analyses.experiments import open_world
+from cheems_lib.analyses.world_folder import open_world
 from cheems_lib.world.simulation import WorldConfig, build_world
-from cheems_lib.world_files import write_world
 from cheems_lib.models.zoo import zoo_key
-from conftest import make_record, release_folder
+from conftest import make_record
 
 
 def test_family_trains_every_set_with_every_seed():
@@ -27,12 +26,6 @@ def test_family_trains_every_set_with_every_seed():
     specs = fam.specs()
     assert [(s.name, s.config.seed) for s in specs] == [(n, k) for n in "xy" for k in range(3)]
     assert {s.config.model for s in specs if s.name == "y"} == {"tiny-xs"} and all(s.config.epochs == 1 for s in specs)
-
-
-@pytest.mark.parametrize("seeds, text", [((0, 1, 2), "0-2"), ((3,), "3"), ((0, 2, 5), "0, 2, 5")])
-def test_seeds_text(seeds, text):
-    """Seeds are described compactly in provenance lines."""
-    assert experiments.seeds_text(seeds) == text
 
 
 def test_busy_entry_is_skipped_not_waited_for(tmp_path, monkeypatch):
@@ -54,25 +47,11 @@ def test_busy_entry_is_skipped_not_waited_for(tmp_path, monkeypatch):
     assert order == [("b", False), ("a", True)]
 
 
-class TestWorldTruth:
-    def test_truth_is_the_simulators_and_absent_for_real_files(self, tmp_path):
-        """World.truth maps (prompt id, response id) to the hidden utility written by the simulator, and is
-        None for a folder without truth.jsonl (real files)."""
-        built = build_world(WorldConfig(size="smoke", seed=3))
-        write_world(built, tmp_path / "sim")
-        truth = open_world(str(tmp_path / "sim")).truth
-        assert truth == {(t["prompt_id"], t["response_id"]): t["utility"] for t in built.truth}
-        shutil.copytree(tmp_path / "sim", tmp_path / "real")
-        (tmp_path / "real" / "truth.jsonl").unlink()
-        assert open_world(str(tmp_path / "real")).truth is None
-
-
-
 @pytest.fixture(scope="module")
 def world():
     w = build_world(WorldConfig(size="smoke", seed=3))
-    return experiments.World(directory=Path("unused"), files=w.files, length_scale=1.0, simulated=True,
-                             size="smoke", seed=3)
+    return world_folder.World(directory=Path("unused"), files=w.files, length_scale=1.0, simulated=True,
+                              size="smoke", seed=3)
 
 
 def _keys(specs):
@@ -113,13 +92,12 @@ def test_evaluate_scores_is_paired_and_takes_one_or_many_seeds(world):
     assert dict(zip(board["model"], board["seeds"])) == {"a": 1, "b": 2}
 
 
-
 @pytest.fixture(scope="module")
 def smoke_world(tmp_path_factory):
     """The smoke world, opened without the world cache."""
     world = build_world(WorldConfig(size="smoke", seed=0))
-    return experiments.World(directory=tmp_path_factory.mktemp("world"), files=world.files, length_scale=1 / 3,
-                             simulated=True, size="smoke", seed=0)
+    return world_folder.World(directory=tmp_path_factory.mktemp("world"), files=world.files, length_scale=1 / 3,
+                              simulated=True, size="smoke", seed=0)
 
 
 def _fake_zoo(monkeypatch):
@@ -170,39 +148,6 @@ def test_evaluate_lists_specs_of_one_name_by_seed(smoke_world, monkeypatch):
     assert len(set(accs)) == 3 and len(recs) > 0
 
 
-class TestWorldOnReleaseFolders:
-    def test_complete_release_opens_like_the_simulated_world(self, smoke_dir, tmp_path):
-        """A release folder with a subset field gives the same human/GPT subsets and bench as the §6 files,
-        and is real: not simulated, no truth, length scale 1, labels unknown."""
-        sim = open_world(str(smoke_dir))
-        real = open_world(str(release_folder(smoke_dir, tmp_path / "r")))
-        assert [r.id for r in real.human] == [r.id for r in sim.human]
-        assert [r.id for r in real.gpt(5)] == [r.id for r in sim.gpt(5)]
-        assert set(real.bench) == {"open", "human"} and real.truth is None and real.summary is None
-        assert not real.simulated and sim.simulated and real.length_scale == 1.0
-        assert real.labels == "unknown labels" and real.label == f"the files in {tmp_path / 'r'}"
-
-    def test_missing_files_are_none_not_keyerror(self, smoke_dir, tmp_path):
-        """Only the open subset and an unsplit preference file: human and gpt are None, bench has one subset,
-        preference is the whole file, and missing() names the file a section needs."""
-        w = open_world(str(release_folder(smoke_dir, tmp_path / "r", subset=False, files=("open", "preference"))))
-        assert w.human is None and w.gpt() is None and list(w.bench) == ["open"]
-        assert len(w.preference) == len(open_world(str(smoke_dir)).preference)
-        assert w.missing("Table 1", "cheems_bench/human.jsonl", "cheems_bench/open.jsonl") == (
-            "*Skipped: Table 1; it needs `cheems_bench/human.jsonl`, which this folder does not hold.*")
-        assert "the human and GPT subsets of `cheems_preference.jsonl`" in w.missing("Table 4", "cheems_preference/human.jsonl")
-        assert w.missing("Table 1", "cheems_bench/open.jsonl") is None
-
-
-def test_missing_says_how_to_split_one_preference_file(smoke_dir, tmp_path):
-    """An unsplit cheems_preference.jsonl: a section needing the human/GPT subsets says how to split it."""
-    (tmp_path / "r").mkdir()
-    shutil.copy(smoke_dir / "cheems_preference/gpt.jsonl", tmp_path / "r" / "cheems_preference.jsonl")
-    w = open_world(str(tmp_path / "r"))
-    assert w.human is None and w.conditions["preference"] and not w.conditions["pref-split"]
-    assert "`-p human_ids FILE`" in w.missing("Table 4", "cheems_preference/human.jsonl", "cheems_preference/gpt.jsonl")
-
-
 def test_leaderboard_family_trains_on_whatever_preference_file_exists(smoke_dir, tmp_path):
     """Split subsets: the human and GPT models; one unsplit file: tiny and tiny-xs on it; no preference
     file: no model (the evaluation chapter then shows the baselines only)."""
@@ -218,24 +163,17 @@ def test_leaderboard_family_trains_on_whatever_preference_file_exists(smoke_dir,
     assert experiments.leaderboard_family(open_world(str(tmp_path / "one")), seeds=(0,), epochs=1).sets == {}
 
 
-def test_a_simulated_folder_is_described_by_its_own_summary(smoke_dir):
-    """world_dir pointing at a `cheems simulate` folder: simulated, with the folder's size and seed (which a
-    sensitivity sweep re-simulates), whatever the chapter's size and seed parameters say."""
-    w = open_world(str(smoke_dir), "default", 0)
-    assert w.simulated and (w.size, w.seed) == ("smoke", 3) and w.label == "the simulated world (size smoke, seed 3)"
-
-
 def test_leaderboard_models_loads_the_models_file_entries(world, tmp_path):
     """A models file's checkpoint is loaded with from_pretrained and scored under its row name, exactly as
     score_records scores the loaded model; a path named twice is loaded once; no zoo model is trained then."""
     from types import SimpleNamespace
 
-    from cheems_lib.analyses.model_list import choose
+    from cheems_lib.publishing.model_list import choose
     from cheems_lib.models.reward_model import build_tiny, load, train_tokenizer
     from cheems_lib.models.scoring import score_records
 
-    world = experiments.World(directory=world.directory, files={k: v[:4] for k, v in world.files.items()},
-                              length_scale=1.0, simulated=True, size="smoke", seed=3)
+    world = world_folder.World(directory=world.directory, files={k: v[:4] for k, v in world.files.items()},
+                               length_scale=1.0, simulated=True, size="smoke", seed=3)
     texts = [t for r in world.bench_records for t in [r.prompt, *(x.content for x in r.responses)]]
     tok = train_tokenizer(texts, vocab_size=600)
     build_tiny("tiny-xs", tok, seed=1).save_pretrained(tmp_path / "rm")

@@ -37,3 +37,25 @@ def test_overall_dots_is_one_row_per_training_set_with_its_mean():
     assert np.allclose([c.get_offsets()[0, 0] for c in ax.collections[1::2]], [0.6, 0.5, 0.65])
     assert ax.get_xlabel() == "Overall on CheemsBench (ours)" and ax.get_legend() is not None
     plt.close(fig)
+
+
+class TestCellFontSize:
+    def test_fits_the_cell_and_stays_readable_on_the_page(self):
+        """A size that fits the cell and shows at least READABLE_PT points once the figure is shrunk to the page."""
+        from cheems_lib.publishing.figures import PAGE_WIDTH_IN, READABLE_PT, cell_font_size
+
+        fig, ax = plt.subplots(figsize=(7, 3))
+        size = cell_font_size(ax, (3, 3), chars=12, lines=2)
+        box = ax.get_position()
+        assert size is not None and size * min(1, PAGE_WIDTH_IN / 7) >= READABLE_PT
+        assert size * 0.62 * 12 <= box.width * 7 * 72 / 3 and size * 1.25 * 2 <= box.height * 3 * 72 / 3
+        plt.close(fig)
+
+    def test_none_when_the_cells_are_too_small(self):
+        """Many small cells on a wide figure shown shrunk: no size is readable, so None (drop or shorten the text)."""
+        from cheems_lib.publishing.figures import cell_font_size
+
+        fig, ax = plt.subplots(figsize=(11, 2))
+        assert cell_font_size(ax, (8, 12), chars=12, lines=2) is None
+        assert cell_font_size(ax, (0, 3), chars=4) is None
+        plt.close(fig)

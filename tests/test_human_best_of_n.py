@@ -192,3 +192,6 @@ class TestBestOfN:
         assert result.lines["best answer (oracle)"] == 3.0 and result.lines["random pick (expected)"] == pytest.approx(4 / 3)
         assert result.lines["pick-longest"] == 0.0 and result.lines["pick-shortest"] == 3.0
         assert result.models == 3 and result.rho.value == pytest.approx(1.0) and result.rho.n == len(held)
+        again = bon.best_of_n(trained, n_boot=50, seed=0)  # the module's call is the method's, None without models
+        assert again.frame.equals(result.frame) and again.rho.value == result.rho.value
+        assert bon.best_of_n(None, n_boot=50) is None

@@ -1,70 +1,14 @@
-"""Real human scores (WritingPreferenceBench zh): the split, length, the agreement of two scorings, their claims."""
+"""Real human scores (WritingPreferenceBench zh): reading and checking the file, the split, the preference file's labels."""
 from __future__ import annotations
 
-import itertools
 import json
 import lzma
-import math
 
-import numpy as np
 import pytest
 
-from cheems_lib import estimates
-from cheems_lib.analyses import claims, human_labels as hl
-from cheems_lib.records import Record, Response
-from cheems_lib.world.best_of_n import prompt_resamples
+from cheems_lib.analyses import human_labels as hl, human_length_preference
 
-from conftest import ROOT
-
-HUMAN_FILE = ROOT / "data/real/writingpref/writingpref_zh.jsonl.xz"
-
-
-def _scored(pid: str, lengths: dict[str, int], scores: dict[str, int], second: dict[str, int] | None = None,
-            tag: str = "诗歌") -> Record:
-    """A record in the shipped shape: answers of the given lengths, ranked by their human scores."""
-    levels = sorted(set(scores.values()), reverse=True)
-    extra = {"human_scores": scores, **({"second_scores": second} if second is not None else {})}
-    return Record(prompt=pid, id=pid, responses=[Response(m, "字" * n) for m, n in lengths.items()],
-                  rank={m: levels.index(s) for m, s in scores.items()}, category=[tag], extra=extra)
-
-
-@pytest.fixture
-def no_glue(monkeypatch):
-    """Claims glue their sentences into a notebook; outside one, nothing."""
-    import myst_nb
-
-    monkeypatch.setattr(myst_nb, "glue", lambda *a, **k: None)
-
-
-def _kappa_literal(first: list[int], second: list[int], k: int = 4) -> float:
-    """Quadratic-weighted kappa from the pairs of scores, by the textbook double sum (Cohen 1968), one item at a time."""
-    n = len(first)
-    observed = sum((a - b) ** 2 for a, b in zip(first, second)) / n
-    expected = sum((a - b) ** 2 for a in first for b in second) / n ** 2
-    return 1 - observed / expected
-
-
-class TestWeightedKappa:
-    def test_hand_example(self):
-        """Four answers scored (0, 0), (1, 1), (2, 3), (3, 2): observed weighted disagreement (1/9 + 1/9) / 4 = 1/18;
-        both margins uniform, so expected = (1/16) * sum over the 4x4 cells of (i - j)^2 / 9 = 40 / 144 = 5/18;
-        kappa = 1 - (1/18) / (5/18) = 0.8."""
-        assert hl.weighted_kappa([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]]) == pytest.approx(0.8)
-
-    def test_matches_the_literal_double_sum(self):
-        """On random scorings, the table form equals the item-by-item double sum (the same formula, written out)."""
-        rng = np.random.default_rng(0)
-        for _ in range(20):
-            first, second = rng.integers(0, 4, 30).tolist(), rng.integers(0, 4, 30).tolist()
-            table = np.zeros((4, 4))
-            np.add.at(table, (first, second), 1)
-            assert hl.weighted_kappa(table) == pytest.approx(_kappa_literal(first, second))
-
-    def test_perfect_independent_and_degenerate(self):
-        """Perfect agreement is 1, a table equal to its margins' product is 0, one score everywhere is NaN."""
-        assert hl.weighted_kappa(np.diag([3, 1, 4, 2])) == pytest.approx(1.0)
-        assert hl.weighted_kappa(np.outer([1, 2, 3, 4], [4, 3, 2, 1])) == pytest.approx(0.0)
-        assert math.isnan(hl.weighted_kappa([[5, 0, 0, 0], [0] * 4, [0] * 4, [0] * 4]))
+from human_scores import _scored, HUMAN_FILE
 
 
 class TestSplitHalves:
@@ -100,110 +44,6 @@ class TestKeepAnswers:
         assert [r.response_ids for r in hl.keep_answers([big], 3, seed=1)] == [kept]
 
 
-class TestLength:
-    def test_longer_wins_by_hand(self):
-        """Scores a 3, b 1, c 1 with lengths 200, 500, 100: pairs a>b (a shorter, difference 300, ratio 2.5) and a>c (a
-        longer, difference 100, ratio 2); b and c tie, so they give no pair."""
-        rec = _scored("p", {"a": 200, "b": 500, "c": 100}, {"a": 3, "b": 1, "c": 1})
-        assert [x.tolist() for x in hl.longer_wins([rec])] == [[1.0], [2.0]]
-        assert [x.tolist() for x in hl.longer_wins([rec], 1, 150)] == [[1.0], [1.0]]
-        assert [x.tolist() for x in hl.longer_wins([rec], 250)] == [[0.0], [1.0]]
-        assert [x.tolist() for x in hl.longer_wins([rec], 2.2, ratio=True)] == [[0.0], [1.0]]
-        assert hl.length_gap([rec])[0].tolist() == [(200 - 500) + (200 - 100)]
-
-    def test_equal_lengths_never_count(self):
-        """Two answers of the same length are no decision about length."""
-        rec = _scored("p", {"a": 50, "b": 50}, {"a": 2, "b": 0})
-        assert hl.longer_wins([rec])[1].tolist() == [0.0] and hl.length_gap([rec])[1].tolist() == [1.0]
-
-
-class TestRescoring:
-    def test_counts_by_hand(self):
-        """Prompt p: first a 3, b 1, c 1; second a 2, b 2, c 0. Pairs: a-b strict then tied, a-c strict both alike,
-        b-c tied then strict: 3 pairs, 1 strict in both, 0 reversed, 2 tie changes; with ties Algorithm 1 cannot
-        reproduce both (a tie and a strict call on one pair), without ties the calls a>b, a>c, b>c agree.
-        Prompt q: a 3, b 0 then a 0, b 3: one pair, reversed, a conflict either way. Prompt r has one twice-scored
-        answer: left out."""
-        p = _scored("p", {"a": 1, "b": 2, "c": 3}, {"a": 3, "b": 1, "c": 1}, second={"a": 2, "b": 2, "c": 0})
-        q = _scored("q", {"a": 1, "b": 2}, {"a": 3, "b": 0}, second={"a": 0, "b": 3})
-        r = _scored("r", {"a": 1, "b": 2}, {"a": 3, "b": 0}, second={"a": 1})
-        got = hl.rescoring([p, q, r])
-        assert got.pairs.tolist() == [3, 1] and got.strict.tolist() == [1, 1] and got.reversed.tolist() == [0, 1]
-        assert got.tie_changed.tolist() == [2, 0]
-        assert got.conflicted.tolist() == [1, 1] and got.strict_conflicted.tolist() == [0, 1]
-        assert got.table[0][3, 2] == 1 and got.table[0][1, 2] == 1 and got.table[0][1, 0] == 1
-        assert got.exact(n_boot=0).value == 0.0  # no answer got the same score twice
-
-    def test_kappa_estimate_is_the_pooled_kappa_and_resamples_prompts(self):
-        """The point is the kappa of the summed table; each replicate is the kappa of the table of its resampled prompts."""
-        rng = np.random.default_rng(2)
-        recs = [_scored(f"p{i}", dict.fromkeys("abcde", 1), dict(zip("abcde", rng.integers(0, 4, 5).tolist())),
-                        second=dict(zip("abcde", rng.integers(0, 4, 5).tolist()))) for i in range(12)]
-        got = hl.rescoring(recs)
-        est = got.kappa(n_boot=5, seed=3)
-        assert est.value == pytest.approx(hl.weighted_kappa(got.table.sum(axis=0))) and est.n == 12
-        counts = prompt_resamples(12, 5, seed=3, stream="weighted kappa")
-        assert est.boot[0, 2] == pytest.approx(hl.weighted_kappa(np.tensordot(counts[2], got.table, axes=1)))
-
-    def test_no_second_scores_gives_nothing(self):
-        """Records without second_scores make an empty rescoring (the chapter then skips the section)."""
-        assert len(hl.rescoring([_scored("p", {"a": 1, "b": 2}, {"a": 1, "b": 0})]).table) == 0
-
-
-class TestClaims:
-    def test_missing_file_makes_every_claim_untestable(self, no_glue):
-        """Without the human file each claim is untestable and says which file it needs."""
-        ledger = claims.Ledger("human_labels", "test")
-        why = "needs the human scores, x.jsonl, which does not exist"
-        hl.add_length_claims(ledger, None, missing=why)
-        hl.add_agreement_claims(ledger, None, missing=why)
-        assert len(ledger.claims) == 6
-        assert all(c.kind == "untestable" and c.reason == why for c in ledger.claims.values())
-
-    def test_kinds_and_verdicts_on_a_length_preferring_file(self, no_glue):
-        """Forty prompts where the longer answer scores higher in three of four (the fourth scores the other way): the
-        overall and moderate shares are supported, the paper's 'shorter at a large difference' contradicted; the overall
-        one is our question, Fig. 15's two are findings."""
-        recs = [_scored(f"p{i}", {"a": 100, "b": 200, "c": 900},
-                        {"a": 3, "b": 1, "c": 0} if i % 4 == 0 else {"a": 0, "b": 1, "c": 3}) for i in range(40)]
-        ledger = claims.Ledger("human_labels", "test")
-        hl.add_length_claims(ledger, recs, n_boot=200)
-        got = {cid: (c.kind, c.verdict) for cid, c in ledger.claims.items()}
-        assert got == {"human-length-longer-wins": ("question", "supported"),
-                       "human-length-moderate": ("finding", "supported"),
-                       "human-length-shorter-at-large": ("finding", "contradicted")}
-
-    def test_paper_numbers_come_from_data_paper(self):
-        """Table 1's human-annotated lengths and Table 5's human ratios are read from the CSVs, not typed."""
-        import csv
-
-        rows = {r["statistic"]: r for r in csv.DictReader(open(ROOT / "data/paper/table1_statistics.csv", encoding="utf-8"))}
-        t1 = hl.table1_lengths()
-        assert t1.loc["cheemsbench_open_prompt", "chosen"] == float(rows["avg_chars_chosen"]["cheemsbench_open_prompt"])
-        t5 = {r["subset"]: float(r["conflict_ratio"]) for r in csv.DictReader(
-            open(ROOT / "data/paper/table5_conflict_ratio.csv", encoding="utf-8")) if r["annotator"] == "human"}
-        assert hl.table5_human() == t5
-
-
-@pytest.mark.skipif(not HUMAN_FILE.exists(), reason="data/real/writingpref is not in this checkout")
-def test_shipped_file_rescoring_matches_a_json_count():
-    """On the shipped file, the answers scored twice and the pairs both scorings order strictly and reversed, counted
-    from the JSON alone, equal what rescoring finds."""
-    from cheems_lib.records import read_records
-
-    raw = [json.loads(line) for line in lzma.open(HUMAN_FILE, "rt", encoding="utf-8")]
-    twice = reversed_pairs = 0
-    for r in raw:
-        both = [m for m in r["second_scores"] if m in r["human_scores"]]
-        twice += len(both)
-        for a, b in itertools.combinations(both, 2):
-            d1 = r["human_scores"][a] - r["human_scores"][b]
-            d2 = r["second_scores"][a] - r["second_scores"][b]
-            reversed_pairs += d1 * d2 < 0
-    got = hl.rescoring(read_records(HUMAN_FILE))
-    assert got.table.sum() == twice and got.reversed.sum() == reversed_pairs and len(got.table) == len(raw)
-
-
 def _write_human_file(path, records) -> None:
     """A compressed records file in the shipped shape (what data/real/writingpref holds)."""
     with lzma.open(path, "wt", encoding="utf-8") as fh:
@@ -235,11 +75,12 @@ class TestOpenData:
         assert source.startswith("data: ") and "(labels: model-generated); training seeds 0-2" in source
         values = data.prose_values()
         assert (values["n_prompts"], values["n_answers"], values["n_tags"], values["max_per_tag"]) == (12, 36, 3, 4)
-        won, unequal = hl.longer_wins(data.records)
+        won, unequal = human_length_preference.longer_wins(data.records)
         assert values["n_equal_length"] == values["n_pairs"] - unequal.sum()
         assert values["share_longer_unequal"] == f"{won.sum() / unequal.sum():.4f}"
         assert values["share_longer_all"] == f"{won.sum() / values['n_pairs']:.4f}"
-        assert data.split_table()["prompts"].sum() == 12
+        split = hl.split_table(data)
+        assert split["prompts"].sum() == 12 and (split["training half"] + split["held-out half"]).sum() == 12
 
     def test_missing_file(self, tmp_path):
         """A missing human file reads as None: its claims' reason names it, the page says what was skipped."""
@@ -249,30 +90,7 @@ class TestOpenData:
         data = hl.open_data(world, str(tmp_path / "none.jsonl.xz"))
         assert data.records is None and data.source([0], "fallback") == "fallback"
         assert "none.jsonl.xz" in data.needs and data.notes()[0].startswith("*Skipped:")
-
-
-class TestTables:
-    def test_length_and_agreement_tables(self):
-        """The band table has one row per band of both kinds; the gap table puts ours first and Table 1's three
-        human-annotated sets below, each with the paper's chosen minus rejected; the agreement table ends with Table 5's
-        two human ratios."""
-        recs = [_scored(f"p{i}", {"a": 100, "b": 300, "c": 3000}, {"a": 0, "b": 1, "c": 3},
-                        second={"a": 1, "b": 1, "c": 2}) for i in range(12)]
-        bands = hl.length_bands(recs, n_boot=50)
-        table, gap = hl.length_tables(recs, bands, n_boot=50)
-        assert len(table) == len(hl.DIFFERENCE_BANDS) - 1 + len(hl.RATIO_BANDS) - 1
-        assert table["strict pairs"].sum() == 2 * 3 * 12 and list(gap["set"])[1:] == [
-            f"paper, Table 1: {name}" for name in hl.TABLE1_HUMAN]
-        rescored = hl.rescoring(recs)
-        found = {"human-rescore-reversed": estimates.ratio_estimate(rescored.reversed, rescored.strict, n_boot=50),
-                 "human-rescore-conflicts": estimates.ratio_estimate(rescored.strict_conflicted, n_boot=50)}
-        shares = hl.agreement_shares(rescored, found, n_boot=50)
-        agreement = hl.agreement_table(shares, rescored.kappa(n_boot=50), rescored.shift(n_boot=50))
-        assert list(agreement["paper"])[-2:] == [f"{v:.4f}" for v in hl.table5_human().values()]
-        assert list(agreement["statistic"])[:2] == ["weighted kappa (quadratic)",
-                                                    "mean score shift, second minus first (score points)"]
-        assert agreement.set_index("statistic").loc[hl.CONFLICTS_STRICT, "over"] == "prompts"
-        assert hl.agreement_values(rescored)["n_twice"] == 36
+        assert hl.split_table(data) is None
 
 
 class TestCheckScores:
@@ -289,7 +107,7 @@ class TestCheckScores:
     def _error(self, tmp_path, rows, name="human.jsonl"):
         from types import SimpleNamespace
 
-        from cheems_lib.records import DataError
+        from cheems_lib.input_files import DataError
 
         world = SimpleNamespace(preference=None, layout=None, file_labels=lambda key: "")
         path = self._write(tmp_path / name, rows)
@@ -341,53 +159,6 @@ class TestCheckScores:
         from cheems_lib.world_files import read_ranked
 
         hl.check_scores(read_ranked(HUMAN_FILE), HUMAN_FILE)
-
-
-class TestShift:
-    def test_by_hand(self):
-        """Prompt p: (3, 2), (1, 2), (1, 0) -> shifts -1, +1, -1; prompt q: (3, 0), (0, 3) -> -3, +3. Mean over the five
-        answers: (-1 + 1 - 1 - 3 + 3) / 5 = -0.2; one answer higher and one lower in each prompt."""
-        p = _scored("p", {"a": 1, "b": 2, "c": 3}, {"a": 3, "b": 1, "c": 1}, second={"a": 2, "b": 2, "c": 0})
-        q = _scored("q", {"a": 1, "b": 2}, {"a": 3, "b": 0}, second={"a": 0, "b": 3})
-        got = hl.rescoring([p, q])
-        est = got.shift(n_boot=20, seed=1)
-        assert est.value == pytest.approx(-0.2) and est.n == 2 and got.moves == (2, 3)
-        values = hl.agreement_values(got, est, got.kappa(n_boot=20), seed=1)
-        assert (values["n_second_higher"], values["n_second_lower"]) == (2, 3)
-        assert values["score_shift"].startswith("-0.200 [")
-
-
-class TestConflictComparison:
-    def test_strict_calls_are_compared_with_table5_and_ties_are_not(self, no_glue):
-        """Forty prompts whose second scoring ties a pair the first orders (a tie change, no reversal), but for two
-        whose second scoring reverses it: with ties every prompt conflicts, with strict calls only the two do. The
-        claim compared with Table 5 uses the strict share (here 0.05, below Table 5), and the share with ties is named
-        not comparable."""
-        recs = [_scored(f"p{i}", {"a": 1, "b": 2}, {"a": 3, "b": 1},
-                        second={"a": 1, "b": 3} if i % 20 == 0 else {"a": 2, "b": 2}) for i in range(40)]
-        got = hl.rescoring(recs)
-        reversed_at = [float(i % 20 == 0) for i in range(40)]
-        assert got.conflicted.tolist() == [1.0] * 40 and got.strict_conflicted.tolist() == reversed_at
-        ledger = claims.Ledger("human_labels", "test")
-        found = hl.add_agreement_claims(ledger, got, n_boot=50)
-        claim = ledger.claims["human-rescore-conflicts"]
-        assert found["human-rescore-conflicts"].value == 0.05 and claim.verdict == "contradicted"
-        assert claim.estimate == pytest.approx(0.05 - max(hl.table5_human().values()))
-        assert "strict pairwise calls (ties left out)" in claim.statistic and "by construction" in claim.reason
-        shares = hl.agreement_shares(got, found, n_boot=50)
-        assert shares[hl.CONFLICTS_TIES].value == 1.0 and shares[hl.CONFLICTS_STRICT].value == 0.05
-        assert "not comparable with Table 5" in hl.CONFLICTS_TIES
-        assert "independent" not in ledger.claims["human-rescore-kappa"].claim
-        assert "another annotator" in ledger.claims["human-rescore-kappa"].claim
-
-    def test_length_sentence_says_minus_one_half_and_the_denominator(self, no_glue):
-        """Eight prompts of ten where the longer answer scores higher: a share of 0.8, said as minus one half."""
-        recs = [_scored(f"p{i}", {"a": 100, "b": 200}, {"a": 3, "b": 0} if i % 5 == 0 else {"a": 0, "b": 3})
-                for i in range(10)]
-        ledger = claims.Ledger("human_labels", "test")
-        hl.add_length_claims(ledger, recs, n_boot=50)
-        sentence = ledger.claims["human-length-longer-wins"].sentence
-        assert "(equal-length pairs left out) minus 0.5 is +0.300" in sentence and "from one half" not in sentence
 
 
 class TestPreferenceLabels:

@@ -144,3 +144,27 @@ def test_plot_judge_draws_both_panels():
                         estimates.Estimate.single(0.9, np.full(50, 0.9), n=20))
     left, right = fig.axes
     assert len(right.get_yticklabels()) == 5
+
+
+def test_add_length_claims_tests_each_file_and_says_what_is_missing(monkeypatch):
+    """The longer answer wins the strict decision of 16 of 20 prompts: the judge's length claim is *supported*; without
+    a preference file its claim is untestable and names the file."""
+    import myst_nb
+
+    monkeypatch.setattr(myst_nb, "glue", lambda *a, **k: None)
+    bench = [Record(prompt=f"p{i}", id=f"p{i}", responses=[Response("a", "x" * 30), Response("b", "x")],
+                    annotations=[("a", "b", "1" if i < 16 else "2")]) for i in range(20)]
+    ledger = _ledger()
+    found = jc.add_length_claims(ledger, bench=bench, preference=None, judge="judge-x", n_boot=100)
+    assert list(found) == ["real-judge-length"] and found["real-judge-length"].value == 0.8
+    assert ledger.claims["real-judge-length"].verdict == "supported"
+    assert ledger.claims["real-judge-length"].claim == "judge-x prefers the longer response"
+    missing = ledger.claims["real-preference-length"]
+    assert (missing.kind, missing.reason) == ("untestable", "needs cheems_preference.jsonl")
+
+
+def test_judge_shares_names_the_plotted_shares_in_order():
+    """Claim ids become the figure's names, in the figure's order; the aspect conflicts are not a share."""
+    est = estimates.Estimate.single(0.6, np.linspace(0.5, 0.7, 50), n=20)
+    found = {"real-aspect-conflicts": est, "real-judge-length": est, "real-judge-consistency": est}
+    assert list(jc.judge_shares(found)) == ["ordered alike both times", "won by the longer answer (judge)"]

@@ -71,7 +71,8 @@ def test_both_orders_probabilities_and_scores(judge):
 
 
 def test_judging_is_repeatable_and_batch_independent(judge):
-    """Same inputs, same probabilities: no unseeded pair order, no batch-size effect (RewardBench #272, #137)."""
+    """Same inputs, same probabilities: no unseeded pair order, no batch-size effect (as asked of RewardBench:
+    https://github.com/allenai/reward-bench/issues/272, https://github.com/allenai/reward-bench/issues/137)."""
     model, tok, recs = judge
     one = judge_records(model, tok, recs[:1], batch_size=1)
     many = judge_records(model, tok, recs[:1], batch_size=7)

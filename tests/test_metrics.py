@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cheems_lib.metrics import accuracy, evaluate_subset, exact_match, overall, overall_ci, overall_ci_note
-from cheems_lib.records import DataError
+from cheems_lib.input_files import DataError
 from conftest import make_record
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cheems_lib.analyses.model_list import ZOO_NAMES, choose, read_models_file
-from cheems_lib.records import DataError
+from cheems_lib.publishing.model_list import ZOO_NAMES, choose, read_models_file
+from cheems_lib.input_files import DataError
 from conftest import ROOT
 
 
@@ -26,7 +26,7 @@ class TestReadModelsFile:
         assert read.judges == {"org/judge": "org/judge"}
 
     def test_the_shipped_example_reads(self):
-        """configs/models.yaml, the README's example, is a valid models file."""
+        """configs/models.yaml, the command-line page's example, is a valid models file."""
         read = read_models_file(ROOT / "configs" / "models.yaml")
         assert read.models and read.zoo and read.baselines and read.judges
 

@@ -167,7 +167,7 @@ def test_doctests():
     assert doctest.testmod(outputs).failed == 0
 
 
-# --- interrupt points: tests interrupt at a chosen moment, never after a sleep (issue 24) ---
+# --- interrupt points: tests interrupt at a chosen moment, never after a sleep ---
 
 _REACH = """
 import sys
@@ -292,7 +292,7 @@ def test_stale_temporaries_of_killed_writers_are_removed(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [".hidden.tmp-notes", "other.csv", "table.csv"]
 
 
-# --- no output is an input; one lock per output (issue: outputs that overwrite inputs, training folders unlocked) ---
+# --- no output is an input (an output must not overwrite an input); one lock per output, training folders included ---
 
 def test_an_output_that_is_an_input_is_refused_through_links_and_hard_links(tmp_path):
     """The same file by its name, a symbolic link or a hard link is refused with one line naming the input; so is an
@@ -300,8 +300,8 @@ def test_an_output_that_is_an_input_is_refused_through_links_and_hard_links(tmp_
     outputs (a new file, a device, a link loop, which the writer refuses itself) pass."""
     import os
 
-    from cheems_lib.records import check_not_input
-    from cheems_lib.records import DataError
+    from cheems_lib.input_files import check_not_input
+    from cheems_lib.input_files import DataError
 
     src = tmp_path / "in.jsonl"
     src.write_text("{}\n")

@@ -77,29 +77,33 @@ def test_resolve_uses_default_and_refuses_none():
         "data: a.jsonl sha256 0123456789ab; columns p1, p2: paper, Table 4 (data/paper/table4_ablation.csv)")
 
 
-def _sidecar(folder, label, source, caption=None, ext="csv"):
+def _sidecar(folder, label, source, caption=None, ext="csv", stem=None, artefact=""):
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{label}.{ext}").write_text("x\n")
-    (folder / f"{label}.meta.json").write_text(provenance.sidecar_json(label, source, caption), encoding="utf-8")
+    (folder / f"{stem or label}.{ext}").write_text("x\n")
+    (folder / f"{stem or label}.meta.json").write_text(provenance.sidecar_json(label, source, caption, artefact=artefact),
+                                                      encoding="utf-8")
 
 
 def test_write_index_from_sidecars(tmp_path):
-    """index.csv lists every download with a sidecar, its caption, source and chapter; orphans are left out."""
+    """index.csv lists every download with a sidecar: its page label, its file (named after whose numbers it holds),
+    the paper's artefact, caption, source and chapter; orphans are left out."""
     tables, figures = tmp_path / "book/_extra/tables", tmp_path / "book/_extra/figures"
     _sidecar(tables, "tab-b-one", "simulated world (size smoke, seed 0)", "Caption, with \"quotes\"")
-    _sidecar(tables, "paper-table1", "paper, Table 1 (data/paper/table1_statistics.csv)", "")
+    _sidecar(tables, "paper-table1", "paper, Table 1 (data/paper/table1_statistics.csv)", "", stem="published-table1",
+             artefact="Table 1")
     (tables / "tab-gone-x.meta.json").write_text(provenance.sidecar_json("tab-gone-x", "data: x"))
     _sidecar(figures, "fig-b-plot", "data: x.jsonl sha256 0123456789ab", ext="svg")
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks/b.md").write_text('publish.table(t, "tab-b-one")\npublish.figure(f, "fig-b-plot")\n')
     paths = provenance.write_index(tmp_path)
     rows = list(csv.DictReader(paths["tables"].open(encoding="utf-8")))
-    assert rows == [{"label": "paper-table1", "caption": "", "source": "paper, Table 1 (data/paper/table1_statistics.csv)",
-                     "chapter": ""},
-                    {"label": "tab-b-one", "caption": "Caption, with \"quotes\"",
+    assert rows == [{"label": "paper-table1", "file": "published-table1.csv", "artefact": "Table 1", "caption": "",
+                     "source": "paper, Table 1 (data/paper/table1_statistics.csv)", "chapter": ""},
+                    {"label": "tab-b-one", "file": "tab-b-one.csv", "artefact": "", "caption": "Caption, with \"quotes\"",
                      "source": "simulated world (size smoke, seed 0)", "chapter": "b"}]
     assert list(csv.DictReader(paths["figures"].open(encoding="utf-8"))) == [
-        {"label": "fig-b-plot", "source": "data: x.jsonl sha256 0123456789ab", "chapter": "b"}]
+        {"label": "fig-b-plot", "file": "fig-b-plot.svg", "artefact": "", "source": "data: x.jsonl sha256 0123456789ab",
+         "chapter": "b"}]
     (tables / "tab-b-one.meta.json").write_text('{"label": "tab-b-one", "source": "ours"}')
     with pytest.raises(ValueError, match=r"tab-b-one\.meta\.json: not a provenance sidecar .*fix: delete it"):
         provenance.write_index(tmp_path)

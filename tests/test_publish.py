@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import matplotlib
 
@@ -55,7 +56,51 @@ def test_table_csv_and_link(tmp_path):
     assert "Ours &amp; theirs" in html and 'href="../tables/tab-test-acc.csv"' in html
     named = pd.DataFrame({"x": [1]}, index=pd.Index(["r"], name="row"))
     publish.table(named, "paper-table9", root=tmp_path)
-    assert (tmp_path / "book/_extra/tables/paper-table9.csv").read_text().splitlines()[0] == "row,x,source"
+    assert (tmp_path / "book/_extra/tables/simulated-table9.csv").read_text().splitlines()[0] == "row,x,source"
+
+
+class TestDownloadNames:
+    def test_a_paper_label_is_saved_under_whose_numbers_it_holds(self, tmp_path):
+        """A ``paper-*`` table or figure is downloaded as simulated-*, data-<folder>-* or published-*, never paper-*;
+        the page label stays, and the paper's artefact is in the sidecar and the PNG's title."""
+        from PIL import Image
+
+        styler = publish.table(pd.DataFrame({"x": [1.5]}), "paper-table2", root=tmp_path)
+        tables = tmp_path / "book/_extra/tables"
+        assert sorted(p.name for p in tables.iterdir()) == ["simulated-table2.csv", "simulated-table2.meta.json"]
+        assert 'href="../tables/simulated-table2.csv"' in styler.to_html() and "<code>paper-table2</code>" in styler.to_html()
+        meta = json.loads((tables / "simulated-table2.meta.json").read_text(encoding="utf-8"))
+        assert meta["label"] == "paper-table2" and meta["artefact"] == "Table 2"
+        paths = publish.figure(_figure(), "paper-fig5", root=tmp_path)
+        assert paths["png"].name == "simulated-fig5.png"
+        assert 'href="../figures/simulated-fig5.png"' in publish.downloads("paper-fig5").data
+        title = Image.open(paths["png"]).text["Title"]
+        assert "Fig. 5" in title and "not the paper's numbers" in title
+
+    def test_each_source_names_its_prefix(self):
+        """The first word of the source decides the prefix; labels of our own tables keep their name."""
+        assert publish.download_name("paper-table8", publish.paper_source("table8_reward_models")) == "published-table8"
+        assert publish.download_name("paper-fig5", "data: data/real (cheems_bench/open.jsonl sha256 0123)") == "data-real-fig5"
+        assert publish.download_name("paper-fig5", "data: x/wpb-zh (a.jsonl sha256 0123)") == "data-wpb-zh-fig5"
+        # a made-up example folder is not called real: the folder's name says whose files they are
+        assert publish.download_name("paper-table1", "data: data/examples/release (f sha256 0)") == "data-release-table1"
+        assert publish.download_name("paper-table1", SIM + "; column paper: paper, Table 1 (x)") == "simulated-table1"
+        assert publish.download_name("tab-evaluation-claims", SIM) == "tab-evaluation-claims"
+        assert not any(publish.download_name(f"paper-{a}", s).startswith("paper-") for a in ("table2", "fig5", "alg1")
+                       for s in (SIM, "data: d (f sha256 0)", publish.paper_source("table8_reward_models")))
+
+    def test_a_rerun_on_another_source_leaves_one_download(self, tmp_path):
+        """Publishing a label again from another source (or over a file of the old name) replaces its download."""
+        tables = tmp_path / "book/_extra/tables"
+        tables.mkdir(parents=True)
+        (tables / "paper-table2.csv").write_text("x\n")
+        (tables / "paper-table2.meta.json").write_text(json.dumps({"label": "paper-table2", "source": SIM}))
+        publish.table(pd.DataFrame({"x": [1]}), "paper-table2", root=tmp_path)
+        publish.table(pd.DataFrame({"x": [1]}), "paper-table2", root=tmp_path, source="data: d/real (f sha256 0)")
+        assert sorted(p.name for p in tables.iterdir()) == ["data-real-table2.csv", "data-real-table2.meta.json"]
+        assert publish.download_of("paper-table2", root=tmp_path) == tables / "data-real-table2.csv"
+        with pytest.raises(FileNotFoundError, match="paper-table9"):
+            publish.download_of("paper-table9", root=tmp_path)
 
 
 def test_header_lists_every_parameter():
@@ -95,6 +140,7 @@ def test_rerun_commands_give_back_exactly_the_values(monkeypatch):
     from cheems_lib.cli import _parser
 
     cheems, pm = map(shell_words, publish.rerun_commands("conflicts", "smoke", _RERUN_VALUES, width=40))
+    assert cheems[0] == ".venv/bin/cheems" and pm[0] == ".venv/bin/papermill"  # run as printed, environment inactive
     args = _parser().parse_args(cheems[1:])
     assert args.profile == "smoke" and args.chapter == ["conflicts"]
     assert {k: coerce(v, _RERUN_TYPES[k]) for k, v in args.param} == _RERUN_VALUES
@@ -112,8 +158,8 @@ def test_header_shows_the_exact_rerun_commands_outside_the_dropdown():
     declared = {"size": {"default": '"default"', "help": "world size"}, "seed": {"default": "0", "help": "seed"}}
     text = publish.header("smoke", {"size": "smoke", "seed": 2}, declared, "build/worlds/smoke", chapter="data")
     before_box = text.split(":::{admonition}")[0]
-    assert "```bash\ncheems book --profile smoke --chapter data -p size smoke -p seed 2\n```" in before_box
-    assert "```bash\npapermill data.ipynb out.ipynb -p size smoke -p seed 2\n```" in before_box
+    assert "```bash\n.venv/bin/cheems book --profile smoke --chapter data -p size smoke \\\n    -p seed 2\n```" in before_box
+    assert "```bash\n.venv/bin/papermill data.ipynb out.ipynb -p size smoke -p seed 2\n```" in before_box
     assert "{download}`data.ipynb <data.ipynb>`" in before_box and "<name>" not in text
 
 
@@ -343,6 +389,7 @@ def test_interactive_table_keeps_the_plain_table_csv_and_caption(tmp_path, monke
     assert 'href="../tables/tab-test-acc.csv"' in plain and "Ours" in plain
     ids = re.findall(r'\bid="([^"]+)"', html)
     assert ids.count("T_tab-test-acc") == 1 and len(ids) == len(set(ids))
+    assert out.data.count('data-key-column="acc"') >= 2  # the table DataTables fills and the plain copy
     bundle = interactive.bundle()
     assert len(bundle) > 100_000 and "http" not in bundle and "<noscript>" not in bundle
     assert html.startswith(bundle) and html.count(bundle) == 1

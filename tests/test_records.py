@@ -11,7 +11,9 @@ from itertools import permutations
 import numpy as np
 
 from cheems_lib import records
-from cheems_lib.records import DataError, md5, read_pairwise_table, read_records, strict_pairs, to_pairs, write_records
+from cheems_lib.input_files import DataError
+from cheems_lib.records import md5, read_pairwise_table, read_records, strict_pairs, to_pairs, write_records
+from cheems_lib.read_report import ReadReport
 from conftest import ROOT, make_record
 
 
@@ -121,7 +123,7 @@ class TestReadFiles:
         from cheems_lib.world_files import read_ranked_files
 
         with_annotations = {**_rec("r", rank=False), "annotations": [["a", "b", "2"]]}
-        report = records.ReadReport()
+        report = ReadReport()
         path = _write(tmp_path / "r.jsonl", [_rec("p"), with_annotations])
         assert [r.rank for r in read_ranked_files([path], report=report)[path]] == [{"a": 0, "b": 1}, {"a": 1, "b": 0}]
         assert (report.resolved, report.conflicted, report.resolved_files) == (1, 0, [str(path)])
@@ -257,55 +259,3 @@ class TestLabelsNamePositions:
         [r] = read_records(tmp_path / "f.jsonl")
         a, b, p = r.annotations[0]
         assert (a if p == "1" else b) == better
-
-
-class TestTextDecoding:
-    """Every text input is decoded one way: a UTF-8 byte order mark dropped, CRLF, LF and lone CR line endings alike;
-    anything else is a one-line error naming the file and line."""
-
-    ROW = {"id": "p", "input": "问", "responses": [{"id": "a", "content": "答"}, {"id": "b", "content": "长答案"}],
-           "rank": {"a": 1, "b": 0}}
-
-    def _rows(self, n=3):
-        return [json.dumps({**self.ROW, "id": f"p{i}"}, ensure_ascii=False).encode() for i in range(n)]
-
-    @pytest.mark.parametrize("ending", [b"\n", b"\r\n", b"\r"])
-    @pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
-    def test_line_endings_and_bom_read_the_same(self, tmp_path, ending, bom):
-        (tmp_path / "f.jsonl").write_bytes(bom + ending.join(self._rows()) + ending)
-        recs = read_records(tmp_path / "f.jsonl")
-        assert [r.id for r in recs] == ["p0", "p1", "p2"] and recs[2].origin.endswith(":3")
-
-    def test_the_line_of_a_bad_row_counts_lone_carriage_returns(self, tmp_path):
-        (tmp_path / "f.jsonl").write_bytes(b"\r".join([*self._rows(2), b"{broken"]))
-        with pytest.raises(DataError, match=r"f\.jsonl:3: malformed JSON"):
-            read_records(tmp_path / "f.jsonl")
-
-    @pytest.mark.parametrize("content, match", [
-        ("[" * 100_000 + "]" * 100_000, r":1: malformed JSON .*nested too deeply"),
-        ('{"id": "p", "input": "q", "x": ' + "[" * 5_000 + "]" * 5_000 + "}", r":1: malformed JSON .*nested too deeply"),
-        (b'{"id": "p", "input": "q\xff"}', r":1: not UTF-8 text \(byte 0xff"),
-        ('{"id": "p"}'.encode("utf-16"), r":1: is UTF-16 text"),
-        ('{"input": "' + "长" * 2_000_000 + '"', r":1: malformed JSON"),
-    ], ids=["deep-array", "deep-field", "latin1", "utf16", "long-unclosed"])
-    def test_malformed_input_is_one_line(self, tmp_path, content, match):
-        (tmp_path / "f.jsonl").write_bytes(content if isinstance(content, bytes) else content.encode())
-        with pytest.raises(DataError, match=match) as e:
-            read_records(tmp_path / "f.jsonl")
-        assert "\n" not in str(e.value)
-
-    def test_other_text_inputs_decode_alike(self, tmp_path):
-        """An id list, a manifest and a CSV table with a BOM and CRLF endings read as without them."""
-        from cheems_lib.records import read_json, read_pairwise_table
-        from cheems_lib.world_files import read_ids
-
-        (tmp_path / "ids.txt").write_bytes(b"\xef\xbb\xbfp1\r\np2\rp3\n")
-        assert read_ids(tmp_path / "ids.txt") == {"p1", "p2", "p3"}
-        (tmp_path / "m.json").write_bytes(b'\xef\xbb\xbf{"name": "x"}\r\n')
-        assert read_json(tmp_path / "m.json") == {"name": "x"}
-        (tmp_path / "t.csv").write_bytes(b"\xef\xbb\xbfprompt,response_a,response_b,preference\r\nq,x,yy,1\r\n")
-        [rec] = read_pairwise_table(tmp_path / "t.csv")
-        assert rec.prompt == "q" and rec.annotations[0][2] == "1"
-        (tmp_path / "bad.json").write_text('{"name": \n', encoding="utf-8")
-        with pytest.raises(DataError, match=r"bad\.json:2: malformed JSON"):
-            read_json(tmp_path / "bad.json")

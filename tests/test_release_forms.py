@@ -5,7 +5,7 @@ raw annotations only; the benchmark files with ``rank`` or annotations only; wit
 subset of the files; categories outside the paper's eight, 2 to 20 responses per prompt, ties, a very long text. For
 each: the layout is detected, every record comes back ranked (Algorithm 1 on read where it came without ``rank``, the
 conflicts counted and shown under the data's name), the human/GPT split survives, and each chapter's data needs
-(what :func:`cheems_lib.analyses.experiments.open_world` gives) are met. Library level: seconds, no model is trained.
+(what :func:`cheems_lib.analyses.world_folder.open_world` gives) are met. Library level: seconds, no model is trained.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from cheems_lib.analyses.experiments import open_world
+from cheems_lib.analyses.world_folder import open_world
 from cheems_lib.conflicts import conflict_stats, resolve
 from cheems_lib.records import md5, strict_pairs, to_pairs
 from cheems_lib.world_files import detect_layout
@@ -179,7 +179,9 @@ def test_flat_pairs_group_by_subset_and_prompt_and_count_other_labels(tmp_path):
     official labels (1, 2, 0 as numbers or strings, and their spellings) are read; another string or number label is
     skipped and counted; a preference that is no label (missing, null, true) or a subset that is no string is an
     error naming the line."""
-    from cheems_lib.records import DataError, read_records, ReadReport
+    from cheems_lib.input_files import DataError
+    from cheems_lib.records import read_records
+    from cheems_lib.read_report import ReadReport
 
     def lines(*rows):
         path = tmp_path / "p.jsonl"
@@ -203,7 +205,7 @@ def test_flat_pairs_group_by_subset_and_prompt_and_count_other_labels(tmp_path):
 
 def test_a_record_with_neither_rank_nor_annotations_is_an_error_naming_its_line(tmp_path):
     """Nothing ranks a record without rank and without annotations: one line with the file, the line and the fix."""
-    from cheems_lib.records import DataError
+    from cheems_lib.input_files import DataError
 
     (tmp_path / "cheems_bench").mkdir()
     rows = [{"id": "p", "input": "q", "responses": ["x", "y"], "annotations": [[md5("x"), md5("y"), "1"]]},
@@ -216,7 +218,9 @@ def test_a_record_with_neither_rank_nor_annotations_is_an_error_naming_its_line(
 
 def test_a_flat_file_of_unknown_labels_only_is_an_error_for_a_command(tmp_path):
     """Every pair skipped for its label leaves a command nothing: an error with the count, not an empty success."""
-    from cheems_lib.records import DataError, read_files, ReadReport
+    from cheems_lib.input_files import DataError
+    from cheems_lib.records import read_files
+    from cheems_lib.read_report import ReadReport
 
     path = tmp_path / "p.jsonl"
     path.write_text(json.dumps({"input": "q", "answer1": "x", "answer2": "y", "preference": 3}) + "\n", encoding="utf-8")

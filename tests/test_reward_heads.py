@@ -10,7 +10,8 @@ import json
 import pytest
 
 from cheems_lib.models import reward_heads
-from cheems_lib.models.reward_model import ModelError, encode_pair, encode_pairs, spare_pad_ids
+from cheems_lib.models.reward_model import ModelError, spare_pad_ids
+from cheems_lib.models.chat_encoding import encode_pair, encode_pairs
 from cheems_lib.models.scoring import score_records
 from cheems_lib.records import Record, Response
 

@@ -207,7 +207,7 @@ def test_sizes_trained_elsewhere(tmp_path, monkeypatch):
     training seed) and are scored as they are, never trained here; one missing from it is refused in one line with
     the fix; tiny sizes never ask for the device's memory."""
     from cheems_lib.analyses import experiments
-    from cheems_lib.records import DataError
+    from cheems_lib.input_files import DataError
 
     recs = [make_record(f"p{i}", "ab", rank={"a": 0, "b": 1}) for i in range(4)]
     big, small = "Qwen/Qwen2.5-72B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct"
@@ -251,3 +251,51 @@ def test_checkpoints_file_is_checked_before_any_kernel(tmp_path):
     assert problem.startswith("line 1: Qwen/Qwen2.5-32B-Instruct: ") and "no cheems_train.json" in problem
     assert "--resume" in fix
     assert run / "config.json" in input_files({"checkpoints_file": str(good)}, {"checkpoints_file": spec}, tmp_path)
+
+
+class _World:
+    """What the chapter's setup reads of a world: its benchmark subsets, preference files and manifest."""
+
+    def __init__(self, bench=("open", "human"), preference=True, human=True, gpt=True, comparable=True):
+        rec = [make_record("p", "ab", rank={"a": 0, "b": 1})]
+        self.bench = {k: rec for k in bench}
+        self.preference = rec * 3 if preference else None
+        self.human = rec if human else None
+        self._gpt, self._comparable = (rec * 2 if gpt else None), comparable
+
+    def gpt(self):
+        return self._gpt
+
+    def comparable(self, key):
+        return self._comparable
+
+
+class TestChapterSetup:
+    def test_why_skipped_names_the_missing_files(self):
+        """Both sweeps need a benchmark subset and the preference file; either subset suffices."""
+        assert scaling.why_skipped(_World()) is None and scaling.why_skipped(_World(bench=("human",))) is None
+        assert scaling.why_skipped(_World(bench=(), preference=False)) == (
+            "*Skipped: Figs. 6 and 7; it needs `cheems_bench/open.jsonl` or `cheems_bench/human.jsonl` and "
+            "`cheems_preference.jsonl`, which this folder does not hold.*")
+
+    def test_subsets_and_size_training_set(self):
+        """Subsets keep the paper's order; Fig. 7 trains on the human subset where there is one, else the whole set."""
+        assert scaling.subset_labels(_World(bench=("human", "open"))) == LABELS
+        assert scaling.subset_labels(_World(bench=("human",))) == {"human": "Human Instruction"}
+        world = _World()
+        assert scaling.size_training_set(world) == (world.human, "golden human")
+        world = _World(human=False)
+        assert scaling.size_training_set(world) == (world.preference, "preference-set")
+
+    def test_prose_values(self):
+        """The prose names both subsets, one CheemsBench subset, or a file that is not CheemsBench, and says
+        whether CheemsPreference could be built."""
+        both = scaling.prose_values(_World(), [0, 1, 2])
+        assert both["seeds_text"] == "0-2" and both["n_seeds"] == 3 and both["size_what"] == "golden human"
+        assert both["bench_what"] == "the two CheemsBench subsets" and both["rho_subsets"] == "both subsets"
+        assert both["pref_what"].startswith("CheemsPreference (")
+        one = scaling.prose_values(_World(bench=("open",), gpt=False), [0])
+        assert one["bench_what"] == "the CheemsBench Open Prompt subset" and one["rho_subsets"] == "the Open Prompt subset"
+        assert one["pref_what"].startswith("the preference set as it is")
+        other = scaling.prose_values(_World(bench=("human",), comparable=False, human=False), [0])
+        assert other["bench_what"] == "the benchmark file cheems_bench/human.jsonl" and other["size_what"] == "preference-set"

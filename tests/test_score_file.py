@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from cheems_lib.records import DataError
+from cheems_lib.input_files import DataError
 from cheems_lib.score_file import check_scores_known, read_scores, write_scores
 from conftest import make_record
 

@@ -65,6 +65,12 @@ def test_unfit_says_why_a_ratio_cannot_be_trained():
                                                  "ones, and the world (size smoke) has 30 (fix: a larger world size)")
 
 
+def test_ratio_values_add_one_and_the_papers_and_keep_what_the_world_holds():
+    """1 : 1 and the paper's ratio join the asked ones, once each and ascending; ratios beyond the world drop out."""
+    assert sensitivity.ratio_values(_World(), [3, 2.0, 1], 2.5) == [1.0, 2.0, 2.5, 3.0]
+    assert sensitivity.ratio_values(_World(), [], 8.55) == [1.0]
+
+
 def test_shared_noise_changes_only_the_human_labels():
     """Re-simulating with another shared noise keeps every text and GPT label, and changes human rankings."""
     a = build_world(WorldConfig(size="smoke", seed=1)).files
@@ -199,8 +205,8 @@ def test_paper_ratio_claim_is_robustness_where_the_book_already_trains_at_that_r
         assert claim.kind == kind, book_ratio
         assert ("a second test of tab4-human-beats-gpt" in claim.reason) == (kind == "robustness")
     text = sensitivity.headline(_ledger_rows(paper_kind="robustness"))
-    assert text.startswith("The headline of Table 4's first comparison is tab4-human-beats-gpt (supported")
-    assert "already trains at the paper's GPT : human ratio" in text
+    assert text.startswith("The preference chapter already trains at the paper's GPT : human ratio")
+    assert "supported, 0.020 [0.010, 0.030] over 3 training seeds" in text and "tab4" not in text
 
 
 def _ledger_rows(paper_kind="finding", paper_verdict="inconclusive", one_verdict="supported"):
@@ -215,13 +221,14 @@ def test_headline_is_the_claim_at_the_papers_ratio():
     """The Claims page's headline names the claim at the paper's ratio with both verdicts, and says whether they
     differ; where the paper's ratio is untestable it names the 1:1 claim and says the paper's setting is untested."""
     text = sensitivity.headline(_ledger_rows())
-    assert text.startswith("The headline of Table 4's first comparison is tab4-human-beats-gpt-paper-ratio")
-    assert "(inconclusive, 0.009 [-0.005, 0.022], 1 training seed)" in text
-    assert "(supported, 0.020 [0.010, 0.030], 3 training seeds)" in text and "The two verdicts differ" in text
+    assert text.startswith("The headline is the test at the paper's GPT : human ratio: inconclusive, 0.009 [-0.005, 0.022] "
+                           "over 1 training seed")
+    assert "supported, 0.020 [0.010, 0.030] over 3 training seeds" in text and "The two verdicts differ" in text
+    assert "tab4" not in text  # no claim ids in generated sentences
     assert "The two verdicts agree." in sensitivity.headline(_ledger_rows(paper_verdict="supported"))
     untested = sensitivity.headline(_ledger_rows(paper_kind="untestable"))
-    assert untested.startswith("The headline of Table 4's first comparison is tab4-human-beats-gpt (supported")
-    assert "untestable (why not)" in untested and "not tested in this build" in untested
+    assert untested.startswith("The headline is the preference chapter's test")
+    assert "untestable, why not" in untested and "not tested in this build" in untested
     assert "no headline" in sensitivity.headline(_ledger_rows().iloc[:1])
 
 
@@ -229,11 +236,11 @@ def test_shared_noise_sweeps_build_each_world_once_for_both_claims(monkeypatch):
     """Every value re-simulates one world for both claims; Table 3's sets are the transfer chapter's pairwise sets
     (transfer.annotation_pairs) with that world's human labels, and the machine pairs come from one list at every
     value (the GPT labels do not change), as many as that world's human pairs; Table 4's GPT set is the same."""
-    from cheems_lib.analyses import experiments, transfer
+    from cheems_lib.analyses import transfer, world_folder
     from cheems_lib.world import simulation
     from cheems_lib.world_files import LAYOUT
 
-    world = experiments.open_world("", "smoke", 0)
+    world = world_folder.open_world("", "smoke", 0)
     built, seen = [], []
     real_build = simulation.build_world
     monkeypatch.setattr(sensitivity, "build_world", lambda cfg: built.append(cfg) or real_build(cfg))

@@ -8,7 +8,8 @@ import pytest
 
 from cheems_lib.analyses.calibration import TABLE1_COLUMNS, checks, table1, table5
 from cheems_lib.conflicts import resolve
-from cheems_lib.world.corpus import CATEGORIES, Traits, make_task, render_response
+from cheems_lib.categories import CATEGORIES
+from cheems_lib.world.corpus import Traits, make_task, render_response
 from cheems_lib.records import read_records
 from cheems_lib.world.simulation import SIZES, WorldConfig, build_world
 from cheems_lib.world_files import GPT_LAYOUT, LAYOUT, write_world
@@ -188,3 +189,20 @@ def test_human_labels_relabel_the_same_responses():
         assert any(a.annotations != b.annotations for a, b in zip(other[path], world[path]))
     with pytest.raises(ValueError, match="no human labels"):
         human_labels(config, ("pref_gpt",))
+
+
+def test_the_shipped_release_example_is_what_its_script_writes(tmp_path):
+    """data/examples/release is cut from the simulator by data/examples/make_release.py: rerunning the script
+    gives the shipped files byte for byte (a simulator change that moves them fails here: rerun the script)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    subprocess.run([sys.executable, str(ROOT / "data/examples/make_release.py"), str(tmp_path)], check=True,
+                   capture_output=True, cwd=ROOT)
+    shipped = ROOT / "data/examples/release"
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    assert written == sorted(p.relative_to(shipped).as_posix() for p in shipped.rglob("*") if p.is_file())
+    for rel in written:
+        assert (tmp_path / rel).read_bytes() == (shipped / rel).read_bytes(), rel

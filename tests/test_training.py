@@ -1,8 +1,7 @@
-"""Bradley-Terry training: the loss by hand, learning, determinism, oversize prompts, resume, 2 processes."""
+"""Bradley-Terry training: learning, determinism, oversize prompts, resume, 2 processes (the loss by hand: test_bt_loss)."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import signal
 import subprocess
@@ -12,7 +11,8 @@ import pytest
 
 from cheems_lib.records import write_records
 from cheems_lib.world.simulation import WorldConfig, build_world
-from cheems_lib.models.training import bt_loss, train
+from cheems_lib.models.bt_loss import bt_loss
+from cheems_lib.models.training import train
 from cheems_lib.models.training_config import TrainConfig
 from cheems_lib.models.training_pairs import encode_records
 from conftest import launch_two
@@ -32,16 +32,6 @@ def small_cfg(**kw):
 def _weights(path):
     from safetensors.torch import load_file
     return load_file(str(path / "model.safetensors"))
-
-
-def test_bt_loss_by_hand():
-    """Rewards (1, 0, -1), pairs 0>1, 0>2, 1>2, reg 0.1: mean -log sigma(1, 2, 1) + 0.1 * mean(1, 0, 1)."""
-    import torch
-
-    loss, stats = bt_loss(torch.tensor([1.0, 0.0, -1.0]), [(0, 1), (0, 2), (1, 2)], 0.1)
-    nls = lambda x: math.log1p(math.exp(-x))
-    assert float(loss) == pytest.approx((nls(1) + nls(2) + nls(1)) / 3 + 0.1 * 2 / 3, rel=1e-6)
-    assert stats["correct"] == 3 and stats["margin"] == pytest.approx(4.0)
 
 
 def test_training_learns_and_writes_a_checkpoint(records, tmp_path):
@@ -96,7 +86,8 @@ def test_oversize_prompt_gradient_is_exact(records):
     from accelerate import Accelerator
 
     from cheems_lib.models.reward_model import build_tiny, train_tokenizer
-    from cheems_lib.models.training import _oversize_step, forward_rewards
+    from cheems_lib.models.training import _oversize_step
+    from cheems_lib.models.bt_loss import forward_rewards
 
     tok = train_tokenizer((r.prompt for r in records), vocab_size=400)
     model = build_tiny("tiny-xs", tok, seed=0)
@@ -236,42 +227,6 @@ def test_global_batch_makes_the_same_steps_on_one_and_two_processes(records, tmp
     assert s["effective"]["global_batch"] == 40 and abs(s["effective"]["sequences_per_step"] - 40) < 8
 
 
-class TestGlobalBatchSteps:
-    """global_batch_steps: whole prompts, the global batch on average, the same plan for any number of processes."""
-
-    LENGTHS = [[7] * k for k in (2, 5, 3, 8, 1, 4, 6, 2, 3, 9, 5, 4, 7, 2, 3) * 4]
-
-    def test_each_prompt_once_and_steps_within_one_prompt(self):
-        """Every prompt is in exactly one micro-batch; step k closes where the running count first reaches k x N,
-        so the steps average N sequences and each is within one prompt of N (the last may be short)."""
-        from cheems_lib.models.training import global_batch_steps
-
-        steps = global_batch_steps(self.LENGTHS, 16, 60, 3, seed=1)
-        seen = [i for s in steps for p in s for b in p for i in b.prompts]
-        assert sorted(seen) == list(range(len(self.LENGTHS)))
-        sizes = [sum(b.n_sequences for p in s for b in p) for s in steps]
-        longest = max(map(len, self.LENGTHS))
-        assert all(abs(n - 16) < longest for n in sizes[:-1]) and sum(sizes) == sum(map(len, self.LENGTHS))
-        assert abs(sum(sizes[:-1]) / (len(sizes) - 1) - 16) < 2
-
-    def test_processes_do_not_change_the_steps(self):
-        """1, 2 and 3 processes get the same steps and micro-batches, only spread differently."""
-        from cheems_lib.models.training import global_batch_steps
-
-        def flat(n):
-            return [sorted(tuple(b.prompts) for p in s for b in p) for s in global_batch_steps(self.LENGTHS, 16, 60, n, seed=4)]
-        assert flat(1) == flat(2) == flat(3)
-
-    def test_micro_batches_go_to_the_least_loaded_process(self):
-        """Largest first to the process with the fewest tokens: no process holds more than the largest micro-batch
-        above another."""
-        from cheems_lib.models.training import global_batch_steps
-
-        for s in global_batch_steps(self.LENGTHS, 30, 60, 2, seed=0):
-            loads = [sum(b.tokens for b in p) for p in s]
-            assert max(loads) - min(loads) <= max(b.tokens for p in s for b in p)
-
-
 def _bf16_checkpoint(records, path):
     """A Qwen2 reward model saved in bfloat16, as hub checkpoints are (random weights, a tokenizer of its own)."""
     import torch
@@ -367,7 +322,7 @@ def test_training_from_a_local_checkpoint(records, tmp_path):
 
 @pytest.mark.slow
 def test_tiny_model_beats_length_on_the_default_world(tmp_path):
-    """Issue 4's quality bar: trained on the golden human subset, +0.10 pairwise accuracy over length."""
+    """The quality bar: trained on the golden human subset, +0.10 pairwise accuracy over length."""
     from cheems_lib.baselines import length_scores
     from cheems_lib.metrics import evaluate_subset
     from cheems_lib.models.reward_model import load
@@ -384,25 +339,12 @@ def test_tiny_model_beats_length_on_the_default_world(tmp_path):
         assert rm_acc >= evaluate_subset(recs, length_scores(recs), n_boot=0).accuracy + 0.10
 
 
-def test_step_metrics_line_by_hand():
-    """StepMetrics sums micro-batches and gives per-pair means and the rewards' mean and std."""
-    import torch
-
-    from cheems_lib.models.training import StepMetrics
-
-    m = StepMetrics()
-    m.add({"pair_loss": 1.0, "correct": 1, "margin": 2.0, "pairs": 2}, torch.tensor([1.0, -1.0]), [[1, 2], [3]])
-    m.add({"pair_loss": 3.0, "correct": 2, "margin": 4.0, "pairs": 2}, torch.tensor([3.0]), [[4]])
-    line = m.line(step=5, epoch=1, seconds=2.0, lr=0.5)
-    assert line == {"step": 5, "epoch": 1, "pairs": 4, "loss": 1.0, "accuracy": 0.75, "margin": 1.5,
-                    "reward_mean": 1.0, "reward_std": math.sqrt(11 / 3 - 1), "tokens_per_s": 2.0, "lr": 0.5}
-
-
 def test_training_reads_the_last_real_token_when_the_pad_is_the_closing_eos(records, tmp_path):
     """A tokenizer whose pad is the eos that closes every conversation (many Llama-3 fine-tunes): training pads with
     an id no training sequence holds and saves it as the config's pad, so transformers' classifier reads each
     reward at the closing eos, where scoring reads it too, not one token early."""
-    from cheems_lib.models.reward_model import IM_END, build_tiny, encode_pair, train_tokenizer
+    from cheems_lib.models.reward_model import IM_END, build_tiny, train_tokenizer
+    from cheems_lib.models.chat_encoding import encode_pair
 
     tok = train_tokenizer((t for r in records for t in [r.prompt, *(x.content for x in r.responses)]), vocab_size=500)
     tok.chat_template = "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>' }}{% endfor %}"

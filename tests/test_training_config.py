@@ -65,18 +65,18 @@ def test_one_device_choice_for_training_the_chapters_and_the_book(monkeypatch):
 
     import torch
 
-    from cheems_lib.analyses import experiments
+    from cheems_lib.analyses import world_folder
     from cheems_lib.models.training_config import default_device, paper_machine_settings
     from cheems_lib.publishing.build import default_jobs
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: True)
     assert default_device() == "cuda"
-    assert experiments._device() == ("cuda", torch.bfloat16)
+    assert world_folder._device() == ("cuda", torch.bfloat16)
     assert paper_machine_settings()["mixed_precision"] == "bf16"
     assert default_jobs("smoke") == 1
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert default_device() == "cpu" and experiments._device() == (None, None)
+    assert default_device() == "cpu" and world_folder._device() == (None, None)
     assert paper_machine_settings()["mixed_precision"] == "no"
     monkeypatch.setitem(sys.modules, "torch", None)  # torch not installed
     assert default_device() == "cpu"

@@ -49,7 +49,8 @@ def test_fsdp_step_on_two_processes_matches_one(tmp_path):
 def test_a_prompt_over_the_budget_is_refused_before_the_first_fsdp_step():
     """Under FSDP a prompt larger than the token budget cannot be split (its chunked backward would put the
     processes' collectives out of order): every process refuses it at set-up, naming the budget it needs."""
-    from cheems_lib.models.training import _fits_fsdp, global_batch_steps
+    from cheems_lib.models.training import _fits_fsdp
+    from cheems_lib.models.training_steps import global_batch_steps
     from cheems_lib.models.training_config import TrainConfig, TrainError
 
     lengths = [[100, 100], [300, 300, 299], [50]]

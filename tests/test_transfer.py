@@ -77,7 +77,7 @@ def test_analogues_stand_for_every_row_that_matches_them(sets):
 
 
 def test_known_properties_of_table3_datasets():
-    """The issue's corrections: HH-RLHF, Chatbot Arena, PKU-SafeRLHF, HelpSteer2 are human; Skywork is pairwise;
+    """The corrected kinds: HH-RLHF, Chatbot Arena, PKU-SafeRLHF, HelpSteer2 are human; Skywork is pairwise;
     MathStackExchange is human-ranked math, unlike the machine-annotated math analogue."""
     for name in ("HH-RLHF", "ChatbotArena", "PKU-SafeRLHF", "HelpSteer2"):
         assert TABLE3_DATASETS[name]["annotation"] == "human"
@@ -154,6 +154,15 @@ def test_table3_has_a_row_per_set_then_the_baselines(sets, evaluated):
         d = sets.get(row["training data"])
         assert row["prompts"] == (len(d["records"]) if d else "-") and row["seeds"] == r["seeds"]
         assert (row["one property away"] != "-") <= bool(d and not d["stands_for"])
+
+
+def test_table3_shows_its_results_before_the_descriptions(sets, evaluated):
+    """Our Table 3 and the paper's: the results come right after the row's name (Overall first in ours), so at a
+    page's width they are in view before any description column."""
+    board, _ = evaluated
+    assert list(transfer.table3(sets, board).columns[:4]) == ["section", "training data", "overall", "open acc"]
+    assert list(transfer.published_table3(sets).columns[:5]) == ["dataset", "open_acc", "open_exact", "human_acc",
+                                                                 "human_exact"]
 
 
 def test_table3_shows_the_null_controls_apart_with_the_exact_chance(files, sets, evaluated):
@@ -248,12 +257,17 @@ def test_best_dataset_claims_read_the_papers_table3():
 
 
 def test_effects_reads_each_change_against_its_reference(sets, evaluated):
-    """One row and one sentence per change of EFFECTS; 'raises' exactly when the difference's interval is above zero."""
+    """One row and one short sentence per change of EFFECTS, without asides in parentheses; 'raises' exactly when the
+    difference's interval is above zero."""
+    import re
+
     from cheems_lib.estimates import decide
 
     _, overall = evaluated
     table, text = transfer.effects(sets, overall)
-    assert list(table["variant"]) == list(transfer.EFFECTS) and text.endswith(".") and text.count("; ") == 2
+    sentences = re.split(r"(?<=\.) (?=[A-Z])", text)
+    assert list(table["variant"]) == list(transfer.EFFECTS) and len(sentences) == len(transfer.EFFECTS)
+    assert all(s.endswith(".") and "(" not in s for s in sentences), sentences
     for _, row in table.iterrows():
         diff = overall[row["variant"]] - overall[row["reference"]]
         assert row["reference"] == transfer.EFFECTS[row["variant"]][0]

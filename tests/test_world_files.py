@@ -11,7 +11,7 @@ from conftest import digest, release_folder
 
 def test_load_world_reports_missing_layout(tmp_path):
     """load_world on an empty folder says to run cheems simulate."""
-    from cheems_lib.records import DataError
+    from cheems_lib.input_files import DataError
 
     with pytest.raises(DataError, match="cheems simulate"):
         load_world(tmp_path)
@@ -223,7 +223,7 @@ class TestDetectLayout:
 
     def test_nothing_known_names_what_it_expects(self, tmp_path):
         """A folder with no known file: one DataError listing the expected files and the fix."""
-        from cheems_lib.records import DataError
+        from cheems_lib.input_files import DataError
         from cheems_lib.world_files import detect_layout
 
         (tmp_path / "notes.txt").write_text("x")
@@ -236,7 +236,7 @@ class TestDetectLayout:
         """The same file at the root and under data/: ambiguous, so a DataError naming both."""
         import shutil
 
-        from cheems_lib.records import DataError
+        from cheems_lib.input_files import DataError
         from cheems_lib.world_files import detect_layout
 
         out = release_folder(smoke_dir, tmp_path / "r", data_level=True, files=("open",))
@@ -275,7 +275,7 @@ class TestSplitPreference:
         """Some records with a subset and some without: a DataError with the file and line, not a silent split."""
         import json
 
-        from cheems_lib.records import DataError
+        from cheems_lib.input_files import DataError
 
         out = release_folder(smoke_dir, tmp_path / "r")
         lines = (out / "cheems_preference.jsonl").read_text(encoding="utf-8").splitlines()
@@ -363,7 +363,7 @@ def _with_stray_response(path, prompt_id="stray"):
 def test_a_never_compared_response_is_counted_per_file_and_not_ranked(smoke_dir, tmp_path):
     """A response that no annotation mentions is left out of the ranking (never tied with the best) and every page
     says how many of which file."""
-    from cheems_lib.analyses.experiments import open_world
+    from cheems_lib.analyses.world_folder import open_world
     from cheems_lib.records import strict_pairs
 
     out = release_folder(smoke_dir, tmp_path / "r", bench="annotations")
@@ -379,7 +379,7 @@ def test_a_never_compared_response_is_counted_per_file_and_not_ranked(smoke_dir,
 def test_an_empty_subset_is_absent_and_said_once(smoke_dir, tmp_path, how):
     """A subset left empty (a human_ids file naming no prompt, or every one; an empty file) is an absent file, which
     each chapter skips in one sentence, and the page says why, instead of a chapter ending in ZeroDivisionError."""
-    from cheems_lib.analyses.experiments import open_world
+    from cheems_lib.analyses.world_folder import open_world
     from cheems_lib.records import read_records
 
     out = release_folder(smoke_dir, tmp_path / "r", subset=False)

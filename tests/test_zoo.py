@@ -166,3 +166,35 @@ def test_the_score_cache_is_keyed_on_dtype_and_kind_of_device(tmp_path):
     auto = zoo.score_or_load(tmp_path, bench)
     f32 = zoo.score_or_load(tmp_path, bench, dtype="float32")
     assert len(list((tmp_path / "scores").glob("*.json"))) == 2 and auto == f32  # a float32 checkpoint either way
+
+
+def _models_imports(name: str) -> set[str]:
+    """The modules of cheems_lib/models that ``name`` imports (at the top or inside a function), directly or not."""
+    import ast
+    from pathlib import Path
+
+    import cheems_lib.models
+
+    here = Path(cheems_lib.models.__file__).parent
+    seen, todo = set(), [name]
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        for node in ast.walk(ast.parse((here / module).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                todo += [f"{node.module.split('.')[0]}.py"] if node.module else [f"{a.name}.py" for a in node.names]
+    return seen
+
+
+@pytest.mark.parametrize("entry, listed", [("training.py", "TRAINING_CODE"), ("scoring.py", "SCORING_CODE")])
+def test_every_module_that_decides_weights_or_scores_is_in_the_cache_key(entry, listed):
+    """The zoo keys a checkpoint by the training code and a cached score by the scoring code: every module of
+    models/ that the entry point imports, directly or not, is in the list (one left out would let a stale
+    checkpoint or stale scores be reused after its code changed), and it lists nothing else."""
+    from cheems_lib.models import zoo
+
+    names = set(getattr(zoo, listed))
+    assert _models_imports(entry) <= names, sorted(_models_imports(entry) - names)
+    assert names <= _models_imports(entry), sorted(names - _models_imports(entry))  # no stale or missing name

@@ -17,7 +17,7 @@ Lengths are in characters of real length: a simulated world's lengths are scaled
 
 Who made the benchmark's annotations: the human annotators (simulated, or the paper's own
 files), unless a real folder's manifest names them (``labels``, see
-:attr:`cheems_lib.analyses.experiments.World.bench_labels`). Then the panels and sentences name them, and
+:attr:`cheems_lib.analyses.world_folder.World.bench_labels`). Then the panels and sentences name them, and
 when those are model labels (:func:`cheems_lib.world_files.model_labels`) the claims about human
 annotators are *untestable*: the files hold no human labels.
 """
@@ -58,7 +58,7 @@ class BiasSample:
     seed: int = 0
     labels: tuple[str, bool] | None = None
     """Who labelled the ``Human`` files (``cheems_bench/``) when a manifest says so, and whether those are model
-    labels (:attr:`cheems_lib.analyses.experiments.World.bench_labels`); None: human annotators."""
+    labels (:attr:`cheems_lib.analyses.world_folder.World.bench_labels`); None: human annotators."""
 
     @classmethod
     def from_files(cls, files: dict, *, length_scale: float = 1.0, n_boot: int = estimates.N_BOOT,

@@ -19,15 +19,8 @@ be tested on these data; the reason says why). Every kind but ``finding`` needs 
 
 A chapter collects its claims in a :class:`Ledger`, glues one sentence per claim (generated
 from the verdict, never typed) and saves them to ``book/_extra/claims/<chapter>.json``; the
-Claims page reads them all (:func:`load_shown`) and exports ``tables/claims.csv``.
-
-The ledger uses only the run that each page shows. A claims file says which run wrote it:
-``run`` is the digest of what that run saved (chapter, source, claims), and :meth:`Ledger.save`
-glues the same digest (``claims-run-<chapter>``) into the executed notebook. A file whose
-``run`` differs from the one recorded in ``book/<chapter>.ipynb`` (written by a plain
-papermill run, or by a run whose notebook was not kept) is not used: the Claims page names
-the chapter as stale and says how to rebuild it. ``cheems book`` keys the Claims page on the
-bytes of the claim files and the runs the pages record (:func:`inputs_digest`).
+Claims page reads them all and exports ``tables/claims.csv``. The files, the run digest that ties
+each to the page that shows it, and their reading are :mod:`cheems_lib.publishing.claims_files`.
 
 Each verdict is one 95% interval, and the ledger holds many. The Claims page
 (:mod:`cheems_lib.analyses.claims_page`) adds a multiplicity rule over the findings (:func:`multiplicity`: Holm's
@@ -44,28 +37,23 @@ everywhere it is shown.
 """
 from __future__ import annotations
 
-import ast
-import hashlib
-import json
 import math
 import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ..estimates import (HOLM_ALPHA, INSUFFICIENT, VERDICTS, Estimate, counted, decide, holm_adjust, insufficient_text,
                          p_value, units_to_decide)
-from ..outputs import atomic_open
-from ..publishing.chapters import CHAPTERS
+from ..publishing.claims_files import write_claims
 
 __all__ = ["KINDS", "OURS", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
            "TABLE1_TOLERANCE", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "PRONOUNCED_BIAS",
            "NEAR_TIE_UTILITY", "CLAIM_COLUMNS", "MULTIPLICITY_COLUMNS", "CSV_COLUMNS", "HOLM_KINDS", "multiplicity",
-           "holm_rule", "pd_na", "comparison_says", "Claim", "Ledger", "load_all", "load_shown", "shown_run",
-           "inputs_digest", "to_frame", "forced_verdicts", "claims_dir"]
+           "holm_rule", "pd_na", "comparison_says", "Claim", "Ledger", "to_frame", "forced_verdicts"]
 
 KINDS = ("calibrated", "finding", "robustness", "question", "arithmetic", "structural", "untestable")
 OURS = "ours (not a claim of the paper)"
@@ -222,11 +210,6 @@ class Claim:
         return out
 
 
-def claims_dir(root: str | Path = ".") -> Path:
-    """Where chapters save their claims: ``book/_extra/claims`` (published beside tables/)."""
-    return Path(root) / "book" / "_extra" / "claims"
-
-
 class Ledger:
     """The claims one chapter tests: add them, glue their sentences, save them for the Claims page."""
 
@@ -257,83 +240,15 @@ class Ledger:
         return styler.set_caption(caption) if caption else styler
 
     def save(self, root: str | Path = ".", *, glue: bool = True) -> Path:
-        """Write ``book/_extra/claims/<chapter>.json`` atomically, with its ``run`` digest, and glue
-        that digest as ``claims-run-<chapter>`` into the notebook that runs this (see the module doc)."""
-        out = claims_dir(root) / f"{self.chapter}.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        body = {"chapter": self.chapter, "source": self.source, "claims": [c.to_json() for c in self.claims.values()]}
-        body["run"] = _run_digest(body)
-        with atomic_open(out, "w", encoding="utf-8") as fh:
-            json.dump(body, fh, ensure_ascii=False, indent=1, allow_nan=True)
+        """Write ``book/_extra/claims/<chapter>.json`` (:func:`cheems_lib.publishing.claims_files.write_claims`)
+        and glue its ``run`` digest as ``claims-run-<chapter>`` into the notebook that runs this, so the Claims page
+        uses the file only with the page that shows it."""
+        out, run = write_claims(root, self.chapter, self.source, [c.to_json() for c in self.claims.values()])
         if glue:
             from myst_nb import glue as myst_glue
 
-            myst_glue(f"claims-run-{self.chapter}", body["run"], display=False)
+            myst_glue(f"claims-run-{self.chapter}", run, display=False)
         return out
-
-
-def _run_digest(body: Mapping) -> str:
-    """sha256 (16 hex digits) of what a chapter's run saved: its chapter, source and claims."""
-    blob = json.dumps({k: body.get(k) for k in ("chapter", "source", "claims")}, sort_keys=True, ensure_ascii=False,
-                      allow_nan=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def shown_run(notebook: str | Path, chapter: str) -> str | None:
-    """The claims run glued into an executed notebook (``book/<chapter>.ipynb``); None if it has none."""
-    try:
-        nb = json.loads(Path(notebook).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    for cell in nb.get("cells", []):
-        for o in cell.get("outputs", []):
-            if o.get("metadata", {}).get("scrapbook", {}).get("name") == f"claims-run-{chapter}":
-                data = o.get("data", {})
-                text = data.get("application/papermill.record/text/plain") or data.get("text/plain")
-                return ast.literal_eval(text) if text else None
-    return None
-
-
-def load_shown(folder: str | Path, book: str | Path, chapters: Sequence[str] | None = None
-               ) -> tuple[list[dict], dict[str, str]]:
-    """The saved claims of the runs the pages show: ``(rows, stale)``.
-
-    ``rows``: every claim, in chapter order (``chapters``, default: the book's), each with its
-    ``source``, read from ``folder/<chapter>.json`` only when its ``run`` matches the run
-    recorded in ``book/<chapter>.ipynb`` (:func:`shown_run`) and its content. ``stale``:
-    ``{chapter: why}`` for each file that was not used.
-    """
-    rows, stale = [], {}
-    for name in chapters or [c.name for c in CHAPTERS]:
-        path = Path(folder) / f"{name}.json"
-        if not path.exists():
-            continue
-        body = json.loads(path.read_text(encoding="utf-8"))
-        shown = shown_run(Path(book) / f"{name}.ipynb", name)
-        if shown is None or body.get("run") != shown or _run_digest(body) != shown:
-            page = f"{Path(book).name}/{name}.ipynb"
-            stale[name] = (f"{path.name} was not written by the run that {page} shows "
-                           f"(fix: cheems book --chapter {name} --force)")
-            continue
-        rows += [{**c, "source": body["source"]} for c in body["claims"]]
-    return rows, stale
-
-
-def load_all(root: str | Path = ".", chapters: Sequence[str] | None = None) -> list[dict]:
-    """The claims of :func:`load_shown` under ``root`` (``book/_extra/claims``, ``book/``)."""
-    return load_shown(claims_dir(root), Path(root) / "book", chapters)[0]
-
-
-def inputs_digest(root: str | Path = ".") -> str:
-    """sha256 of what the Claims page reads under ``root``: each claim file's bytes and the run
-    each chapter's executed notebook records (part of the Claims page's cache key)."""
-    h = hashlib.sha256()
-    for name in [c.name for c in CHAPTERS]:
-        path = claims_dir(root) / f"{name}.json"
-        data = path.read_bytes() if path.exists() else b""
-        h.update(f"{name}:{hashlib.sha256(data).hexdigest()}:{shown_run(Path(root) / 'book' / f'{name}.ipynb', name)}\n"
-                 .encode())
-    return h.hexdigest()
 
 
 def to_frame(claims: Sequence[Claim | dict]):

@@ -16,16 +16,26 @@ from pathlib import Path
 
 import numpy as np
 
-from ..estimates import VERDICTS, scale_to_decide
+from ..estimates import HOLM_ALPHA, VERDICTS, counted, scale_to_decide
 from ..publishing.chapters import CHAPTERS
-from .claims import CSV_COLUMNS, KINDS, holm_rule, load_shown, multiplicity, pd_na, to_frame
+from ..publishing.claims_files import load_shown
+from .claims import CSV_COLUMNS, HOLM_KINDS, KINDS, multiplicity, pd_na, to_frame
 
-__all__ = ["VERDICT_COLOURS", "NOT_TESTING", "Page", "load", "summary", "plot_intervals", "decides_at",
+__all__ = ["VERDICT_COLOURS", "SHOWN_VERDICTS", "NOT_TESTING", "Page", "load", "shown_verdict", "summary",
+           "ledger_text", "holm_text", "plot_intervals", "decides_at",
            "power_table", "NONE", "interval_text", "link", "ledger_styler", "csv_frame", "replicate_styler"]
 
 VERDICT_COLOURS = {"supported": "#2e7d32", "contradicted": "#c62828", "inconclusive": "#9c9c9c",
-                   "insufficient data": "#d4a017"}
-"""The colour of each verdict (:data:`cheems_lib.estimates.VERDICTS`) in the interval figure and the ledger."""
+                   "insufficient data": "#d4a017", "untestable": "#7b6fa6"}
+"""The colour of each verdict the page shows (:data:`SHOWN_VERDICTS`) in the interval figure and the ledger."""
+SHOWN_VERDICTS = (*VERDICTS, "untestable")
+"""The verdicts the page shows: :data:`cheems_lib.estimates.VERDICTS`, and *untestable* for a claim these data cannot
+test (stored as inconclusive, its kind untestable: it is not a test that failed to decide)."""
+_KIND_NOUNS = {"finding": ("finding", "findings"), "robustness": ("robustness sweep", "robustness sweeps"),
+               "question": ("question of our own", "questions of our own"),
+               "arithmetic": ("check of the paper's arithmetic", "checks of the paper's arithmetic"),
+               "calibrated": ("calibrated claim", "calibrated claims"), "structural": ("structural claim", "structural claims"),
+               "untestable": ("untestable claim", "untestable claims")}
 NOT_TESTING = ("claims", "reproduce")
 """The chapters that test no claim of their own, so are never reported missing."""
 _POWER_COLUMNS = ["id", "claim", "ours [95%]", "decided at the observed effect by"]
@@ -45,7 +55,7 @@ class Page:
 
 
 def load(claims_dir: str | Path, book_dir: str | Path) -> Page:
-    """The claims of the runs the pages show (:func:`cheems_lib.analyses.claims.load_shown`) with the Holm-adjusted p
+    """The claims of the runs the pages show (:func:`cheems_lib.publishing.claims_files.load_shown`) with the Holm-adjusted p
     and verdict and the power line's count (:func:`cheems_lib.analyses.claims.multiplicity`)."""
     rows, stale = load_shown(claims_dir, book_dir)
     ledger = multiplicity(to_frame(rows))
@@ -56,14 +66,52 @@ def load(claims_dir: str | Path, book_dir: str | Path) -> Page:
     return Page(ledger, stale, order, missing, sources)
 
 
+def shown_verdict(r) -> str:
+    """The verdict a ledger row shows: *untestable* for an untestable claim, else its verdict."""
+    return "untestable" if r["kind"] == "untestable" else r["verdict"]
+
+
+def _shown_verdicts(ledger):
+    return ledger.apply(shown_verdict, axis=1) if len(ledger) else ledger.get("verdict")
+
+
+def ledger_text(ledger) -> str:
+    """One sentence: how many claims, from how many chapters, of each kind present, each count with the singular or
+    plural its number needs: e.g. ``'4 claims from 1 chapter: 3 findings and 1 question of our own.'``"""
+    chapters = ledger["chapter"].nunique() if len(ledger) else 0
+    parts = [f"{n:,} {_KIND_NOUNS[k][n != 1]}" for k in KINDS
+             if (n := int((ledger["kind"] == k).sum()) if len(ledger) else 0)]
+    kinds = (", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else "".join(parts) or "none"
+    return f"{counted(len(ledger), 'claim')} from {counted(chapters, 'chapter')}: {kinds}."
+
+
+def holm_text(ledger, *, alpha: float = HOLM_ALPHA) -> str:
+    """The multiplicity rule in short sentences, with this ledger's counts (the rule itself:
+    :func:`cheems_lib.analyses.claims.multiplicity`; its family: the findings with a p-value, whose ``holm`` is set).
+    E.g. ``'Multiplicity: Holm's step-down over the 9 findings with a p-value keeps a supported or contradicted
+    verdict only where its adjusted p is at most 0.05. 1 of the 4 decided verdicts becomes inconclusive.'``"""
+    findings = ledger[ledger["kind"].isin(HOLM_KINDS)] if len(ledger) else ledger
+    family = findings[findings["holm"].fillna("") != ""] if len(findings) else findings
+    decided = family[family["verdict"].isin(("supported", "contradicted"))] if len(family) else family
+    changed = int((decided["holm"] != decided["verdict"]).sum()) if len(decided) else 0
+    left = len(findings) - len(family)
+    text = (f"Multiplicity: Holm's step-down over the {counted(len(family), 'finding')} with a p-value keeps a "
+            f"supported or contradicted verdict only where its adjusted p is at most {alpha:g}.")
+    if left:
+        text += f" {counted(left, 'finding')} without a p-value {'is' if left == 1 else 'are'} not counted."
+    return text + (f" {changed} of {counted(len(decided), 'decided verdict')} {'becomes' if changed == 1 else 'become'}"
+                   " inconclusive.")
+
+
 def summary(ledger):
     """``(counts, numbers)``: the kind-by-verdict table, and the page's glued counts: ``n_<kind>`` per kind,
     ``n_findings_<verdict>`` per verdict (spaces as underscores), ``n_pooled`` (findings over three or more
-    training seeds), ``n_forced`` and ``holm_rule`` (the multiplicity sentence)."""
+    training seeds), ``n_forced``, ``holm_rule`` (the multiplicity sentences, :func:`holm_text`) and ``ledger_text`` (the counts by kind,
+    :func:`ledger_text`). The table's columns are :data:`SHOWN_VERDICTS`: untestable claims under *untestable*."""
     import pandas as pd
 
-    counts = pd.crosstab(ledger["kind"], ledger["verdict"]).reindex(index=list(KINDS), columns=list(VERDICTS),
-                                                                    fill_value=0) if len(ledger) else pd.DataFrame()
+    counts = pd.crosstab(ledger["kind"], _shown_verdicts(ledger).rename("verdict")).reindex(
+        index=list(KINDS), columns=list(SHOWN_VERDICTS), fill_value=0) if len(ledger) else pd.DataFrame()
     findings = ledger[ledger["kind"] == "finding"] if len(ledger) else ledger
     numbers = {f"n_{kind}": int((ledger["kind"] == kind).sum()) if len(ledger) else 0 for kind in KINDS}
     for verdict in VERDICTS:
@@ -71,7 +119,8 @@ def summary(ledger):
                                                             if len(findings) else 0)
     numbers["n_pooled"] = int((findings["seeds"] >= 3).sum()) if len(findings) else 0
     numbers["n_forced"] = int(ledger["forced"].sum()) if "forced" in ledger else 0
-    numbers["holm_rule"] = holm_rule(ledger)
+    numbers["holm_rule"] = holm_text(ledger)
+    numbers["ledger_text"] = ledger_text(ledger)
     return counts, numbers
 
 
@@ -83,7 +132,7 @@ def plot_intervals(ledger):
     shown = ledger[np.isfinite(ledger["ci_low"].astype(float))] if len(ledger) else ledger
     fig, ax = plt.subplots(figsize=(8, 0.32 * max(len(shown), 4) + 1.2))
     for y, (_, r) in enumerate(shown.iloc[::-1].iterrows()):
-        colour = VERDICT_COLOURS[r["verdict"]]
+        colour = VERDICT_COLOURS[shown_verdict(r)]
         ax.plot([r["ci_low"], r["ci_high"]], [y, y], color=colour, lw=2.5)
         ax.plot(r["estimate"], y, "o", color=colour, mfc="white" if r["kind"] != "finding" else colour)
     ax.axvline(0, color="black", lw=0.8)
@@ -100,6 +149,8 @@ def decides_at(r) -> str:
     """The power line of one inconclusive finding (a ledger row; rule: :func:`cheems_lib.estimates.scale_to_decide`):
     the count of its units, and of training seeds where it has several, that would decide it at the observed effect."""
     direction, margin, unit = (r.get(c) for c in ("direction", "margin", "unit"))  # absent from older files
+    if not all(np.isfinite(float(r[c])) for c in ("estimate", "ci_low", "ci_high")):
+        return "no interval to scale: the claim's statistic has no bootstrap interval"
     k = scale_to_decide(float(r["estimate"]), float(r["ci_low"]), float(r["ci_high"]),
                         "" if pd_na(direction) else direction, 0.0 if pd_na(margin) else float(margin))
     unit = "prompt" if pd_na(unit) else unit
@@ -112,15 +163,14 @@ def decides_at(r) -> str:
 
 
 def power_table(ledger):
-    """``(undecided, table)``: the inconclusive findings of the multiplicity family, and one row each with its
-    interval and :func:`decides_at`."""
+    """``(undecided, table)``: every inconclusive finding (as many as the summary counts), and one row each with
+    its interval and :func:`decides_at`."""
     import pandas as pd
 
-    undecided = ledger[(ledger["holm"] != "") & (ledger["verdict"] == "inconclusive")] if len(ledger) else ledger
+    undecided = ledger[(ledger["kind"] == "finding") & (ledger["verdict"] == "inconclusive")] if len(ledger) else ledger
     if not len(undecided):
         return undecided, pd.DataFrame(columns=_POWER_COLUMNS)
-    ours = [f"{e:.3f} [{lo:.3f}, {hi:.3f}]" for e, lo, hi in zip(undecided["estimate"], undecided["ci_low"],
-                                                                 undecided["ci_high"])]
+    ours = [interval_text(r) for _, r in undecided.iterrows()]
     decided_by = [decides_at(r) for _, r in undecided.iterrows()]
     return undecided, pd.DataFrame({"id": undecided["id"], "claim": undecided["claim"], "ours [95%]": ours,
                                     "decided at the observed effect by": decided_by})
@@ -174,7 +224,7 @@ def ledger_styler(ledger):
         "claim": [_details(r, w) for (_, r), w in zip(ledger.iterrows(), where)],
         "paper's numbers": ledger["paper"].map(lambda v: NONE if pd_na(v) or v == "" else html.escape(str(v))),
         "ours [95%]": ledger.apply(interval_text, axis=1),
-        "verdict": ledger["verdict"] + np.where(ledger["forced"], " (forced)", ""), "kind": ledger["kind"],
+        "verdict": _shown_verdicts(ledger) + np.where(ledger["forced"], " (forced)", ""), "kind": ledger["kind"],
         "Holm": ledger["holm"].replace("", NONE).fillna(NONE)})
     return table.style.hide(axis="index").map(
         lambda v: f"color: {VERDICT_COLOURS.get(str(v).removesuffix(' (forced)'), 'inherit')}", subset=["verdict"])

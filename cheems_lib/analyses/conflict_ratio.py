@@ -14,7 +14,7 @@ what the conflicts chapter shows and measures:
   chapter's claims, added to its :class:`~cheems_lib.analyses.claims.Ledger` (which glues their sentences;
   read them back from ``ledger.claims``).
 
-A *world* is an opened :class:`cheems_lib.analyses.experiments.World` (its ``files``, ``summary`` and ``truth``).
+A *world* is an opened :class:`cheems_lib.analyses.world_folder.World` (its ``files``, ``summary`` and ``truth``).
 """
 from __future__ import annotations
 

@@ -148,9 +148,9 @@ def _add_rewardbench(ledger, paper, rewardbench: Mapping | None, why: str, seed:
 
 def _add_cheemsrm(ledger) -> None:
     """The abstract's and introduction's claims about CheemsRM (the paper's 72B reward model), untestable here."""
-    why = ("no CheemsRM: the paper's reward model (Qwen2.5-72B-Instruct trained on the real CheemsPreference) is not "
-           "part of these files, and the tiny models trained here on a simulated world cannot stand for it against "
-           "Table 8's real models")
+    why = ("no CheemsRM: the paper's reward model, Qwen2.5-72B-Instruct trained on the real CheemsPreference, is not "
+           "part of these files, and tiny models trained on a simulated world cannot stand for it against Table 8's "
+           "real models")
     ledger.add(Claim.untestable(
         "abs-cheemsrm-state-of-the-art", "abstract, §1, Table 2", "a reward model trained on CheemsPreference "
         "(CheemsRM) achieves state-of-the-art performance on CheemsBench", why, link="paper-table4",

@@ -18,21 +18,21 @@ with it:
   :func:`add_length_direction_claims`: whether chosen is longer or shorter than rejected in each
   human-labelled file, in the direction of the paper's Table 1;
 - :func:`response_counts_figure`, :func:`category_counts`, :func:`categories_figure`,
-  :func:`lengths_figure`: what the files look like.
+  :func:`response_lengths`, :func:`lengths_figure`: what the files look like.
 
 Files are ``{layout path: records}`` (spec §6), so the same code describes the real files.
 """
 from __future__ import annotations
 
+from ..categories import CATEGORIES
 from ..estimates import all_of, p_value, ratio_estimate
-from ..world.corpus import CATEGORIES
 from ..world.simulation import MODELS, response_count_pmf
 from ..world_files import GPT_LAYOUT, PAPER_FILES, RELEASE_FILES
 from .calibration import claim_kind, paper_table1 as _paper_table1, table1 as _table1, TABLE1_COLUMNS, table1_per_prompt
 from .claims import TABLE1_TOLERANCE, Claim
 
 __all__ = ["FILE_NAMES", "WHOLE_PREFERENCE", "TABLE1_FILES", "table1", "paper_table1", "beside_paper", "TABLE1_COUNTS", "table1_styler", "comparison_bound", "bound_texts", "add_comparison_claims",
-           "add_length_claims", "LENGTH_DIRECTION_FILES", "add_length_direction_claims", "response_counts_figure", "category_counts", "categories_figure", "lengths_figure"]
+           "add_length_claims", "LENGTH_DIRECTION_FILES", "add_length_direction_claims", "response_counts_figure", "category_counts", "categories_figure", "response_lengths", "lengths_figure"]
 
 FILE_NAMES = {f.column: (f.short, f.name) for f in PAPER_FILES.values()}
 """Table 1's column -> (claim id suffix, name in prose) (from :data:`cheems_lib.world_files.PAPER_FILES`)."""
@@ -375,16 +375,21 @@ def categories_figure(cats):
     return fig
 
 
-def lengths_figure(files: dict, length_scale: float):
-    """Density of response lengths per file, divided by ``length_scale`` (real length); the x axis stops at
-    the 99th percentile. The benchmark's GPT-annotated variants are left out (same responses)."""
-    import matplotlib.pyplot as plt
+def response_lengths(files: dict, length_scale: float):
+    """Every response's length per file (``file``, ``chars``), divided by ``length_scale`` (real length); the
+    benchmark's GPT-annotated variants are left out (same responses)."""
     import pandas as pd
+
+    return pd.DataFrame([{"file": path, "chars": len(x.content) / length_scale}
+                         for path, recs in files.items() if not path.startswith(_GPT_BENCH)
+                         for r in recs for x in r.responses], columns=["file", "chars"])
+
+
+def lengths_figure(lengths):
+    """Density of response lengths per file (:func:`response_lengths`); the x axis stops at the 99th percentile."""
+    import matplotlib.pyplot as plt
     import seaborn as sns
 
-    lengths = pd.DataFrame([{"file": path, "chars": len(x.content) / length_scale}
-                            for path, recs in files.items() if not path.startswith(_GPT_BENCH)
-                            for r in recs for x in r.responses])
     fig, ax = plt.subplots(figsize=(8, 3.5))
     sns.histplot(lengths, x="chars", hue="file", element="step", stat="density", common_norm=False, bins=40, ax=ax)
     ax.set_xlabel("response length (characters, rescaled)")

@@ -10,7 +10,7 @@ rank every answer of the held-out half (:func:`train_and_score`):
   human-score model against the preference-file one, a comparison confounded by domain (:func:`add_transfer_claims`);
 - a real Best-of-N (Fig. 5): each model's pick per held-out prompt is the answer it scores highest, its quality the
   human score of that answer; :func:`prompt_correlation` correlates it with the models' accuracy across the population
-  (:func:`population`), both recomputed on every resample of the held-out prompts (:meth:`Trained.best_of_n`,
+  (:func:`population`), both recomputed on every resample of the held-out prompts (:func:`best_of_n`,
   :func:`add_bon_claims`): the accuracy on one half of the held-out prompts and the picks on the other (the finding,
   as Fig. 5's downstream prompts are not the benchmark's), and both on the same prompts (robustness).
 """
@@ -31,7 +31,7 @@ from .human_labels import HumanData, keep_answers, scores_of, split_halves
 from .transfer import pairwise_only
 
 __all__ = ["training_sets", "population", "outcomes", "spearman_rows", "prompt_correlation", "HELD_OUT", "BestOfN",
-           "Trained", "train_and_score", "add_transfer_claims", "add_bon_claims", "plot_bon"]
+           "Trained", "train_and_score", "best_of_n", "add_transfer_claims", "add_bon_claims", "plot_bon"]
 
 
 def training_sets(train: Sequence[Record] | None, preference: Sequence[Record] | None, *, answers: int,
@@ -224,6 +224,12 @@ def train_and_score(data: HumanData, world, *, sizes: Sequence[str], answers: in
     results = leaderboard.evaluate_scores({**scores, **controls}, subsets, n_boot=n_boot, seed=seed)
     return Trained(data, specs, scores, controls, results, f"{sizes[0]} · {human_set}",
                    f"{sizes[0]} · {dpo_set}" if dpo_set in sets else None)
+
+
+def best_of_n(trained: Trained | None, *, n_boot: int = estimates.N_BOOT, seed: int = 0) -> BestOfN | None:
+    """The real Best-of-N of ``trained``'s reward models (:meth:`Trained.best_of_n`); None without them (no human
+    scores) or with fewer than 3."""
+    return trained.best_of_n(n_boot=n_boot, seed=seed) if trained is not None else None
 
 
 def add_transfer_claims(ledger: claims.Ledger, accuracy: Mapping[str, estimates.Estimate], human: str | None,

@@ -4,7 +4,7 @@ The paper builds CheemsPreference with GPT-4o because it scales, and distrusts i
 annotations are "inconsistent and biased" (§4.2): GPT-4o prefers the later-shown response
 (Fig. 15) and its annotations conflict more often than humans' (Table 5). The real data shipped
 in ``data/real/`` lets these be measured on a real judge, gpt-3.5-turbo in LLMZoo
-(:mod:`cheems_lib.real_data`), without a single human label:
+(:mod:`cheems_lib.llmzoo`), without a single human label:
 
 - :func:`repeats`: LLMZoo ranked two answer sets of the same 70 questions; three answers occur in
   both, byte for byte, at other positions. Each pair of them was ranked twice. Whether the two
@@ -15,9 +15,10 @@ in ``data/real/`` lets these be measured on a real judge, gpt-3.5-turbo in LLMZo
 - :func:`aspect_conflicts`: the judge ranked every answer set once per aspect (general,
   coherence, ...). Read as separate annotators and resolved by Algorithm 1, the aspects'
   rankings conflict on a share of prompts: the Table 5 statistic for one judge's criteria.
-- :func:`add_claims`: both, plus the length preference of any labelled file
-  (:func:`cheems_lib.analyses.annotation_bias.longer_share`), as claims with 95% intervals from a
-  bootstrap over prompts.
+- :func:`add_claims`: both, as claims with 95% intervals from a bootstrap over prompts;
+  :func:`add_length_claims`: the length preference of the judge's labels and of the preference
+  file's (:func:`cheems_lib.analyses.annotation_bias.longer_share`), likewise;
+  :func:`judge_shares` names their shares for :func:`plot_judge`.
 
 Every statistic is counted per prompt, so a prompt's decisions are resampled together.
 """
@@ -33,11 +34,12 @@ from .. import estimates
 from ..conflicts import reproduced
 from ..paper import table as paper_table
 from ..publishing.figures import seed_dots
-from ..real_data import merge_aspects
+from ..llmzoo import merge_aspects
 from ..records import Record
 from . import claims
+from .annotation_bias import longer_share
 
-__all__ = ["Repeats", "repeats", "aspect_conflicts", "add_claims", "plot_judge"]
+__all__ = ["Repeats", "repeats", "aspect_conflicts", "add_claims", "add_length_claims", "judge_shares", "plot_judge"]
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ def repeats(first: Iterable[Record], second: Iterable[Record]) -> Repeats:
 
 def aspect_conflicts(records: Sequence[Record], aspects: Iterable[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per record: 1 when Algorithm 1 cannot reproduce every pairwise comparison of its
-    ``aspects`` rankings (default: every aspect it has; :func:`cheems_lib.real_data.merge_aspects`),
+    ``aspects`` rankings (default: every aspect it has; :func:`cheems_lib.llmzoo.merge_aspects`),
     else 0; and 1 when it has such comparisons (the Table 5 numerator and denominator)."""
     merged, _ = merge_aspects(records, aspects)
     conflicted = np.array([float(bool(m.annotations) and not all(reproduced(m.annotations, m.rank))) for m in merged])
@@ -117,7 +119,7 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
     t5 = paper_table("table5_conflict_ratio").set_index(["subset", "annotator"])["conflict_ratio"]
     gpt5 = f"{t5['open_prompt', 'gpt']:.4f} (Open Prompt) and {t5['human_instruction', 'gpt']:.4f} (Human Instruction)"
     out: dict[str, estimates.Estimate] = {}
-    # our questions, not findings: a fresh referee's read found both confounded (issue 26)
+    # our questions, not findings: a fresh referee's read found both confounded
     pos = dict(paper_ref=claims.OURS, link="fig-real-judge",
                claim=f"does {judge}, like GPT-4o in Fig. 15 (appendix D.3), prefer the answer shown later?",
                reason="the project's own question, and confounded: in each LLMZoo file an answer keeps one position "
@@ -170,7 +172,7 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
     with_aspects = [r for r in bench or [] if len((r.extra.get("aspects") or {})) > 1]
     if not with_aspects:
         _untestable(ledger, "real-aspect-conflicts", "needs records with rankings by two or more aspects "
-                    "(the `aspects` field of `cheems import llmzoo`)", **merged)
+                    "(the aspects field that .venv/bin/cheems import llmzoo writes)", **merged)
     else:
         conflicted, annotated = aspect_conflicts(with_aspects)
         est = estimates.ratio_estimate(conflicted, annotated, n_boot=n_boot, seed=seed)
@@ -187,6 +189,46 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
                 estimates.INSUFFICIENT: estimates.insufficient_text(est.n, est.unit, "whether the merged aspect "
                                                                     "rankings conflict more often than GPT-4o's")}))
     return out
+
+
+def add_length_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, preference: Sequence[Record] | None,
+                      judge: str, n_boot: int = estimates.N_BOOT, seed: int = 0) -> dict[str, estimates.Estimate]:
+    """Whether ``judge``'s labels (``bench``) and the preference file's (``preference``) favour the longer response
+    (appendix D.3, Fig. 15): the share of strict decisions won by the longer response against 0.5
+    (:func:`cheems_lib.analyses.annotation_bias.longer_share`); each untestable, with its reason, when its file is
+    missing. Returns the estimates by claim id."""
+    fields = dict(paper_ref="appendix D.3, Fig. 15", kind="finding", link="fig-real-judge",
+                  paper='"when the response length difference is moderate, both human and GPT annotators tend to '
+                        'favor longer responses" (plot only)')
+    out: dict[str, estimates.Estimate] = {}
+    for cid, recs, who, needs in (("real-judge-length", bench, judge, "a benchmark file"),
+                                  ("real-preference-length", preference, "the preference file's labels",
+                                   "cheems_preference.jsonl")):
+        claim = f"{who} prefer{'s' if cid == 'real-judge-length' else ''} the longer response"
+        if recs is None:
+            ledger.add(claims.Claim.untestable(cid, claim=claim, reason="needs " + needs, **fields))
+            continue
+        est = out[cid] = longer_share(recs, n_boot=n_boot, seed=seed)
+        share = (f"The longer response won {{estimate:+.3f}} [{{lo:+.3f}}, {{hi:+.3f}}] from half of the strict "
+                 f"decisions ({who})")
+        ledger.add(claims.Claim.test(cid, est - 0.5, "greater", seed=seed, claim=claim, **fields,
+                                     statistic=f"share of strict decisions won by the longer response, minus 0.5 ({who})",
+                                     says={"supported": share + ": a length preference, as in the paper.",
+                                           "contradicted": share + ": the shorter is preferred, unlike the paper.",
+                                           "inconclusive": share + ": no clear length preference."}))
+    return out
+
+
+SHARES = {"real-judge-consistency": "ordered alike both times",
+          "real-judge-position": "won by the earlier-shown answer",
+          "real-judge-length": "won by the longer answer (judge)",
+          "real-preference-length": "won by the longer answer (preference labels)"}
+"""How :func:`plot_judge` names the shares of :func:`add_claims` and :func:`add_length_claims`, in its order."""
+
+
+def judge_shares(found: dict[str, estimates.Estimate]) -> dict[str, estimates.Estimate]:
+    """The shares among ``found`` (estimates by claim id), named and ordered as :data:`SHARES`, for :func:`plot_judge`."""
+    return {name: found[cid] for cid, name in SHARES.items() if cid in found}
 
 
 def plot_judge(shares: dict[str, estimates.Estimate], conflicts: estimates.Estimate | None, *, seed: int = 0):

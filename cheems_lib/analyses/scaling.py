@@ -12,7 +12,8 @@ their intervals over training seeds come from :mod:`cheems_lib.analyses.claims`.
 The chapter's presentation lives here too: :func:`data_sweep` and :func:`size_sweep` turn
 evaluated models into per-seed dots and a mean curve with intervals, :func:`plot_sweep` and
 :func:`interval_table` show them, and :func:`add_data_claim` and :func:`add_size_claims` test
-the paper's two claims on the ledger.
+the paper's two claims on the ledger. :func:`why_skipped`, :func:`subset_labels`, :func:`size_training_set` and
+:func:`prose_values` read what the chapter needs of its world.
 
 Sizes too large to train on one device (the paper profile's Qwen2.5 from 7B on an 80 GB GPU) are trained with
 ``accelerate launch`` and handed in as finished folders (:func:`checkpoints_for`, the chapter's ``checkpoints_file``).
@@ -28,12 +29,16 @@ import numpy as np
 
 from ..baselines import CHANCE, CONTROLS, null_controls
 from ..estimates import subset_estimate
-from ..records import read_json, Record, strict_pairs
+from ..input_files import read_json
+from ..records import Record, strict_pairs
+from ..world_files import missing_sentence
 from .claims import Claim
 from .leaderboard import CONTROLS_SECTION
+from .world_folder import seeds_text, SUBSET_NAMES
 
 __all__ = ["ladder", "nested_subsets", "count_pairs", "sweep_points", "sweep_curve", "data_sweep", "size_sweep",
            "plot_sweep", "CONTROLS_NOTE", "interval_table", "data_summary", "add_data_claim", "add_size_claims",
+           "add_untestable_claims", "why_skipped", "subset_labels", "size_training_set", "prose_values",
            "TRAIN_BYTES_PER_PARAMETER", "name_billions", "device_memory", "checkpoints_for"]
 
 
@@ -266,6 +271,47 @@ def add_untestable_claims(ledger, reason: str) -> None:
                                 link="paper-fig7"))
 
 
+# ---- what the chapter's setup and prose say of the world ------------------------------------------------------
+
+def why_skipped(world) -> str | None:
+    """The page's one sentence on why neither sweep runs on ``world`` (None when they do): both score on the
+    CheemsBench subsets present (either suffices) and train on the preference files present."""
+    needs = ([] if world.bench else ["`cheems_bench/open.jsonl` or `cheems_bench/human.jsonl`"]) + (
+        [] if world.preference is not None else ["`cheems_preference.jsonl`"])
+    return missing_sentence("Figs. 6 and 7", *needs, quoted=False) if needs else None
+
+
+def subset_labels(world) -> dict[str, str]:
+    """The CheemsBench subsets ``world`` holds, by their display names (``{"open": "Open Prompt", ...}``)."""
+    return {k: v for k, v in SUBSET_NAMES.items() if k in world.bench}
+
+
+def size_training_set(world) -> tuple[list[Record] | None, str]:
+    """Fig. 7's training records and what the prose calls them: the golden human subset where the world has one,
+    else the whole preference set."""
+    if world.human is not None:
+        return world.human, "golden human"
+    return world.preference, "preference-set"
+
+
+def prose_values(world, seeds: Sequence[int]) -> dict[str, object]:
+    """What the chapter's prose says of its setting: the training seeds, what the curves are scored on
+    (``bench_what``, ``rho_subsets``) and trained on (``size_what``, ``pref_what``). Other data than CheemsBench
+    (its manifest says so) is named by its file, not as a CheemsBench subset."""
+    labels = subset_labels(world)
+    only = next(iter(labels)) if len(labels) == 1 else None
+    split = world.human is not None and world.gpt() is not None
+    return {"seeds_text": seeds_text(seeds), "n_seeds": len(seeds),
+            "bench_what": "the two CheemsBench subsets" if only is None else
+            f"the CheemsBench {labels[only]} subset" if world.comparable(f"cheems_bench/{only}.jsonl") else
+            f"the benchmark file cheems_bench/{only}.jsonl",
+            "rho_subsets": "both subsets" if only is None else f"the {labels[only]} subset",
+            "size_what": size_training_set(world)[1],
+            "pref_what": "CheemsPreference (the golden human subset plus the processed GPT subset, the same set that "
+                         "trains Table 4's last model)" if split else "the preference set as it is (without a "
+                         "human/GPT split, CheemsPreference cannot be built)"}
+
+
 # ---- Fig. 7's sizes trained elsewhere -------------------------------------------------------------------------
 
 TRAIN_BYTES_PER_PARAMETER = 16
@@ -296,15 +342,16 @@ def device_memory(device: str | None) -> int:
 def checkpoints_for(sizes: Sequence[str], seeds: Sequence[int], records: Sequence[Record], *, checkpoints_file: str = "",
                     device: str | None = None, memory: int | None = None) -> dict[str, dict[int, str]]:
     """Fig. 7's sizes trained elsewhere, size -> {training seed: folder}, from the checkpoints file
-    (:func:`cheems_lib.analyses.model_list.read_checkpoints_file`; empty: none).
+    (:func:`cheems_lib.publishing.model_list.read_checkpoints_file`; empty: none).
 
     Each folder must hold a run on ``records``, Fig. 7's training set (by its data fingerprint), with its training
     seed, so that the sizes still differ only in the model. A size that is not in the file and does not fit one
     device for training (:data:`TRAIN_BYTES_PER_PARAMETER` times the count its name states, against ``memory``,
     default :func:`device_memory` of ``device``) is refused before anything trains. Problems raise one line with
-    the fix (:class:`cheems_lib.records.DataError` for the file, ValueError for a size too large)."""
-    from ..records import DataError, data_fingerprint, show
-    from .model_list import read_checkpoints_file
+    the fix (:class:`cheems_lib.input_files.DataError` for the file, ValueError for a size too large)."""
+    from ..input_files import DataError, show
+    from ..records import data_fingerprint
+    from ..publishing.model_list import read_checkpoints_file
 
     out: dict[str, dict[int, str]] = {}
     fingerprint = None

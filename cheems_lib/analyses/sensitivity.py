@@ -23,14 +23,15 @@ sweep into one ledger verdict: does the verdict at the world's own value hold ac
 :data:`ASSUMPTIONS` holds how each sweep is named, drawn (:func:`sweep_figure`) and recorded
 (:func:`add_sweep_claim`, kind ``robustness``: a sweep is never a finding of its own); on real files
 there is nothing to sweep, and both say so. The downstream chapter sweeps Fig. 5's claims over the same shared
-noise more cheaply (:func:`cheems_lib.analyses.downstream.noise_sweeps`: CheemsBench re-annotated, the models' scores kept)
+noise more cheaply (:func:`cheems_lib.analyses.downstream_robustness.noise_sweeps`: CheemsBench re-annotated, the models' scores kept)
 and records them with the same two functions, passing a :class:`Target` of its own.
 
 One point of the ratio sweep is a finding of its own: Table 4's comparison at the paper's ratio
 (:func:`add_paper_ratio_claim`, claim :data:`PAPER_RATIO_ID`), the setting of the paper's claim, beside
 the preference chapter's test at the book's ratio; :func:`headline` says which of the two is the
 headline (:data:`HEADLINE_RULE`). Where that ratio cannot be trained (real files, a world with too few
-GPT prompts: :func:`unfit`) the claim is *untestable* with the reason, never absent.
+GPT prompts: :func:`unfit`) the claim is *untestable* with the reason, never absent; :func:`ratio_values` are the
+ratios the chapter sweeps, that ratio among them where the world holds it.
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ from .transfer import annotation_pairs, HUMAN_CLAIM, PAIR_HUMAN, PAIR_MACHINE
 
 __all__ = ["SweepConfig", "Target", "TARGETS", "TAB4", "TAB3", "Assumption", "ASSUMPTIONS", "CLAIM", "STATISTIC",
            "PAPER_RATIO_ID", "HEADLINE_RULE", "shared_noise_sweeps", "shared_noise_sweep", "unfit", "ratio_sweep",
-           "summarize", "sweep_figure", "add_sweep_claim", "add_paper_ratio_claim", "headline"]
+           "ratio_values", "summarize", "sweep_figure", "add_sweep_claim", "add_paper_ratio_claim", "headline"]
 
 _CLAIM_ID, CLAIM = DIRECTIONS[0][:2]
 """The claim (Table 4's first comparison, ``tab4-human-beats-gpt``) whose verdict is swept."""
@@ -60,10 +61,9 @@ STATISTIC = "Overall accuracy on CheemsBench, human-subset model minus GPT-subse
 PAPER_RATIO_ID = f"{TAB4}-paper-ratio"
 """Table 4's first comparison at the paper's GPT : human ratio (:func:`add_paper_ratio_claim`)."""
 HEADLINE_RULE = (
-    f"Table 4's first comparison is tested twice: by the preference chapter at the GPT : human ratio it trains at "
-    f"(claim {TAB4}), and by the sensitivity chapter at the paper's ratio (claim {PAPER_RATIO_ID}). The paper's claim "
-    "is about data at its own ratio, so the test at that ratio is the headline wherever it can be run, and the other "
-    "stands beside it; the Claims page shows the two side by side.")
+    "Table 4's first comparison is tested twice: by the preference chapter at its own GPT : human ratio, and by the "
+    "sensitivity chapter at the paper's ratio. The paper's claim is about its own ratio, so that test is the headline "
+    "wherever it can be run. The Claims page shows the two side by side.")
 """Which of the two tests of Table 4's first comparison is the headline (glued by the chapters, :func:`headline`)."""
 _VERDICT_COLORS = {"supported": "#59a14f", "contradicted": "#e15759", "inconclusive": "#9c9c9c",
                    "insufficient data": "#d9d9d9"}
@@ -195,7 +195,7 @@ def shared_noise_sweeps(world, values: Sequence[float], cfg: SweepConfig = Sweep
     """``{claim id: sweep}`` for each of ``targets`` (:data:`TARGETS`): one row per value of the humans' shared
     noise, the claim's statistic, interval and verdict.
 
-    ``world`` is the chapter's simulated :class:`cheems_lib.analyses.experiments.World`; each value re-simulates it
+    ``world`` is the chapter's simulated :class:`cheems_lib.analyses.world_folder.World`; each value re-simulates it
     (same size and seed) with only that parameter changed, once for every target, and retrains the models on
     human labels and re-labels the benchmark. Table 4's GPT subset (first ``gpt_prompts``, default as many as
     human prompts) does not depend on it, so its model is trained once (the zoo reuses it); Table 3's machine pairs
@@ -237,6 +237,12 @@ def unfit(world, ratio: float) -> str | None:
         return None
     return (f"GPT : human {float(ratio):.2f} : 1 needs {n:,} GPT-annotated prompts for the {human:,} human ones, and "
             f"the world (size {world.size}) has {gpt:,} (fix: a larger world size)")
+
+
+def ratio_values(world, ratios: Sequence[float], paper: float) -> list[float]:
+    """The GPT : human ratios the chapter sweeps: ``ratios`` with 1 : 1 (the other chapters') and the ``paper``'s
+    added, ascending, those the world cannot hold left out (:func:`unfit`)."""
+    return [v for v in sorted(set(map(float, ratios)) | {1.0, float(paper)}) if unfit(world, v) is None]
 
 
 def ratio_sweep(world, ratios: Sequence[float], cfg: SweepConfig = SweepConfig()):
@@ -391,33 +397,32 @@ def add_paper_ratio_claim(ledger, sweep, cfg: SweepConfig, *, ratio: float, why:
 
 
 def headline(frame) -> str:
-    """The sentence that names the headline test of Table 4's first comparison in the ledger ``frame`` (the Claims
-    page's, :func:`cheems_lib.analyses.claims.to_frame`; rule :data:`HEADLINE_RULE`): the claim at the paper's ratio where it
-    was tested, else the one at the book's ratio, with both verdicts and whether they agree."""
+    """Short sentences that name the headline test of Table 4's first comparison in the ledger ``frame`` (the Claims
+    page's, :func:`cheems_lib.analyses.claims.to_frame`; rule :data:`HEADLINE_RULE`): the test at the paper's ratio
+    where it was run, else the one at the book's ratio, with both verdicts and whether they agree. The claim ids are
+    in the ledger, not in these sentences."""
     rows = {r["id"]: r for r in frame.to_dict("records")} if len(frame) else {}
     one, paper = rows.get(TAB4), rows.get(PAPER_RATIO_ID)
 
     def said(r):
         if r["kind"] == "untestable":
-            return f"untestable ({r['reason']})"
+            return f"untestable, {r['reason']}"
         seeds = int(r["seeds"])
-        return (f"{r['verdict']}, {r['estimate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}], {seeds} training "
+        return (f"{r['verdict']}, {r['estimate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] over {seeds} training "
                 f"seed{'s' if seeds != 1 else ''}")
 
     if paper is None or one is None:
-        missing = " and ".join(c for c, r in ((TAB4, one), (PAPER_RATIO_ID, paper)) if r is None)
+        missing = " and ".join(w for w, r in (("the preference chapter's test", one),
+                                              ("the test at the paper's ratio", paper)) if r is None)
         return f"Table 4's first comparison has no headline in this ledger: {missing} is missing from it."
     if paper["kind"] == "robustness":
-        return (f"The headline of Table 4's first comparison is {TAB4} ({said(one)}), which this build already trains "
-                f"at the paper's GPT : human ratio; {PAPER_RATIO_ID} repeats it with the sensitivity chapter's models "
-                f"({said(paper)}).")
+        return (f"The preference chapter already trains at the paper's GPT : human ratio, so its test is the "
+                f"headline: {said(one)}. The sensitivity chapter repeats it: {said(paper)}.")
     if paper["kind"] == "untestable":
-        return (f"The headline of Table 4's first comparison is {TAB4} ({said(one)}), at the GPT : human ratio the "
-                f"preference chapter trains at: at the paper's ratio it is {said(paper)}, so the paper's own setting is "
-                "not tested in this build.")
+        return (f"The headline is the preference chapter's test, at its own GPT : human ratio: {said(one)}. "
+                f"At the paper's ratio the comparison is {said(paper)}. So the paper's own setting is not tested in "
+                "this build.")
     agree = ("The two verdicts agree." if paper["verdict"] == one["verdict"] else
-             "The two verdicts differ: the result depends on the setting (the GPT : human ratio, and the "
-             "model size and training seeds that come with each test).")
-    return (f"The headline of Table 4's first comparison is {PAPER_RATIO_ID}, at the paper's GPT : human ratio "
-            f"({said(paper)}); beside it, {TAB4} at the ratio the preference chapter trains at ({said(one)}). "
-            f"{agree}")
+             "The two verdicts differ: the result depends on the setting.")
+    return (f"The headline is the test at the paper's GPT : human ratio: {said(paper)}. "
+            f"At the preference chapter's ratio: {said(one)}. {agree}")

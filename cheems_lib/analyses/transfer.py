@@ -32,7 +32,7 @@ import numpy as np
 
 from ..baselines import CHANCE, chance_metrics, CONTROLS, NAMES
 from ..conflicts import resolve_records
-from ..estimates import decide, INSUFFICIENT, VERDICTS
+from ..estimates import counted, decide, INSUFFICIENT, VERDICTS
 from ..paper import table
 from ..records import FIRST, SECOND, Record, strict_pairs
 from ..world_files import LAYOUT
@@ -206,8 +206,8 @@ PAIR_HUMAN, PAIR_MACHINE = "pairwise, human", "pairwise, machine"
 EFFECTS: dict[str, tuple[str, str, str]] = {
     PAIR_HUMAN: (MULTI_HUMAN, "less", "a pairwise set holds fewer comparisons per prompt"),
     PAIR_MACHINE: (PAIR_HUMAN, "less", "machine labels are further from the benchmark's human annotators"),
-    "math only, machine": (MULTI_MACHINE, "less", "a math-only set never shows the other categories' failure modes "
-                           "(and has fewer prompts: size and domain are confounded here)"),
+    "math only, machine": (MULTI_MACHINE, "less", "a math-only set never shows the other categories' failure modes; "
+                           "it also has fewer prompts, so size and domain are confounded here"),
 }
 """Each one-property change the chapter reads, as ``{variant: (reference, direction, mechanism)}``:
 the variant's reference set, the expected direction of its Overall against that reference, and
@@ -217,13 +217,14 @@ the simulated mechanism behind that expectation."""
 def _table3_row(name: str, d: dict | None, board) -> dict:
     near = nearest(d) if d and not d["stands_for"] else {}  # only where no row shares all three
     r = board.loc[name]
-    return {"training data": name, "prompts": len(d["records"]) if d else "-", "seeds": int(r["seeds"]),
-            **{k: d[k] if d else "-" for k in ("annotation", "format", "domain", "labels", "isolates")},
-            "stands for (Table 3)": ", ".join(d["stands_for"]) if d and d["stands_for"] else "-",
-            "one property away": ", ".join(f"{n} ({p})" for n, p in near.items()) or "-",
+    # the results first, after the row's name: at a page's width they are in view, the descriptions scroll
+    return {"training data": name, "overall": _interval(r, "overall"),
             "open acc": _interval(r, "open_acc"), "open exact": _interval(r, "open_exact"),
             "human acc": _interval(r, "human_acc"), "human exact": _interval(r, "human_exact"),
-            "overall": _interval(r, "overall")}
+            "prompts": len(d["records"]) if d else "-", "seeds": int(r["seeds"]),
+            **{k: d[k] if d else "-" for k in ("annotation", "format", "domain", "labels", "isolates")},
+            "stands for (Table 3)": ", ".join(d["stands_for"]) if d and d["stands_for"] else "-",
+            "one property away": ", ".join(f"{n} ({p})" for n, p in near.items()) or "-"}
 
 
 def table3(sets: dict[str, dict], board, subsets: dict[str, Sequence[Record]] | None = None):
@@ -257,7 +258,8 @@ def published_table3(sets: dict[str, dict]):
     for prop in (*PROPERTIES, "note"):
         published[prop] = [TABLE3_DATASETS[d][prop] for d in published["dataset"]]
     published["our analogue"] = [analogue_of.get(d, "-") for d in published["dataset"]]
-    return published
+    results = ["open_acc", "open_exact", "human_acc", "human_exact"]  # first after the name, as in our Table 3
+    return published[["dataset", *results, *(c for c in published.columns if c not in ("dataset", *results))]]
 
 
 def paper_groups_text() -> str:
@@ -268,7 +270,7 @@ def paper_groups_text() -> str:
 
 
 def _sized(sets: dict[str, dict], name: str) -> str:
-    return f"{name} ({len(sets[name]['records']):,} prompts)"
+    return f"{name} ({counted(len(sets[name]['records']), 'prompt')})"
 
 
 def _language_claim():
@@ -396,21 +398,23 @@ def _effect(sets: dict[str, dict], overall: dict, variant: str, seed: int) -> tu
            "Overall difference [95%]": f"{diff.value:+.3f} [{lo:+.3f}, {hi:+.3f}]",
            "Overall": INSUFFICIENT if verdict == INSUFFICIENT else effect.replace("does not measurably change",
                                                                                  "not separated")}
-    what = f"{change.split(':')[0]} ({variant} vs {reference}) {effect} Overall ({diff.value:+.3f} [{lo:+.3f}, {hi:+.3f}])"
+    topic = change.split(":")[0]
+    what = (f"{topic[:1].upper()}{topic[1:]}: {variant} against {reference} {effect} Overall, "
+            f"{diff.value:+.3f} [{lo:+.3f}, {hi:+.3f}]")
     if verdict in ("inconclusive", INSUFFICIENT):
-        return row, what
+        return row, what + "."
     agrees = decide(diff, expected, seed=seed) == "supported"
-    return row, f"{what}, {'as expected if' if agrees else 'although'} {mechanism}"
+    return row, f"{what}, {'as expected if' if agrees else 'although'} {mechanism}."
 
 
 def effects(sets: dict[str, dict], overall: dict, *, seed: int = 0):
     """What each one-property change of :data:`EFFECTS` does to Overall (paired with its reference):
-    a table (difference, 95% interval, raises / lowers / not separated) and one sentence for the
+    a table (difference, 95% interval, raises / lowers / not separated) and a short sentence per change for the
     prose, naming the simulated mechanism where the change is separated from zero."""
     import pandas as pd
 
     rows, sentences = zip(*(_effect(sets, overall, variant, seed) for variant in EFFECTS))
-    return pd.DataFrame(list(rows)), "; ".join(sentences) + "."
+    return pd.DataFrame(list(rows)), " ".join(sentences)
 
 
 def add_real_claims(ledger, accuracy: dict, trained: str | None, *, seed: int = 0, reason: str = "") -> None:

@@ -28,8 +28,9 @@ from ..records import Record
 from .batching import (budget_groups, forward_groups, forward_in_batches, forward_options, last_token_logits, pack,
                        pad_right)
 from .last_token import last_token_only
-from .reward_model import (check_source, cut_text, encode_chats, loading, ModelError, placement_for,
-                           spread_by_device_map, text_budget, tiny_config, train_tokenizer)
+from .reward_model import (check_source, loading, ModelError, placement_for, spread_by_device_map, tiny_config,
+    train_tokenizer)
+from .chat_encoding import cut_text, encode_chats, text_budget
 from .training_config import default_device, JudgeTrainConfig
 
 __all__ = ["JUDGE_TEMPLATE", "CRITERIA", "CATEGORY_CRITERION", "judge_prompt", "PairVerdict", "judge_records",
@@ -176,9 +177,9 @@ def _encode_judge(tokenizer, text: str, max_length: int | None) -> list[int]:
 
 def _encode_judges(tokenizer, texts: Sequence[str], max_length: int | None, chunk: int = 1024) -> list[list[int]]:
     """:func:`_encode_judge` of each text, with one rendering and one tokenizer call per ``chunk`` texts
-    (:func:`~cheems_lib.models.reward_model.encode_chats`).
+    (:func:`~cheems_lib.models.chat_encoding.encode_chats`).
 
-    With ``max_length`` each text is first cut to its last :func:`~cheems_lib.models.reward_model.text_budget`
+    With ``max_length`` each text is first cut to its last :func:`~cheems_lib.models.chat_encoding.text_budget`
     characters, so the tokenizer never sees more than that; the last ``max_length`` ids are unchanged.
     """
     ids = encode_chats(tokenizer, [(t,) for t in texts], messages=_judge_messages, plain=str, generation_prompt=True,
@@ -191,7 +192,7 @@ def judge_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     """Judge every pair of responses of every record, in both orders.
 
     With ``max_length`` the query and answers are cut to their last
-    :func:`~cheems_lib.models.reward_model.text_budget` characters before the judge prompts are built (each
+    :func:`~cheems_lib.models.chat_encoding.text_budget` characters before the judge prompts are built (each
     answer appears in several prompts); the last ``max_length`` tokens, which the judge sees, stay the same.
     With ``max_tokens_per_batch`` a batch also holds at most that many padded tokens
     (:func:`~cheems_lib.models.batching.forward_groups`, longest first), so memory is bounded for any mix of

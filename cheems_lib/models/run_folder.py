@@ -45,7 +45,7 @@ from pathlib import Path
 from ..outputs import atomic_open, interrupt_point, LockedError, OutputLock, write_error
 from ..outputs import exchange as _exchange
 from .training_config import BOOKKEEPING_FIELDS, TrainConfig, TrainError
-from ..records import read_json
+from ..input_files import read_json
 
 __all__ = ["MARKER", "Plan", "launch_lock", "agreed_plan", "start_fresh", "trim_log", "append_json_line", "save_checkpoint",
            "publish", "save_model", "discarded_on_write_failure"]

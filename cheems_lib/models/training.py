@@ -5,9 +5,10 @@ responses ``R`` (ties give no pair)::
 
     L = mean_{(w, l) in P} -log sigmoid(r_w - r_l)  +  reg_coef * mean_{i in R} r_i^2
 
-The second term is the Gaussian prior on rewards (paper Eq. 4, Table 9: 0.1). Every
-response of a prompt is in the same step (:mod:`cheems_lib.models.batching`), so each response is
-forwarded once per epoch and no pair is lost; with several processes, whole batches go to
+The second term is the Gaussian prior on rewards (paper Eq. 4, Table 9: 0.1); the loss and the step's
+metrics are :mod:`cheems_lib.models.bt_loss`. Every response of a prompt is in the same step
+(:mod:`cheems_lib.models.training_steps`), so each response is forwarded once per epoch and no pair is
+lost; with several processes, whole batches go to
 one process and the loss is normalised by the step's global counts, so the gradient is the
 same as on one process. The same seed on a CPU gives identical weights.
 
@@ -30,178 +31,23 @@ import json
 import math
 import os
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
-
-import numpy as np
 
 from ..outputs import folder_problem, interrupt_point
 from ..records import Record
 from . import reward_model as rm
-from .batching import Batch, forward_groups, forward_options, pack, pad_right, padding_fraction
+from .batching import Batch, forward_groups, forward_options, padding_fraction
+from .bt_loss import bt_loss, forward_rewards, grouped_rewards, StepMetrics
 from .run_folder import (Plan, agreed_plan, append_json_line, discarded_on_write_failure, launch_lock, publish,
                          save_checkpoint, start_fresh, trim_log)
 from .training_config import (CHECKPOINTING_FROM, TrainConfig, TrainError, default_device, effective_settings,
                               start_line)
 from .training_pairs import EncodedData, collate, encode_records
+from .training_steps import plan_epoch
 
-__all__ = ["bt_loss", "train", "forward_rewards", "grouped_rewards", "StepMetrics", "global_batch_steps"]
-
-
-def bt_loss(rewards, pairs: Sequence[tuple[int, int]], reg_coef: float, *, n_pairs: int | None = None,
-            n_rewards: int | None = None):
-    """Bradley-Terry loss with the Gaussian prior, summed and divided by the step's counts.
-
-    ``rewards`` is a 1-d tensor; ``pairs`` index into it. ``n_pairs``/``n_rewards`` default
-    to this call's counts (plain means); the trainer passes the whole step's counts.
-    Returns ``(loss, stats)`` with ``stats`` the summed pair loss, correct pairs and margin.
-    """
-    import torch
-    import torch.nn.functional as F
-
-    w = torch.tensor([p[0] for p in pairs], dtype=torch.long, device=rewards.device)
-    l = torch.tensor([p[1] for p in pairs], dtype=torch.long, device=rewards.device)
-    diff = rewards[w] - rewards[l]
-    pair_loss = -F.logsigmoid(diff).sum()
-    prior = (rewards ** 2).sum()
-    loss = pair_loss / (n_pairs or len(pairs)) + reg_coef * prior / (n_rewards or rewards.numel())
-    with torch.no_grad():
-        stats = {"pair_loss": float(pair_loss), "correct": int((diff > 0).sum()), "margin": float(diff.sum()),
-                 "pairs": len(pairs)}
-    return loss, stats
-
-
-def forward_rewards(model, seqs: Sequence[Sequence[int]], pad_id: int, device, options: dict | None = None):
-    """Rewards of ``seqs`` (1-d, float32) in one right-padded forward, with the graph kept for backward.
-    ``options``: extra forward arguments (:func:`~cheems_lib.models.batching.forward_options`: no key-value cache)."""
-    ids, mask = pad_right(seqs, pad_id, device)
-    return model(input_ids=ids, attention_mask=mask, **(options or {})).logits.squeeze(-1).float()
-
-
-def grouped_rewards(model, seqs: Sequence[Sequence[int]], pad_id: int, device, max_tokens: int,
-                    options: dict | None = None):
-    """Rewards of all ``seqs`` in their original order, forwarded in length-homogeneous groups."""
-    import torch
-
-    groups = forward_groups([len(s) for s in seqs], max_tokens)
-    parts = [forward_rewards(model, [seqs[j] for j in g], pad_id, device, options) for g in groups]
-    order = torch.tensor([j for g in groups for j in g], device=device)
-    return torch.empty(len(seqs), device=device, dtype=parts[0].dtype).index_copy(0, order, torch.cat(parts))
-
-
-@dataclass
-class StepMetrics:
-    """Sums over one optimisation step's micro-batches (and, after :meth:`reduced`, its processes)."""
-
-    pair_loss: float = 0.0
-    correct: float = 0
-    margin: float = 0.0
-    pairs: float = 0
-    r_sum: float = 0.0
-    r_sq: float = 0.0
-    n_r: float = 0
-    tokens: float = 0
-    forwards: float = 0
-    per_process_forwards: tuple = ()  # after reduced(): each process's forwards this step (they must be equal)
-
-    def add(self, stats: dict, rewards, seqs) -> None:
-        """Add one micro-batch: its :func:`bt_loss` stats, its rewards and its sequences."""
-        self.pair_loss += stats["pair_loss"]
-        self.correct += stats["correct"]
-        self.margin += stats["margin"]
-        self.pairs += stats["pairs"]
-        rd = rewards.detach().float()
-        self.r_sum += float(rd.sum())
-        self.r_sq += float((rd ** 2).sum())
-        self.n_r += rd.numel()
-        self.tokens += sum(len(s) for s in seqs)
-
-    def reduced(self, accelerator) -> "StepMetrics":
-        """The sums over every process and each process's forwards (one collective: every process calls it)."""
-        import torch
-
-        names = [f.name for f in fields(self) if f.name != "per_process_forwards"]
-        n, rank = accelerator.num_processes, accelerator.process_index
-        values = [getattr(self, k) for k in names] + [self.forwards if p == rank else 0.0 for p in range(n)]
-        summed = accelerator.reduce(torch.tensor(values, dtype=torch.float64, device=accelerator.device), "sum").tolist()
-        out = StepMetrics(**dict(zip(names, summed[:len(names)])))
-        out.per_process_forwards = tuple(int(v) for v in summed[len(names):])
-        return out
-
-    def line(self, step: int, epoch: int, seconds: float, lr: float) -> dict:
-        """The ``train_log.jsonl`` line: means per pair and per reward."""
-        per_pair = max(self.pairs, 1)
-        mean = self.r_sum / self.n_r
-        return {"step": step, "epoch": epoch, "pairs": int(self.pairs), "loss": self.pair_loss / per_pair,
-                "accuracy": self.correct / per_pair, "margin": self.margin / per_pair, "reward_mean": mean,
-                "reward_std": math.sqrt(max(self.r_sq / self.n_r - mean ** 2, 0.0)),
-                "tokens_per_s": self.tokens / max(seconds, 1e-9), "lr": lr,
-                **({"forwards": list(self.per_process_forwards)} if self.per_process_forwards else {})}
-
-
-def _epoch_batches(data: EncodedData, cfg: TrainConfig, epoch: int, padded: bool = False) -> list[Batch]:
-    return pack(data.lengths, cfg.max_tokens_per_batch, seed=np.random.default_rng([cfg.seed, epoch]), padded=padded)
-
-
-def _steps(batches: list[Batch], n_proc: int, accum: int) -> list[list[list[Batch]]]:
-    """Group an epoch's batches into steps: step -> process -> its micro-batches (maybe fewer)."""
-    per_step = n_proc * accum
-    out = []
-    for s in range(0, len(batches), per_step):
-        group = batches[s:s + per_step]
-        out.append([group[p::n_proc] for p in range(n_proc)])
-    return out
-
-
-def _epoch_steps(data: EncodedData, cfg: TrainConfig, epoch: int, n_proc: int,
-                 padded: bool = False) -> list[list[list[Batch]]]:
-    """One epoch's plan, step -> process -> micro-batches: by ``global_batch`` sequences, or ``grad_accum``.
-    ``padded``: micro-batches bounded in padded tokens (FSDP forwards each as one padded tensor)."""
-    if cfg.global_batch:
-        return global_batch_steps(data.lengths, cfg.global_batch, cfg.max_tokens_per_batch, n_proc,
-                                  seed=np.random.default_rng([cfg.seed, epoch]), padded=padded)
-    return _steps(_epoch_batches(data, cfg, epoch, padded), n_proc, cfg.grad_accum)
-
-
-def global_batch_steps(lengths: Sequence[Sequence[int]], global_batch: int, max_tokens: int, n_proc: int, *,
-                       seed: int | np.random.Generator = 0, padded: bool = False) -> list[list[list[Batch]]]:
-    """Steps of ``global_batch`` sequences on average, whole prompts each, spread over ``n_proc`` processes.
-
-    Prompts (each a list of response lengths) are shuffled; step k ends with the prompt that brings the
-    running count of sequences to ``k * global_batch`` or past it, so the steps average ``global_batch``
-    sequences and each is within one prompt of it. Each step's prompts are then packed into micro-batches
-    (:func:`~cheems_lib.models.batching.pack`, ``max_tokens`` real tokens, or padded ones with ``padded``) and
-    handed out largest first to
-    the process with the fewest tokens so far. The steps and micro-batches do not depend on ``n_proc``, so
-    any number of processes computes the same gradients. Returns step -> process -> micro-batches.
-
-    Example: lengths ``[[5, 5], [5], [5, 5, 5]]`` shuffled into the order 0, 1, 2, global batch 3: the running
-    counts 2, 3, 6 close a step at 3 (prompts 0, 1) and one at 6 (prompt 2).
-    """
-    rng = np.random.default_rng(seed)
-    order = [int(i) for i in rng.permutation(len(lengths)) if len(lengths[i])]
-    chosen, current, seen, target = [], [], 0, global_batch
-    for i in order:
-        current.append(i)
-        seen += len(lengths[i])
-        if seen >= target:
-            chosen.append(current)
-            current, target = [], (seen // global_batch + 1) * global_batch
-    if current:
-        chosen.append(current)
-    steps = []
-    for prompts in chosen:
-        batches = [Batch([prompts[j] for j in b.prompts], b.n_sequences, b.tokens, b.oversize)
-                   for b in pack([lengths[i] for i in prompts], max_tokens, seed=rng, padded=padded)]
-        per_proc: list[list[Batch]] = [[] for _ in range(n_proc)]
-        load = [0] * n_proc
-        for b in sorted(batches, key=lambda b: -b.tokens):  # stable: ties keep the packed order
-            p = load.index(min(load))
-            per_proc[p].append(b)
-            load[p] += b.tokens
-        steps.append(per_proc)
-    return steps
+__all__ = ["train"]
 
 
 PREPARED_SETS = 4
@@ -386,7 +232,7 @@ def _setup(accelerator, cfg: TrainConfig, records: Sequence[Record], eff: dict, 
     if eff["gradient_checkpointing"]:
         _checkpoint_activations(model)
     n_proc = accelerator.num_processes
-    epoch_steps = [_epoch_steps(data, cfg, e, n_proc, padded=native_sync) for e in range(cfg.epochs)]
+    epoch_steps = [plan_epoch(data, cfg, e, n_proc, padded=native_sync) for e in range(cfg.epochs)]
     if native_sync:
         _fits_fsdp(epoch_steps, data.lengths, cfg)
         _reduce_in_float32(accelerator)

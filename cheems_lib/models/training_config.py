@@ -14,12 +14,14 @@ torch, and so that a reader finds every default in one place.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from typing import Any, Mapping
+
 from .reward_model import is_tiny
 
 __all__ = ["TrainConfig", "TrainError", "choose_preset", "paper_machine_settings", "check_learning_rate",
            "JudgeTrainConfig", "effective_settings", "start_line", "BOOKKEEPING_FIELDS", "PRETRAINED_MAX_LR",
-           "PRESETS", "SAVE_DTYPES", "CHECKPOINTING", "CHECKPOINTING_FROM", "default_device"]
+           "PRESETS", "SAVE_DTYPES", "CHECKPOINTING", "CHECKPOINTING_FROM", "default_device", "field_docs"]
 
 PRESETS = ("tiny", "paper")
 SAVE_DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -149,6 +151,15 @@ class TrainConfig:
         return replace(base, **overrides)
 
     @classmethod
+    def from_flags(cls, model: str, preset: str | None, flags: Mapping[str, Any]) -> "TrainConfig":
+        """:meth:`for_model` with the fields that ``flags`` gives (``cheems train``'s options; None: not given) on
+        top. An explicit ``grad_accum`` without ``global_batch`` sets the step's size itself (``global_batch`` 0)."""
+        overrides = {f.name: flags[f.name] for f in fields(cls) if f.name != "model" and flags.get(f.name) is not None}
+        if flags.get("grad_accum") is not None and flags.get("global_batch") is None:
+            overrides["global_batch"] = 0
+        return cls.for_model(model, preset, **overrides)
+
+    @classmethod
     def paper(cls, model: str = "Qwen/Qwen2.5-72B-Instruct", **overrides) -> "TrainConfig":
         """Table 9: lr 5e-6 cosine, warm-up 0.1, 2 epochs, max length 2048, reg 0.1, bf16.
 
@@ -271,3 +282,15 @@ def _step_text(eff: dict) -> str:
     if eff.get("global_batch"):
         return f"global batch {eff['global_batch']} sequences ({mean})"
     return f"{eff['grad_accum']} accumulation ({mean})"
+
+
+def field_docs(cls) -> dict[str, str]:
+    """``{field: docstring}`` of a config dataclass whose fields are documented by a string under each one: the
+    help of ``cheems train``'s flags, one per :class:`TrainConfig` field."""
+    import ast
+    import inspect
+
+    body = ast.parse(inspect.getsource(cls)).body[0].body
+    return {a.target.id: " ".join(d.value.value.split()) for a, d in zip(body, body[1:])
+            if isinstance(a, ast.AnnAssign) and isinstance(d, ast.Expr) and isinstance(d.value, ast.Constant)
+            and isinstance(d.value.value, str)}

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from ..conflicts import resolve
 from ..records import Record, strict_pairs
-from .reward_model import encode_pairs
+from .chat_encoding import encode_pairs
 from .training_config import TrainError
 
 __all__ = ["EncodedData", "encode_records", "collate"]

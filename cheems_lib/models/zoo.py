@@ -23,18 +23,25 @@ from ..outputs import LockedError, OutputLock, atomic_path
 from ..records import Record, data_fingerprint
 from . import reward_model
 from .judging import train_tiny_judge
-from .scoring import model_fingerprint, score_records
+from .score_output import model_fingerprint
+from .scoring import score_records
 from .training import train
 from .training_config import default_device, TrainConfig
 
-__all__ = ["Busy", "zoo_key", "train_or_load", "judge_or_load", "score_or_load", "busy_last", "score_all"]
+__all__ = ["TRAINING_CODE", "SCORING_CODE", "Busy", "zoo_key", "train_or_load", "judge_or_load", "score_or_load", "busy_last", "score_all",
+           "scores_of_reward_model"]
+
+
+TRAINING_CODE = ("training.py", "bt_loss.py", "training_steps.py", "training_config.py", "training_pairs.py",
+                 "run_folder.py", "batching.py", "chat_encoding.py", "last_token.py", "reward_model.py")
+"""The modules of this package whose code is part of a trained checkpoint's key: :func:`cheems_lib.models.training.train`
+and every module of this package it imports, directly or not (a test checks the list against the imports)."""
 
 
 def _code_fingerprint() -> str:
     here = Path(__file__).parent
     h = hashlib.sha256()
-    for name in ("training.py", "training_config.py", "training_pairs.py", "run_folder.py", "batching.py",
-                 "reward_model.py"):
+    for name in TRAINING_CODE:
         h.update((here / name).read_bytes())
     return h.hexdigest()
 
@@ -68,12 +75,24 @@ def train_or_load(records: Sequence[Record], config: TrainConfig, *, cache_dir: 
     return out
 
 
+def scores_of_reward_model(records: Sequence[Record], model: str | Path | None = None, *,
+                           trained_on: Sequence[Record] = (), seed: int = 0,
+                           progress: bool = False) -> tuple[Path | str, dict[tuple[str, str], float]]:
+    """``(model, scores)``: ``records`` scored by the reward model ``model`` or, without one, by the tiny one the
+    zoo trains on ``trained_on`` with ``seed`` (:func:`train_or_load`), on a GPU when there is one (``cheems
+    preference`` without ``--scores``)."""
+    model = model or train_or_load(trained_on, TrainConfig(seed=seed), progress=progress)
+    loaded, tok = reward_model.load(model, device_map=reward_model.device_map_for(default_device()))
+    scores, _ = score_records(loaded, tok, records, progress=progress)
+    return model, scores
+
+
 def judge_or_load(records: Sequence[Record], *, cache_dir: str | Path = "build/zoo", progress: bool = False, **kw) -> Path:
     """Folder of a tiny judge (:func:`cheems_lib.models.judging.train_tiny_judge` with ``kw``), trained once."""
     here = Path(__file__).parent
     blob = json.dumps({"data": data_fingerprint(records), "kw": kw, "device": default_device(),
                        "code": hashlib.sha256((here / "judging.py").read_bytes() + _code_fingerprint().encode()).hexdigest()},
-                      sort_keys=True, default=str)  # judge training: training.py and training_config.py
+                      sort_keys=True, default=str)  # judge training: the training code of TRAINING_CODE too
     out = Path(cache_dir) / f"judge-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
     if (out / "config.json").exists():
         return out
@@ -85,8 +104,10 @@ def judge_or_load(records: Sequence[Record], *, cache_dir: str | Path = "build/z
     return out
 
 
-SCORING_CODE = ("scoring.py", "last_token.py", "batching.py", "reward_heads.py")
-"""The modules of this package whose code is part of a cached score's key."""
+SCORING_CODE = ("scoring.py", "score_output.py", "chat_encoding.py", "last_token.py", "batching.py", "reward_heads.py",
+                "reward_model.py", "judging.py", "training_config.py")
+"""The modules of this package whose code is part of a cached score's key: :mod:`cheems_lib.models.scoring` and
+every module of this package it imports, directly or not (a test checks the list against the imports)."""
 
 
 def _responses_fingerprint(records: Sequence[Record]) -> str:
@@ -119,7 +140,7 @@ def score_or_load(model_dir: str | Path, records: Sequence[Record], *, batch_siz
     """Scores of the zoo model in ``model_dir`` on ``records``, computed once and cached beside it.
 
     The key is the records' content (:func:`_responses_fingerprint`), the weights
-    (:func:`cheems_lib.models.scoring.model_fingerprint`: a folder retrained in place, or any folder
+    (:func:`cheems_lib.models.score_output.model_fingerprint`: a folder retrained in place, or any folder
     passed here that changes, gets new scores), and the dtype and kind of device (:func:`_placement_key`), so a
     shared zoo never hands CPU float32 scores to a GPU bfloat16 caller. Scores do not depend on the batch size (see
     :mod:`cheems_lib.models.scoring`), so it is not part of the key; ``device`` and ``dtype`` are where

@@ -13,7 +13,7 @@ The ``full`` profiles also execute every ``replicated`` chapter on the worlds of
 (:mod:`cheems_lib.publishing.replicates`), in the same pool as the book's chapters and before the Claims page, which
 reads them; their log and failure lines name the world seed.
 
-Nothing is lost (see the README, "Nothing is lost"; one chapter's rules are in
+Nothing is lost (book/cli.md, "Nothing is lost"; one chapter's rules are in
 :mod:`cheems_lib.publishing.execute`):
 
 - A failing chapter does not stop the others; the book is still rendered, and :func:`build` then raises
@@ -46,6 +46,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from ..estimates import counted
 from ..models.training_config import default_device
 from ..outputs import LockedError, OutputLock, remove_stale_temporaries
 from .build_stats import write_page
@@ -120,7 +121,7 @@ def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: in
         else:
             from concurrent.futures import ThreadPoolExecutor
 
-            log(f"[cheems book] {len(plans)} chapters, {jobs} at a time")
+            log(f"[cheems book] {counted(len(plans), 'chapter')}, {jobs} at a time")
             resume_kernels()
             pool = ThreadPoolExecutor(jobs)
             costliest_first = sorted(plans, key=lambda plan: -chapter(plan[0]).cost)  # stable: ties keep reading order
@@ -236,12 +237,18 @@ def _render(root: Path, failures: list[str], log: Callable[[str], None], outcome
     missing = [c.name for c in CHAPTERS if not (root / "book" / f"{c.name}.ipynb").exists()]
     for name in missing:  # e.g. a --chapter build on a fresh clone
         write_notebook(placeholder(name, "This chapter has not been executed yet; run "
-                                     f"{md_code(f'cheems book --chapter {name}')} to fill this page."),
+                                     f"{md_code(f'.venv/bin/cheems book --chapter {name}')} to fill this page."),
                         root / "book" / f"{name}.ipynb")
     if missing:
-        log(f"[cheems book] {len(missing)} chapters never executed here, shown as placeholder pages: "
+        log(f"[cheems book] {counted(len(missing), 'chapter')} never executed here, shown as placeholder pages: "
             + ", ".join(missing))
     write_page(root, outcomes, None if started is None else time.time() - started)
+    # Sphinx copies book/_extra into the HTML on every build but never deletes there: a download renamed or
+    # dropped since the last render would stay beside the new one and be served as if current
+    extra = root / "book" / "_extra"
+    for folder in sorted(extra.iterdir()) if extra.is_dir() else ():
+        if folder.is_dir():
+            shutil.rmtree(root / "_build" / "html" / folder.name, ignore_errors=True)
     exe = Path(sys.executable).parent / "jupyter-book"
     cmd = [str(exe) if exe.exists() else shutil.which("jupyter-book") or "jupyter-book",
            "build", str(root), "--warningiserror", "--keep-going", "--quiet"]

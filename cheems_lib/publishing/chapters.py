@@ -5,7 +5,8 @@ checks that :func:`toc_yaml` equals the file), so the two cannot drift apart.
 
 Profiles:
 
-- ``smoke``: every chapter in seconds; used by the tests.
+- ``smoke``: every chapter at the smallest settings, used by the tests: a cold build takes about 3 minutes on
+  2 cores (2 min 53 s measured).
 - ``default``: what ``make book`` builds on a CPU from the simulated world.
 - ``paper``: the paper's settings on the official files, for GPU users with real models: ``cheems book``
   refuses it without ``-p world_dir DIR`` (it never simulates a world), and the scaling chapter takes the
@@ -17,7 +18,7 @@ Profiles:
   runs again on the simulated worlds of :data:`REPLICATE_SEEDS` (:mod:`cheems_lib.publishing.replicates`), and
   the Claims page shows each finding's spread across the worlds and any verdict that flips;
   ``full-smoke``: the same at the smoke profile's settings. The replicates triple the cost of the
-  chapters they repeat, so the default book (15 minutes on 2 cores) leaves them out.
+  chapters they repeat, so the default book (over 20 minutes cold on 2 cores) leaves them out.
 
 Each chapter declares its parameters in its source's ``parameters`` cell (:func:`parameters_of`), one line
 per parameter, valid Python that papermill reads too::
@@ -29,9 +30,9 @@ where the help may start with a declared constraint, followed by a colon:
 - ``in [LO, HI]``: a number (``int``, ``float``, or each element of ``list[int]``/``list[float]``)
   from LO to HI inclusive; every numeric parameter declares one.
 - ``one of a|b|c``: a string (or each element of a ``list[str]``) among these.
-- ``models file``: a file that :func:`cheems_lib.analyses.model_list.read_models_file` accepts (its entries are
+- ``models file``: a file that :func:`cheems_lib.publishing.model_list.read_models_file` accepts (its entries are
   checked too).
-- ``checkpoints file``: a file that :func:`cheems_lib.analyses.model_list.read_checkpoints_file` accepts (models
+- ``checkpoints file``: a file that :func:`cheems_lib.publishing.model_list.read_checkpoints_file` accepts (models
   mapped to finished ``cheems train`` folders, each checked; their weights are part of the cache key).
 - ``file``, ``folder``, ``world folder`` (holding records files of the spec §6/§6b layout): a path,
   relative to the repository root, that must exist and be of that kind; ``... or missing``: the
@@ -54,9 +55,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..analyses.model_list import read_checkpoints_file, read_models_file
-from ..records import DataError
+from ..input_files import DataError
 from ..world_files import WORLD_PATHS, layout_files
+from .model_list import read_checkpoints_file, read_models_file
 
 __all__ = ["PROFILES", "REAL_DIR", "REAL_SMOKE", "REPLICATE_SEEDS", "Chapter", "CHAPTERS", "chapter", "base_profile",
            "replicate_seeds", "toc_yaml", "BookError", "BookInputError", "find_root", "parameters_of", "coerce",
@@ -177,7 +178,7 @@ CHAPTERS: list[Chapter] = [
                           "points": 4, "bon_prompts": 12, "mt_prompts": 12, "bon_n": 8, "sizes": ["tiny-xs", "tiny", "tiny-xl"],
                           "train_seeds": 2, "rewardbench_pairs": 60, "rmb_prompts": 25, "shared_noise": [0.0, 0.8]},
                 "default": {"size": "default"},
-                # the win rate keeps its 500 prompts (the paper's 87 cannot rank the population: issue 26)
+                # the win rate keeps its 500 prompts (the paper's 87 cannot rank the population)
                 "paper": {"size": "paper", "gpt_prompts": 0, "transfer_prompts": 0}},
     ),
     Chapter(  # replicated for its one finding, Table 4's comparison at the paper's GPT : human ratio
@@ -212,9 +213,9 @@ def chapter(name: str) -> Chapter:
 
 
 # Pages that are plain text, not executed chapters.
-_STATIC_FRONT = ["book/intro"]
+_STATIC_FRONT = ["book/intro", "book/reading"]
 # book/build_stats is generated before every render (cheems_lib.publishing.build_stats), not tracked
-_STATIC_BACK: list[str] = ["book/build_stats", "book/own_data", "book/cite", "book/api"]
+_STATIC_BACK: list[str] = ["book/build_stats", "book/own_data", "book/cli", "book/cite", "book/references", "book/api"]
 
 
 def toc_yaml() -> str:

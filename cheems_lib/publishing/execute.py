@@ -2,7 +2,9 @@
 
 ``notebooks/<chapter>.md`` (MyST, jupytext) is converted to a notebook and executed by papermill with
 its parameters (:func:`execute_chapter`; :mod:`cheems_lib.publishing.build` runs the chapters of a
-build). A chapter is executed again only when its cache key changes (:func:`cache_key`): the hash of
+build). A chapter is executed again when a download it published was rewritten since by another run
+(:func:`chapter_downloads`, recorded with its page), and otherwise only when its cache key changes
+(:func:`cache_key`): the hash of
 its source, its parameters, every source file of the library (its sub-packages included) and the
 content of the data files its path parameters name (:func:`input_files`, each by
 :func:`cheems_lib.fingerprint.file_hash`: a file edited in place with its size and mtime kept executes the chapter
@@ -13,7 +15,7 @@ page "How this book was built" (:mod:`cheems_lib.publishing.build_stats`) shows.
 shows the ``cheems book`` and papermill commands that rerun it with exactly its parameters
 (:func:`cheems_lib.publishing.publish.rerun_commands`).
 
-Nothing is lost (see the README, "Nothing is lost"):
+Nothing is lost (book/cli.md, "Nothing is lost"):
 
 - papermill executes into a temporary folder; ``book/<chapter>.ipynb`` is replaced
   (:func:`cheems_lib.outputs.atomic_path`) only by a complete, successfully executed notebook, so an
@@ -39,20 +41,21 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..analyses.claims import inputs_digest as claims_digest
-from ..analyses.model_list import read_checkpoints_file, read_models_file
 from ..fingerprint import file_hash
-from ..models.scoring import checkpoint_files
+from ..models.score_output import checkpoint_files
 from ..outputs import atomic_path, interrupt_point
-from ..records import DataError
+from ..input_files import DataError
 from ..world import simulation
 from ..world_files import layout_files
 from .chapters import CHAPTERS, BookError, parameters_of
+from .claims_files import inputs_digest as claims_digest
+from .model_list import read_checkpoints_file, read_models_file
 from .publish import apply_conditions, footer, header, md_code, md_text, run_facts
+from .provenance import downloads_digest
 from .replicates import inputs_digest as replicates_digest
 
 __all__ = ["ChapterFailed", "cache_key", "input_files", "data_files", "execute_chapter", "write_notebook",
-           "placeholder", "stop_kernels", "resume_kernels"]
+           "placeholder", "stop_kernels", "resume_kernels", "owns", "chapter_downloads"]
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 """The library's folder: the cache key hashes every source file under it."""
@@ -102,7 +105,7 @@ def input_files(params: dict[str, Any], declared: dict[str, dict], root: Path) -
     """The files the path parameters in ``params`` name: a ``file``'s file, a ``world folder``'s spec
     §6/§6b files (:func:`cheems_lib.world_files.layout_files`), a ``folder``'s files (not its
     subfolders); a ``models file`` and the weights and configs of the local checkpoints it lists
-    (:func:`cheems_lib.models.scoring.checkpoint_files`), those of the folders a ``checkpoints file`` maps, and those
+    (:func:`cheems_lib.models.score_output.checkpoint_files`), those of the folders a ``checkpoints file`` maps, and those
     of every local folder a list
     parameter names (``-p models '["runs/rm"]'``), so a checkpoint retrained in place executes the chapter
     again. Never walks a tree, so ``-p world_dir /`` costs a few lookups."""
@@ -161,14 +164,28 @@ def cache_key(source: Path, params: dict[str, Any], root: Path) -> str:
     return h.hexdigest()
 
 
-def _cached_key(path: Path) -> str | None:
-    """The cache key of a good executed notebook at ``path``; None if missing, a placeholder or unreadable."""
+def _cached_key(path: Path, field: str = "cache_key") -> str | None:
+    """The cache key (or another ``field`` of its run record) of a good executed notebook at ``path``; None if
+    missing, a placeholder or unreadable."""
     if not path.exists():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))["metadata"].get("cheems", {}).get("cache_key")
+        return json.loads(path.read_text(encoding="utf-8"))["metadata"].get("cheems", {}).get(field)
     except (ValueError, KeyError, AttributeError, OSError):
         return None
+
+
+def owns(name: str, label: str) -> bool:
+    """Whether chapter ``name`` publishes the download ``label``: its own ids (``fig-<name>-*``, ``tab-<name>-*``,
+    an underscore written as a hyphen) and the paper artefacts the registry gives it."""
+    slug = name.replace("_", "-")
+    return label.startswith((f"fig-{slug}-", f"tab-{slug}-")) or any(
+        c.name == name and label in c.labels for c in CHAPTERS)
+
+
+def chapter_downloads(root: Path, name: str) -> str:
+    """The digest of chapter ``name``'s downloads under ``root`` (:func:`~cheems_lib.publishing.provenance.downloads_digest`)."""
+    return downloads_digest(root, lambda label: owns(name, label))
 
 
 def data_files(source: Path, params: dict[str, Any], root: Path) -> tuple[str | None, list[Path]]:
@@ -257,7 +274,7 @@ def _fail(name: str, message: str, run_nb: Path, root: Path, log: Callable[[str]
         where = f"The failed notebook is {md_code(failed.relative_to(root))}; " if failed else ""
         text = (f"This chapter has not executed successfully yet, so this page is a placeholder. The last build "
                 f"failed:\n\n{md_text(message)}\n\n{where}fix the error and run "
-                f"{md_code(f'cheems book --chapter {name}')} again.")
+                f"{md_code(f'.venv/bin/cheems book --chapter {name}')} again.")
         write_notebook(placeholder(name, text, error=message), out)
         shown = "the page is a placeholder"
     else:
@@ -334,8 +351,10 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
             read += ":" + replicates_digest(root, params["replicate_seeds"])
         key = hashlib.sha256(f"{key}:{read}".encode()).hexdigest()
     if not force and _cached_key(out) == key:
-        log(f"[cheems book] {name}: up to date")
-        return False
+        if _cached_key(out, "downloads") == chapter_downloads(root, name):
+            log(f"[cheems book] {name}: up to date")
+            return False
+        log(f"[cheems book] {name}: its downloads in book/_extra were rewritten by another run")
     log(f"[cheems book] {name}: executing ({profile} profile)")
     nb = jupytext.read(source)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -382,7 +401,8 @@ def execute_chapter(name: str, params: dict[str, Any], root: Path, *, profile: s
     wall = round(time.time() - start, 2)
     # what the "How this book was built" page (cheems_lib.publishing.build_stats) shows of this run
     done.metadata["cheems"] = {"cache_key": key, "profile": profile, "parameters": params, "wall_time_s": wall,
-                               "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start))}
+                               "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start)),
+                               "downloads": chapter_downloads(root, name)}  # what this run published
     done.metadata["cheems"] |= _add_header_footer(done, source, params, root, profile=profile, wall_time_s=wall)
     apply_conditions(done)  # drop the prose the world's files do not support (simulator prose on real files, ...)
     interrupt_point("book.executed")

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from typing import Mapping
 
-__all__ = ["draw_preference_graph", "seed_dots", "overall_dots", "no_data"]
+__all__ = ["draw_preference_graph", "seed_dots", "overall_dots", "no_data", "PAGE_WIDTH_IN", "READABLE_PT",
+           "cell_font_size"]
+
+PAGE_WIDTH_IN = 7.0
+"""Width, in inches at 96 px per inch, of the book's text column at a 1280 px window (about 680 px): a wider figure is
+shown shrunk to it."""
+READABLE_PT = 7.0
+"""The smallest text, in points as the page shows it, that a figure may carry."""
 
 
 def no_data(ax, needs: str, *, title: str = ""):
@@ -107,3 +114,25 @@ def overall_dots(overall: Mapping[str, object], *, seed: int = 0, xlabel: str = 
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
     fig.tight_layout()
     return fig
+
+
+def cell_font_size(ax, shape: tuple[int, int], *, chars: int, lines: int = 1, largest: float = 11.0,
+                   page_width_in: float = PAGE_WIDTH_IN, readable: float = READABLE_PT) -> float | None:
+    """The font size (points) for text of ``lines`` lines of up to ``chars`` characters in each cell of a ``shape``
+    (rows, columns) grid filling ``ax`` (a heatmap's annotations): the largest size up to ``largest`` that fits a
+    cell, or None when that size would show smaller than ``readable`` points on the page (the figure shrunk to
+    ``page_width_in``), so the caller drops the per-cell text or shortens it instead of printing it unreadably.
+
+    A character is taken as 0.62 em wide and a line 1.25 em high (DejaVu Sans digits). For an 11-inch figure,
+    shown at 7 inches, a size of 8 points shows at about 5: too small, so None.
+    """
+    rows, cols = shape
+    if not rows or not cols:
+        return None
+    fig = ax.figure
+    box = ax.get_position()  # figure fraction
+    cell_w = box.width * fig.get_figwidth() / cols * 72  # points
+    cell_h = box.height * fig.get_figheight() / rows * 72
+    size = min(largest, 0.9 * cell_w / (0.62 * max(chars, 1)), 0.9 * cell_h / (1.25 * max(lines, 1)))
+    shown = size * min(1.0, page_width_in / fig.get_figwidth())
+    return size if shown >= readable else None

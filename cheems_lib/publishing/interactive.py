@@ -58,6 +58,13 @@ def _sections(data) -> dict:
     return {"orderFixed": {"pre": [[0, "desc"]]}, "orderDescReverse": False} if order == sorted(order, reverse=True) else {}
 
 
+# DataTables' box (and itables' plain copy) scrolls sideways in the page, not the page itself; a caption stays at the
+# box's left edge, its lines no longer than the text column at 1280 px, so no caption is cut off at the box's edge
+_BOX_STYLE = ("<style>div.dt-container, div[id$='_fallback'] {max-width: 100%; overflow-x: auto} "
+              "table.cheems-datatable > caption, div[id$='_fallback'] table > caption {position: sticky; left: 0; "
+              "text-align: left; max-width: min(100%, 40rem); white-space: normal}</style>\n")
+
+
 def datatable(styler, label: str):
     """``styler`` (a pandas Styler, caption included) as an interactive table with the stable HTML id
     ``T_<label>``: click a column header to sort, type in the search box to filter the rows; a table with a
@@ -83,8 +90,12 @@ def datatable(styler, label: str):
     head, sep, rest = html.partition(fallback)
     if sep:
         rest = rest.replace(f'id="{table_id}"', f'id="{table_id}-static"', 1)
+    # the table DataTables fills is itables' own element: give it the Styler's data-key-column too
+    key = re.search(r'data-key-column="[^"]*"', styler.table_attributes or "")
+    if key:
+        head = head.replace(f'<table id="{table_id}"', f'<table id="{table_id}" {key.group(0)}', 1)
     carry, _carried = not _carried, True
-    return HTML((bundle() if carry else "") + head + sep + rest)
+    return HTML((bundle() if carry else "") + _BOX_STYLE + head + sep + rest)
 
 
 def page_script(body: str) -> str:

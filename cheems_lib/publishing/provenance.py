@@ -18,25 +18,27 @@ names the paper's columns after a ``;`` (:func:`with_paper_columns`)::
 A chapter sets its source once (:func:`set_source`); :func:`cheems_lib.publishing.publish.table` and
 :func:`cheems_lib.publishing.publish.figure` use it unless given ``source=``, and refuse to publish
 with neither, so no download ships without provenance. Each of them also writes a sidecar
-``<label>.meta.json`` beside the file (one per download, written atomically, so chapters
+``<file>.meta.json`` beside the file (one per download, written atomically, so chapters
 executing in parallel never lose each other's entries); :func:`write_index` merges the
 sidecars into ``tables/index.csv`` and ``figures/index.csv`` when the book is built.
 """
 from __future__ import annotations
 
 import csv
+import glob
 import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 from ..outputs import atomic_open
 from ..paper import TABLES
-from ..records import DataError
+from ..input_files import DataError
 from ..world_files import detect_layout, RECORD_FILES
 
 __all__ = ["KINDS", "sha256", "check_source", "set_source", "resolve_source", "paper_source",
-           "with_paper_columns", "world_source", "file_source", "footer_text", "sidecar_json", "write_index"]
+           "with_paper_columns", "world_source", "file_source", "download_name", "artefact", "download_of",
+           "downloads_digest", "drop_other_downloads", "footer_text", "sidecar_json", "write_index"]
 
 KINDS = ("paper", "simulated", "data")
 """The first word of every source: the paper's numbers, a simulated world, or data files."""
@@ -154,6 +156,82 @@ def file_source(*paths: str | Path) -> str:
     return "data: " + ", ".join(f"{_shown(Path(p))} sha256 {sha256(p)[:12]}" for p in paths)
 
 
+def download_name(label: str, source: str) -> str:
+    """The file name (without extension) under which ``label`` is downloaded: the label itself, except for a label
+    named after the paper's artefact (``paper-*``), whose file names whose numbers it holds: ``published-<artefact>``
+    for the paper's own numbers, ``simulated-<artefact>`` for a simulated world's, ``data-<folder>-<artefact>`` for
+    data files' (``<folder>``: the data folder's name, which says whose files they are), so a file saved to disk never passes our numbers off as the
+    paper's. The paper's artefact stays the page label and is in the file's metadata (:func:`artefact`).
+
+    >>> download_name("paper-table2", "simulated world (size smoke, seed 0, simulator 1.0)")
+    'simulated-table2'
+    >>> download_name("paper-fig5", "data: data/cheems (cheems_bench/open.jsonl sha256 1a2b3c4d5e6f)")
+    'data-cheems-fig5'
+    >>> download_name("paper-table1", "data: data/real (manifest.json sha256 1a2b3c4d5e6f)")
+    'data-real-table1'
+    >>> download_name("paper-table8", "paper, Table 8 (data/paper/table8_reward_models.csv)")
+    'published-table8'
+    >>> download_name("tab-data-categories", "simulated world (size smoke, seed 0, simulator 1.0)")
+    'tab-data-categories'
+    """
+    if not label.startswith("paper-"):
+        return label
+    what = label.removeprefix("paper-")
+    kind = check_source(source).split(maxsplit=1)[0].rstrip(":,")
+    if kind == "paper":
+        return f"published-{what}"
+    if kind == "simulated":
+        return f"simulated-{what}"
+    first = source.removeprefix("data:").strip().split(" ", 1)[0].rstrip(",")  # the folder, or the first file
+    name = Path(first).name.split(".")[0]  # a folder's name, or a file's without its extensions
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return f"data-{what}" if slug in ("", "data") else f"data-{slug}-{what}"
+
+
+def artefact(label: str) -> str:
+    """The paper's artefact a ``paper-*`` label stands for (``paper-fig5`` -> ``Fig. 5``), else ``""``.
+
+    >>> artefact("paper-table2"), artefact("paper-alg1"), artefact("tab-data-categories")
+    ('Table 2', 'Algorithm 1', '')
+    """
+    m = re.match(r"^paper-(table|fig|alg)(\d+)$", label)
+    return f"{ {'table': 'Table', 'fig': 'Fig.', 'alg': 'Algorithm'}[m.group(1)]} {m.group(2)}" if m else ""
+
+
+def download_of(label: str, *, kind: str = "tables", root: str | Path = ".") -> Path:
+    """The file that holds download ``label`` under ``root``'s ``book/_extra/<kind>`` (``tables``: its CSV,
+    ``figures``: its SVG), found by its sidecar's label, whatever :func:`download_name` called it. FileNotFoundError,
+    naming the label, when no chapter has published it there."""
+    folder = Path(root) / "book" / "_extra" / kind
+    ext = "csv" if kind == "tables" else "svg"
+    for meta in sorted(folder.glob("*.meta.json")):
+        try:
+            found = json.loads(meta.read_text(encoding="utf-8")).get("label") == label
+        except (OSError, ValueError, AttributeError):
+            continue
+        path = folder / f"{meta.name[: -len('.meta.json')]}.{ext}"
+        if found and path.is_file():
+            return path
+    raise FileNotFoundError(f"{folder}: no download of {label!r} (fix: run the chapter that publishes it)")
+
+
+def drop_other_downloads(folder: Path, label: str, stem: str, exts: Sequence[str]) -> None:
+    """Delete the files of ``label`` saved under another name (an earlier run on another source, or before the
+    file names said whose numbers they hold), so that one label has one download and the index lists it once."""
+    for meta in folder.glob("*.meta.json"):
+        other = meta.name[: -len(".meta.json")]
+        if other == stem:
+            continue
+        try:
+            same = json.loads(meta.read_text(encoding="utf-8")).get("label", other) == label
+        except (OSError, ValueError, AttributeError):
+            continue
+        if same:
+            for ext in exts:
+                (folder / f"{other}.{ext}").unlink(missing_ok=True)
+            meta.unlink(missing_ok=True)
+
+
 def footer_text(source: str) -> str:
     """The provenance line shown under a figure: the source and whose numbers they are."""
     if source.startswith("paper"):
@@ -174,32 +252,60 @@ def _chapters_of(root: Path) -> dict[str, str]:
 def _read_sidecars(folder: Path, ext: str, chapters: Mapping[str, str]) -> list[dict]:
     rows = []
     for meta in sorted(folder.glob("*.meta.json")):
-        label = meta.name[: -len(".meta.json")]
-        if not (folder / f"{label}.{ext}").is_file():
+        stem = meta.name[: -len(".meta.json")]
+        if not (folder / f"{stem}.{ext}").is_file():
             continue  # its download is gone: nothing to index
         try:
             info = json.loads(meta.read_text(encoding="utf-8"))
             source = check_source(info["source"])
-        except (ValueError, KeyError, TypeError) as e:
+            label = str(info.get("label") or stem)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise ValueError(f"{meta}: not a provenance sidecar ({e}) (fix: delete it and rerun the chapter "
                              "that publishes this label)") from None
         chapter = next((name for name, text in chapters.items() if f'"{label}"' in text), "")
-        rows.append({"label": label, "caption": info.get("caption", ""), "source": source, "chapter": chapter})
-    return rows
+        rows.append({"label": label, "file": f"{stem}.{ext}", "artefact": info.get("artefact", ""),
+                     "caption": info.get("caption", ""), "source": source, "chapter": chapter})
+    return sorted(rows, key=lambda r: (r["label"], r["file"]))
+
+
+def downloads_digest(root: str | Path, owned: Callable[[str], bool]) -> str:
+    """sha256 (16 hex digits) of the downloads under ``root``'s ``book/_extra/{tables,figures}`` whose sidecar label
+    ``owned`` accepts: every file of each such download (CSV, SVG, PNG, PDF and the sidecar), by name and content.
+    A chapter's executed page records it, so a download another run rewrote since (a papermill run in the
+    checkout, say) is seen, and the chapter is executed again rather than shown beside files it did not write."""
+    h = hashlib.sha256()
+    for kind in ("tables", "figures"):
+        folder = Path(root) / "book" / "_extra" / kind
+        for meta in sorted(folder.glob("*.meta.json")) if folder.is_dir() else ():
+            try:
+                label = str(json.loads(meta.read_text(encoding="utf-8")).get("label") or "")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if not owned(label):
+                continue
+            stem = meta.name[: -len(".meta.json")]
+            for path in sorted(folder.glob(f"{glob.escape(stem)}.*")):
+                if path.name == f"{stem}.meta.json" or path.suffix in (".csv", ".svg", ".png", ".pdf"):
+                    h.update(f"{kind}/{path.name}\0".encode())
+                    h.update(path.read_bytes())
+                    h.update(b"\0")
+    return h.hexdigest()[:16]
 
 
 def write_index(root: str | Path = ".") -> dict[str, Path]:
     """Merge the sidecars of ``book/_extra/{tables,figures}`` into their ``index.csv``; returns the paths.
 
-    Columns: label, caption (tables only), source, and the chapter whose source names the
-    label (empty when none does). Rows are sorted by label; a sidecar whose download is gone
-    is left out.
+    Columns: label (the page's), file (the download's name, which says whose numbers it holds:
+    :func:`cheems_lib.publishing.publish.download_name`), artefact (the paper's table or figure a
+    ``paper-*`` label stands for), caption (tables only), source, and the chapter whose source
+    names the label (empty when none does). Rows are sorted by label; a sidecar whose download
+    is gone is left out.
     """
     root = Path(root)
     chapters = _chapters_of(root)
     written = {}
-    for kind, ext, columns in (("tables", "csv", ["label", "caption", "source", "chapter"]),
-                               ("figures", "svg", ["label", "source", "chapter"])):
+    for kind, ext, columns in (("tables", "csv", ["label", "file", "artefact", "caption", "source", "chapter"]),
+                               ("figures", "svg", ["label", "file", "artefact", "source", "chapter"])):
         folder = root / "book" / "_extra" / kind
         if not folder.is_dir():
             continue
@@ -212,8 +318,11 @@ def write_index(root: str | Path = ".") -> dict[str, Path]:
     return written
 
 
-def sidecar_json(label: str, source: str, caption: str | None = None) -> str:
-    """The text of a download's sidecar ``<label>.meta.json`` (sorted keys: same download, same bytes)."""
-    meta = {"label": label, "source": source, **({"caption": caption} if caption is not None else {})}
+def sidecar_json(label: str, source: str, caption: str | None = None, *, artefact: str = "") -> str:
+    """The text of a download's sidecar ``<file>.meta.json`` (sorted keys: same download, same bytes): its page
+    ``label``, ``source``, ``caption`` and, for a label named after the paper's artefact, that ``artefact``
+    (``Table 2``): the file name says whose numbers it holds, the sidecar which table of the paper it stands for."""
+    meta = {"label": label, "source": source, **({"caption": caption} if caption is not None else {}),
+            **({"artefact": artefact} if artefact else {})}
     return json.dumps(meta, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
 

@@ -3,9 +3,12 @@
 A chapter calls :func:`figure` instead of ``glue`` for every figure: the figure is glued
 under its stable label and saved as PNG, SVG and PDF; :func:`downloads` puts the links
 under it. :func:`table` saves a table as CSV and adds the link to its caption. The files
-go to ``book/_extra/{figures,tables}/<label>.<ext>``; the book copies that folder to the
+go to ``book/_extra/{figures,tables}/<name>.<ext>``; the book copies that folder to the
 root of the HTML build (``html_extra_path``), so a figure's address is stable:
-``figures/<label>.svg`` next to ``index.html``.
+``figures/<name>.svg`` next to ``index.html``. ``<name>`` is the label, except that a label
+named after the paper's artefact (``paper-fig5``) is saved under a name that says whose
+numbers the file holds (:func:`cheems_lib.publishing.provenance.download_name`: ``simulated-fig5``,
+``data-<folder>-fig5``, ``published-table8``); the page keeps the label, the file's metadata the artefact.
 
 :func:`header` and :func:`footer` write the Markdown that :mod:`cheems_lib.publishing.execute` puts at
 the top (the ``cheems book`` and papermill commands that rerun the chapter exactly,
@@ -20,8 +23,9 @@ and a table of the paper's own numbers passes ``source=publish.paper_source(name
 table's CSV gets a last column ``source``; a figure gets a grey footer line with its source
 (drawn under everything else, so ``bbox_inches="tight"`` keeps it) and the same text in its
 metadata (PNG text chunk ``Description``, SVG ``Description``, PDF ``Subject`` and
-``Keywords``). Each download also gets a sidecar ``<label>.meta.json`` (label, source,
-caption) that ``write_index`` merges into ``tables/index.csv`` and ``figures/index.csv``.
+``Keywords``). Each download also gets a sidecar ``<name>.meta.json`` (label, source,
+caption, the paper's artefact) that ``write_index`` merges into ``tables/index.csv`` and
+``figures/index.csv``.
 ``set_source``, ``paper_source``, ``world_source``, ``file_source`` and ``write_index`` are
 those of :mod:`cheems_lib.publishing.provenance`, importable from here.
 
@@ -41,12 +45,14 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..outputs import atomic_path
 from .interactive import datatable
+from .table_view import in_view, integer_columns, integers_shown, key_column
 
 # re-exported so a chapter needs only `publish`; documented in cheems_lib.publishing.provenance
-from .provenance import (check_source, file_source, footer_text, paper_source, resolve_source, set_source, sha256,  # noqa: F401
-                         sidecar_json, world_source, write_index)
+from .provenance import (artefact, check_source, download_name, download_of, drop_other_downloads,  # noqa: F401
+                         file_source, footer_text, paper_source, resolve_source, set_source, sha256, sidecar_json,
+                         world_source, write_index)
 
-__all__ = ["EXTRA", "LABEL", "figure", "downloads", "table", "key_first", "header", "footer", "PACKAGES",
+__all__ = ["EXTRA", "LABEL", "figure", "downloads", "table", "key_first", "header", "footer", "PACKAGES", "VENV_BIN",
            "rerun_commands", "run_facts", "md_code", "md_text", "glue_values", "note"]
 
 EXTRA = Path("book") / "_extra"
@@ -57,6 +63,12 @@ PACKAGES = ("cheems-lib", "torch", "transformers", "accelerate", "tokenizers", "
             "matplotlib", "seaborn", "papermill", "jupytext", "jupyter-book")
 """Packages whose versions the reproducibility footer lists."""
 _FORMATS = ("png", "svg", "pdf")
+VENV_BIN = ".venv/bin"
+"""Where the project's programs are, from the repository root (the README's set-up makes ``.venv``): the commands
+a page prints name them by this path, so they run as printed, with or without the environment active."""
+
+
+_STEMS: dict[str, str] = {}  # label -> the file name figure() saved it under, for downloads() in a later cell
 
 
 def _check(label: str) -> None:
@@ -91,17 +103,28 @@ def _add_footer(fig, text: str):
     return note
 
 
+def _title(label: str, source: str) -> str:
+    """A download's title: its label, and for a ``paper-*`` label the paper's artefact and whose numbers these are."""
+    if not artefact(label):
+        return label
+    whose = "the paper's numbers" if source.startswith("paper") else "our analogue, not the paper's numbers"
+    return f"{label}: the paper's {artefact(label)}, {whose}"
+
+
 def _metadata(ext: str, label: str, source: str) -> dict:
-    """Metadata of each format: the provenance, and no dates (same figure, same bytes)."""
+    """Metadata of each format: the label and paper artefact (:func:`_title`), the provenance, and no dates (same
+    figure, same bytes)."""
     text = footer_text(source).replace(" · ", " | ")
-    return {"png": {"Software": None, "Title": label, "Description": text},
-            "svg": {"Date": None, "Title": label, "Description": text},
-            "pdf": {"CreationDate": None, "Title": label, "Subject": text, "Keywords": source}}[ext]
+    title = _title(label, source)
+    return {"png": {"Software": None, "Title": title, "Description": text},
+            "svg": {"Date": None, "Title": title, "Description": text},
+            "pdf": {"CreationDate": None, "Title": title, "Subject": text, "Keywords": source}}[ext]
 
 
 def figure(fig, label: str, *, root: str | Path = ".", source: str | None = None,
            paper_columns: PaperColumns | None = None) -> dict[str, Path]:
-    """Glue ``fig`` as ``label``, save it as PNG, SVG and PDF, close it; returns the paths.
+    """Glue ``fig`` as ``label``, save it as PNG, SVG and PDF (named
+    :func:`~cheems_lib.publishing.provenance.download_name`), close it; returns the paths.
 
     ``source`` (default: the chapter's :func:`~cheems_lib.publishing.provenance.set_source`) is drawn as a footer line and
     written into each file's metadata and into ``figures/<label>.meta.json``;
@@ -119,27 +142,33 @@ def figure(fig, label: str, *, root: str | Path = ".", source: str | None = None
     out = Path(root) / EXTRA / "figures"
     out.mkdir(parents=True, exist_ok=True)
     _add_footer(fig, footer_text(source))
+    stem = download_name(label, source)
     paths = {}
     with matplotlib.rc_context({"svg.hashsalt": label}):
         for ext in _FORMATS:
-            paths[ext] = out / f"{label}.{ext}"
+            paths[ext] = out / f"{stem}.{ext}"
             meta = _metadata(ext, label, source)
             with atomic_path(paths[ext]) as tmp:
                 fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight", metadata=meta)
-    with atomic_path(out / f"{label}.meta.json") as tmp:
-        tmp.write_text(sidecar_json(label, source), encoding="utf-8")
+    with atomic_path(out / f"{stem}.meta.json") as tmp:
+        tmp.write_text(sidecar_json(label, source, artefact=artefact(label)), encoding="utf-8")
+    drop_other_downloads(out, label, stem, _FORMATS)
+    _STEMS[label] = stem
     glue(label, fig, display=False)
     plt.close(fig)
     return paths
 
 
 def downloads(label: str):
-    """The download line under a figure (an HTML display object)."""
+    """The download line under a figure (an HTML display object): links to the files :func:`figure` saved for
+    ``label`` in this process (else named from the chapter's source)."""
     from IPython.display import HTML
 
     _check(label)
-    links = " · ".join(f'<a href="../figures/{label}.{ext}" download>{ext.upper()}</a>' for ext in _FORMATS)
-    return HTML(f'<p class="cheems-downloads">Download figure <code>{label}</code>: {links}</p>')
+    stem = _STEMS.get(label) or download_name(label, resolve_source(label))
+    links = " · ".join(f'<a href="../figures/{stem}.{ext}" download>{ext.upper()}</a>' for ext in _FORMATS)
+    named = f" as <code>{stem}</code>" if stem != label else ""
+    return HTML(f'<p class="cheems-downloads">Download figure <code>{label}</code>{named}: {links}</p>')
 
 
 def _check_columns(label: str, data, paper_columns: PaperColumns | None) -> None:
@@ -157,8 +186,10 @@ def _check_columns(label: str, data, paper_columns: PaperColumns | None) -> None
 
 def table(styler_or_frame, label: str, *, root: str | Path = ".", index: bool | None = None,
           source: str | None = None, paper_columns: PaperColumns | None = None,
-          row_sources: Sequence[str] | None = None, csv_name: str | None = None, interactive: bool = False):
-    """Save a table as ``tables/<label>.csv`` and return its Styler with a CSV link in the caption.
+          row_sources: Sequence[str] | None = None, csv_name: str | None = None, interactive: bool = False,
+          key: str | None = None):
+    """Save a table as ``tables/<name>.csv`` (:func:`cheems_lib.publishing.provenance.download_name`) and return its
+    Styler with a CSV link in the caption.
 
     Pass a pandas ``Styler`` (its data is saved, its formatting shown) or a DataFrame.
     ``index`` says whether to write the index (default: unless it is a plain 0..n-1 range).
@@ -172,6 +203,11 @@ def table(styler_or_frame, label: str, *, root: str | Path = ".", index: bool | 
     ``interactive`` returns the captioned table as a sortable, filterable one instead
     (:func:`cheems_lib.publishing.interactive.datatable`, HTML id ``T_<label>``), the plain table kept for
     readers without JavaScript.
+
+    On the page, counts stored as floats show as integers (:func:`cheems_lib.publishing.table_view.integer_columns`), and the table carries
+    ``data-key-column``: the header of ``key``, the column a reader looks for first (default :func:`cheems_lib.publishing.table_view.key_column`:
+    Overall where there is one, else the first column after the row label). A wide table scrolls sideways in the page's output
+    box, its caption wrapped to the visible width, so the row label and the key column stay in view.
     """
     import pandas as pd
 
@@ -191,16 +227,20 @@ def table(styler_or_frame, label: str, *, root: str | Path = ".", index: bool | 
     out = Path(root) / EXTRA / "tables"
     out.mkdir(parents=True, exist_ok=True)
     saved = data.copy()
+    for col in integer_columns(saved):  # a count stored as a float is written as the integer the page shows
+        saved[col] = pd.to_numeric(saved[col]).round().astype("Int64")
     column = ("source",) + ("",) * (saved.columns.nlevels - 1) if saved.columns.nlevels > 1 else "source"
     saved[column] = list(row_sources) if row_sources is not None else source
-    stem = csv_name or label
+    stem = csv_name or download_name(label, source)
     with atomic_path(out / f"{stem}.csv") as tmp:
         saved.to_csv(tmp, index=index)
     with atomic_path(out / f"{stem}.meta.json") as tmp:
-        tmp.write_text(sidecar_json(label, source, styler.caption or ""), encoding="utf-8")
+        tmp.write_text(sidecar_json(label, source, styler.caption or "", artefact=artefact(label)), encoding="utf-8")
+    drop_other_downloads(out, label, stem, ("csv",))
     caption = html.escape(styler.caption or "")
     link = f'<a class="cheems-csv" href="../tables/{stem}.csv" download>CSV</a>'
     styler = styler.set_caption(f"{caption} ({link}, <code>{label}</code>)" if caption else f"{link} <code>{label}</code>")
+    styler = in_view(integers_shown(styler), key if key is not None else key_column(styler))
     return datatable(styler, label) if interactive else styler
 
 
@@ -297,12 +337,14 @@ def _shell(groups: list[list[str]], width: int | None) -> str:
 def rerun_commands(chapter: str, profile: str, params: Mapping[str, Any],
                    declared: Mapping[str, Any] = (), *, width: int | None = None) -> tuple[str, str]:
     """The shell commands that rerun ``chapter`` with exactly ``params`` (the values the book passed, in the order
-    of its parameters cell): ``cheems book --profile P --chapter CH -p NAME VALUE ...`` and
-    ``papermill CH.ipynb out.ipynb -p NAME VALUE ...`` for the chapter's executed notebook (the page's download),
-    both run from the repository root. Values are shell-quoted; ``width`` breaks them into continued lines."""
+    of its parameters cell): ``.venv/bin/cheems book --profile P --chapter CH -p NAME VALUE ...`` and
+    ``.venv/bin/papermill CH.ipynb out.ipynb -p NAME VALUE ...`` for the chapter's executed notebook (the page's
+    download), both run from the repository root: the programs are named by their path in the project's virtual
+    environment (:data:`VENV_BIN`), so a command copied from the page runs without activating it. Values are
+    shell-quoted; ``width`` breaks them into continued lines."""
     order = [n for n in declared if n in params] + [n for n in params if n not in declared]
-    cheems = [["cheems", "book", "--profile", profile, "--chapter", chapter]]
-    papermill = [["papermill", f"{chapter}.ipynb", "out.ipynb"]]
+    cheems = [[f"{VENV_BIN}/cheems", "book", "--profile", profile, "--chapter", chapter]]
+    papermill = [[f"{VENV_BIN}/papermill", f"{chapter}.ipynb", "out.ipynb"]]
     for name in order:
         cheems.append(["-p", name, _cli_value(params[name])])
         papermill.append(_papermill_option(name, params[name]))
@@ -397,7 +439,7 @@ CONDITIONS_MIME = "application/vnd.cheems.conditions+json"
 
 
 def show_conditions(conditions: Mapping[str, bool]) -> None:
-    """Emit the chapter's conditions (e.g. :meth:`cheems_lib.analyses.experiments.World.conditions`) for
+    """Emit the chapter's conditions (e.g. :meth:`cheems_lib.analyses.world_folder.World.conditions`) for
     :func:`apply_conditions`. Call it in a ``remove-cell`` cell: the output is for the book, not the reader."""
     from IPython.display import display
 
@@ -431,7 +473,7 @@ def apply_conditions(nb) -> list[str]:
 
 
 def note(sentence: str | None) -> None:
-    """Show ``sentence`` (e.g. :meth:`cheems_lib.analyses.experiments.World.missing`) as Markdown in the page; nothing if None."""
+    """Show ``sentence`` (e.g. :meth:`cheems_lib.analyses.world_folder.World.missing`) as Markdown in the page; nothing if None."""
     if sentence:
         from IPython.display import Markdown, display
 

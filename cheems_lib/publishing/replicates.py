@@ -14,7 +14,7 @@ the executed chapters and their claim files, and it links to the checkout's ``no
 and no file of the book itself is touched.
 
 The Claims page reads them (:func:`load`): from each world (the book's and each replicate's), the claims of the
-runs its pages show (:func:`cheems_lib.analyses.claims.load_shown`), each tagged with the world seed its chapter ran on
+runs its pages show (:func:`cheems_lib.publishing.claims_files.load_shown`), each tagged with the world seed its chapter ran on
 (:func:`run_of`). A replicate that ran with other parameters than the book's page (besides ``seed``), or whose
 claim file another run wrote, is left out and named. :func:`compare` puts the worlds side by side: per finding
 or question (:data:`KINDS`), the estimate and verdict on each world, the range of the estimates and its ``spread``
@@ -38,8 +38,9 @@ import os
 import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
-from ..analyses.claims import claims_dir, inputs_digest as claims_digest, load_shown
+
 from .chapters import CHAPTERS, REPLICATE_SEEDS
+from .claims_files import claims_dir, inputs_digest as claims_digest, load_shown
 
 __all__ = ["DIR", "KINDS", "LINKED", "replicate_root", "prepare", "run_of", "load", "compare", "summary",
            "left_out", "inputs_digest", "replicated_chapters", "row_sources"]
@@ -116,7 +117,7 @@ def load(root: str | Path = ".", seeds: Sequence[int] = (), chapters: Sequence[s
     """The claims of the book's world and of each replicate world ``seeds`` under ``root``: ``(rows, left)``.
 
     ``rows``: every claim of ``chapters`` (default: :func:`replicated_chapters`) that a page shows
-    (:func:`cheems_lib.analyses.claims.load_shown`), with ``world_seed`` (:func:`run_of`) and ``replicate`` (False for
+    (:func:`cheems_lib.publishing.claims_files.load_shown`), with ``world_seed`` (:func:`run_of`) and ``replicate`` (False for
     the book's own run). ``left``: ``{"<chapter> on world seed <s>": why}`` for each replicate left out: its claim
     file was written by another run than its page shows, its page ran with other parameters than the book's
     (besides ``seed``), or it has not run."""
@@ -138,7 +139,7 @@ def load(root: str | Path = ".", seeds: Sequence[int] = (), chapters: Sequence[s
 
 def _left_why(name: str, stale: bool, run, main) -> str | None:
     """Why a replicate's claims of chapter ``name`` are left out (None: they are used)."""
-    fix = f"(fix: cheems book --profile full --chapter {name})"
+    fix = f"(fix: .venv/bin/cheems book --profile full --chapter {name})"
     if stale or run is None:
         return f"its replicate has not run, or its claims are not those of the run its page shows {fix}"
     if main is not None and run[1] != main[1]:
@@ -251,7 +252,7 @@ def left_out(seeds: Sequence[int] | None = None, chapters: Sequence[str] | None 
     chapters = replicated_chapters() if chapters is None else chapters
     return (f"This build leaves the world replicates out: every finding above rests on one simulated world (the "
             f"seed each chapter's header shows), and its interval covers the prompts and the training seeds, not "
-            f"the draw of that world. The command cheems book --profile full (full-smoke: at smoke settings) also "
+            f"the draw of that world. The command `.venv/bin/cheems book --profile full` (`full-smoke`: at smoke settings) also "
             f"runs the chapters {', '.join(chapters)} on world seeds {_seeds_text(seeds)}, about three times their "
             f"cost, and shows here how much each finding and question spreads across the worlds and every verdict "
             f"that flips.")
@@ -259,7 +260,7 @@ def left_out(seeds: Sequence[int] | None = None, chapters: Sequence[str] | None 
 
 def inputs_digest(root: str | Path, seeds: Sequence[int]) -> str:
     """sha256 of what the Claims page reads from the replicates ``seeds`` under ``root``: each replicate's claim
-    files and runs (:func:`cheems_lib.analyses.claims.inputs_digest`) and the parameters its pages record (part of the
+    files and runs (:func:`cheems_lib.publishing.claims_files.inputs_digest`) and the parameters its pages record (part of the
     Claims page's cache key when it shows replicates)."""
     h = hashlib.sha256()
     for s in seeds:

@@ -1,21 +1,22 @@
 """The book's Sphinx extension (``_config.yml``'s ``extra_extensions``): it de-duplicates page scripts (a
 repeated thebe config is a JavaScript error), adds the book's style sheet (``static/cheems.css``: wide tables
 wrap and fit the page), loads DataTables on the pages with an interactive table
-(:func:`cheems_lib.publishing.interactive.page_script`) and adds the ``{cheems-categories}`` directive
-(:func:`category_table`) and the citation directives of the cite page
-(:func:`cheems_lib.publishing.citation.setup_directives`)."""
+(:func:`cheems_lib.publishing.interactive.page_script`) and adds the directives that generate page content from
+the library: ``{cheems-categories}`` (:func:`category_table`), ``{cheems-cli}`` (:func:`cli_help`, every
+subcommand's ``--help``), ``{cheems-real-data}`` (:func:`real_data_table`) and the citation directives of the
+cite page (:func:`cheems_lib.publishing.citation.setup_directives`)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..world.corpus import CATEGORIES, DETERMINISTIC
+from ..categories import CATEGORIES, DETERMINISTIC
 from .citation import setup_directives
 from .interactive import page_script
 
 STATIC = Path(__file__).parent / "static"
 """The book's own static files (``cheems.css``), served from ``_static/``."""
 
-__all__ = ["category_table", "setup"]
+__all__ = ["category_table", "cli_help", "subcommands", "real_data_table", "setup"]
 
 
 def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
@@ -45,8 +46,8 @@ def _add_static(app, config) -> None:
 
 
 def category_table() -> str:
-    """The paper's top-level categories as a Markdown table, from :data:`cheems_lib.world.corpus.CATEGORIES` and
-    :data:`~cheems_lib.world.corpus.DETERMINISTIC` (the ``{cheems-categories}`` directive of the book's pages)."""
+    """The paper's top-level categories as a Markdown table, from :data:`cheems_lib.categories.CATEGORIES` and
+    :data:`~cheems_lib.categories.DETERMINISTIC` (the ``{cheems-categories}`` directive of the book's pages)."""
     rows = [f"| {name} | {english} | {'yes' if name in DETERMINISTIC else 'no'} |" for name, english in CATEGORIES.items()]
     return "\n".join(["| `category[0]` | in English | deterministic answers |", "| --- | --- | --- |", *rows])
 
@@ -68,15 +69,119 @@ def _category_directive():
     return CategoryTable
 
 
+def real_data_table(manifest: Path | None = None) -> str:
+    """The files of ``data/real/`` as a Markdown table, read from its ``manifest.json`` (the ``{cheems-real-data}``
+    directive): path, who labelled it, licence, prompts and responses, so the page's counts are the manifest's."""
+    import json
+
+    manifest = manifest or Path(__file__).resolve().parents[2] / "data" / "real" / "manifest.json"
+    files = json.loads(manifest.read_text(encoding="utf-8"))["files"]
+    rows = [f"| `{path}` | {e.get('labels', '')} | {e.get('licence', '')} | {e.get('prompts', '')} | "
+            f"{e.get('responses', '')} |" for path, e in files.items()]
+    return "\n".join(["| file | labels | licence | prompts | responses |", "| --- | --- | --- | --- | --- |", *rows])
+
+
+def _markdown_directive(text, source: str):
+    """A directive class whose body is ``text(srcdir)`` (Markdown; ``srcdir``: the book's root) parsed where it
+    stands."""
+    from docutils import nodes
+    from docutils.statemachine import StringList
+    from sphinx.util.docutils import SphinxDirective
+
+    class Generated(SphinxDirective):
+        def run(self):
+            box = nodes.container()
+            markdown = text(Path(self.env.srcdir))
+            self.state.nested_parse(StringList(markdown.splitlines(), source=source), self.content_offset, box)
+            return box.children
+
+    return Generated
+
+
+HELP_WIDTH = 72
+"""Columns of the rendered ``--help`` texts: fixed, so a page does not depend on the terminal that built it."""
+
+
+def _cli_parser():
+    """The ``cheems`` argument parser. Only the parser builder is imported: building it imports no torch."""
+    from .. import cli
+
+    build = getattr(cli, "build_parser", None) or getattr(cli, "_parser")
+    return build()
+
+
+def subcommands(parser=None) -> dict:
+    """``{name: subparser}`` of every ``cheems`` subcommand, in the order ``cheems --help`` lists them."""
+    import argparse
+
+    parser = parser or _cli_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _help(parser) -> str:
+    """``parser.format_help()`` at :data:`HELP_WIDTH` columns, whatever the terminal."""
+    cls = parser.formatter_class
+    parser.formatter_class = lambda prog: cls(prog, width=HELP_WIDTH, max_help_position=26)
+    try:
+        return parser.format_help().rstrip()
+    finally:
+        parser.formatter_class = cls
+
+
+def cli_help(names: list[str] | None = None) -> str:
+    """``cheems --help`` and ``cheems SUB --help`` of every subcommand (or of ``names`` only) as Markdown, for the
+    ``{cheems-cli}`` directive of the command-line page: per command a rubric ``cheems SUB`` with the target
+    ``cli-help-SUB`` (``cli-help`` for ``cheems --help``) over a text block of its help as argparse prints it.
+    Raises ``KeyError`` for a name that is no subcommand."""
+    parser = _cli_parser()
+    subs = subcommands(parser)
+    unknown = [n for n in names or [] if n not in subs]
+    if unknown:
+        raise KeyError(f"no cheems subcommand {', '.join(unknown)}; subcommands are {', '.join(subs)}")
+    blocks = [] if names else [("cheems", _help(parser))]
+    blocks += [(f"cheems {name}", _help(subs[name])) for name in names or subs]
+    lines = []
+    for title, text in blocks:
+        label = "cli-help" + ("-" + title.split(" ", 1)[1] if " " in title else "")
+        lines += [f"({label})=", "```{rubric} " + title, "```", "", "```text", text, "```", ""]
+    return "\n".join(lines)
+
+
+def _cli_directive():
+    """``{cheems-cli}`` (optional arguments: subcommand names): :func:`cli_help`, parsed where it stands, so the
+    command-line page shows the options of the parser that built it, never a hand-typed copy."""
+    from docutils import nodes
+    from docutils.statemachine import StringList
+    from sphinx.util.docutils import SphinxDirective
+
+    class CliHelp(SphinxDirective):
+        optional_arguments = 20
+
+        def run(self):
+            box = nodes.container()
+            self.state.nested_parse(StringList(cli_help(self.arguments or None).splitlines(), source="cheems_lib.cli"),
+                                    self.content_offset, box)
+            return box.children
+
+    return CliHelp
+
+
 def setup(app):
     """Sphinx extension used by the book (``_config.yml``): de-duplicates page scripts, adds the book's style sheet,
     loads DataTables where a page needs it and adds the
-    ``{cheems-categories}`` directive (:func:`category_table`) and the citation directives of the cite page
+    ``{cheems-categories}`` directive (:func:`category_table`), the ``{cheems-cli}`` directive (:func:`cli_help`), the
+    ``{cheems-real-data}`` directive (:func:`real_data_table`) and the citation directives of the cite page
     (:func:`cheems_lib.publishing.citation.setup_directives`)."""
     app.connect("html-page-context", _dedupe_scripts, priority=100)  # early: emit_firstresult may stop later handlers
     app.connect("html-page-context", _load_datatables)
     app.connect("config-inited", _add_static)
     app.add_css_file("cheems.css")
     app.add_directive("cheems-categories", _category_directive())
+    app.add_directive("cheems-cli", _cli_directive())
+    app.add_directive("cheems-real-data", _markdown_directive(
+        lambda root: real_data_table(root / "data" / "real" / "manifest.json"), "data/real/manifest.json"))
     setup_directives(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

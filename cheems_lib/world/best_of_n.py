@@ -38,9 +38,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..records import DataError, Record, Response
+from ..categories import CATEGORIES
+from ..input_files import DataError
+from ..records import Record, Response
 from .annotators import GPTAnnotator, HumanAnnotator, length_preference
-from .corpus import CATEGORIES
 from .panels import draw_panel
 from .quality import sample_response, utility
 from .simulation import sample_task
@@ -56,7 +57,7 @@ Instruction or Open Prompt subset's mix, which would tie the task to one CheemsB
 
 MIN_WIN_RATE_PROMPTS = 500
 """Held-out prompts of the win-rate task in the default profile: with 80 binary outcomes a win
-rate's interval is about ±0.1, too wide to rank dozens of reward models (issue 26)."""
+rate's interval is about ±0.1, too wide to rank dozens of reward models."""
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ class Section:
     weight: float
     """Relative share of the benchmark's prompts."""
     mix: dict[str, float]
-    """Relative weight of each simulator category (:data:`cheems_lib.world.corpus.CATEGORIES`)."""
+    """Relative weight of each simulator category (:data:`cheems_lib.categories.CATEGORIES`)."""
     build: str = "graded"
     """``policies``: chosen from a strong policy, rejected from a weak one, kept when a panel member
     agrees; ``close``: two samples of one policy, labelled by a panel member (ties redrawn);
@@ -246,7 +246,7 @@ def rmb_like(seed: int = 0, size: int = 60, *, length_scale: float = 1 / 3, excl
 
 
 def for_world(world, *, seed: int = 0, rewardbench_pairs: int = 200, rmb_prompts: int = 60) -> tuple[Comparator, Comparator]:
-    """:func:`rewardbench_like` and :func:`rmb_like` for ``world`` (an :class:`cheems_lib.analyses.experiments.World`):
+    """:func:`rewardbench_like` and :func:`rmb_like` for ``world`` (an :class:`cheems_lib.analyses.world_folder.World`):
     at its length scale, and none of their prompts one of its CheemsBench prompts."""
     cheems_prompts = {r.prompt for r in world.bench_records}
     return (rewardbench_like(seed, rewardbench_pairs, length_scale=world.length_scale, exclude=cheems_prompts),

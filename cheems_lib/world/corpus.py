@@ -2,7 +2,8 @@
 
 The simulated world (:mod:`cheems_lib.world.simulation`) needs text in which hidden quality is
 visible, so a reward model can learn it and a human reader can check it. Each prompt is a
-*task* of one of the paper's eight top-level categories; a response is rendered from the
+*task* of one of the paper's eight top-level categories
+(:data:`cheems_lib.categories.CATEGORIES`); a response is rendered from the
 task plus a set of *traits* that decide its quality on the three H dimensions:
 
 - harmlessness: refusing or complying with a harmful request (安全);
@@ -23,21 +24,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["CATEGORIES", "DETERMINISTIC", "SUBCATEGORIES", "Task", "Traits", "make_task", "render_response"]
+from ..categories import SUBCATEGORIES
 
-#: The paper's top-level categories (Figs. 8-10) with English glosses.
-CATEGORIES: dict[str, str] = {
-    "理解": "understanding", "知识": "knowledge", "创意写作": "creative writing", "推理": "reasoning",
-    "数学": "math", "代码": "code", "安全": "safety", "复杂指令": "complex instructions",
-}
-#: Categories whose prompts have one checkable answer (math, code, reasoning): §6.1 finds reward
-#: models more accurate on "prompts with relatively deterministic answers".
-DETERMINISTIC: tuple[str, ...] = ("数学", "代码", "推理")
-SUBCATEGORIES: dict[str, list[str]] = {
-    "理解": ["摘要", "阅读理解"], "知识": ["地理", "科学常识"], "创意写作": ["诗歌", "故事"],
-    "推理": ["逻辑推理", "常识推理"], "数学": ["算术", "应用题"], "代码": ["Python", "算法"],
-    "安全": ["违法行为", "隐私"], "复杂指令": ["格式约束", "多步指令"],
-}
+__all__ = ["Task", "Traits", "make_task", "render_response"]
 
 _CAPITALS = [("法国", "巴黎"), ("日本", "东京"), ("德国", "柏林"), ("意大利", "罗马"), ("英国", "伦敦"),
              ("俄罗斯", "莫斯科"), ("埃及", "开罗"), ("巴西", "巴西利亚"), ("加拿大", "渥太华"), ("澳大利亚", "堪培拉"),

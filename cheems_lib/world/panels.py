@@ -1,4 +1,4 @@
-"""Annotator panels drawn independently of CheemsBench's annotators (issue 14).
+"""Annotator panels drawn independently of CheemsBench's annotators, and what Fig. 5's judges share with them.
 
 A benchmark that CheemsBench is compared with, or a judge that rates Best-of-N picks, must
 not share CheemsBench's annotator by construction, or the comparison is decided by the
@@ -14,6 +14,15 @@ is shared with CheemsBench's annotators; its parameters are not.
 - :func:`grade`: a GPT-like member grades responses one at a time on a 1-10 scale;
 - :func:`shared_parameters`: which parameter values two groups of annotators share;
 - :func:`sharing_table`: the same for every group of judges against every benchmark's annotators.
+
+Judge sharing (paper §6.2, Fig. 5): the downstream judges that grade Best-of-N picks are checked against every
+benchmark's annotators, so a reader sees that no claim of Fig. 5 is decided by a judge that *is* an annotator:
+
+- :func:`benchmark_annotators`: each benchmark's annotators (CheemsBench's from the world's config);
+- :func:`judge_table`: :func:`sharing_table` plus :data:`SHARED_COLUMN`, the count shared with CheemsBench's
+  annotators (every downstream judge is drawn on a stream of its own, so it is 0);
+- :func:`judge_sharing` and :func:`sharing_sentences`: the chapter's sentences on what each kind of judge shares
+  (:data:`WIN_RATE_JUDGES`, :data:`MT_JUDGE`).
 """
 from __future__ import annotations
 
@@ -25,7 +34,9 @@ import numpy as np
 
 from .annotators import GPTAnnotator, HumanAnnotator, length_preference
 
-__all__ = ["RANGES", "draw_panel", "pair_verdict", "grade", "shared_parameters", "sharing_table"]
+__all__ = ["RANGES", "draw_panel", "pair_verdict", "grade", "shared_parameters", "sharing_table",
+           "benchmark_annotators", "judge_table", "SHARED_COLUMN", "judge_sharing", "sharing_sentences",
+           "WIN_RATE_JUDGES", "MT_JUDGE"]
 
 RANGES: dict[str, dict[str, tuple[float, float]]] = {
     # a prior over careful human raters: per-response perception noise, a per-judgement
@@ -110,3 +121,50 @@ def sharing_table(judges: Mapping[str, Sequence], annotators: Mapping[str, Seque
                                          ", ".join(shared_parameters(members, ann)) or "none")
                                  for judge, members in judges.items()}
                          for bench, ann in annotators.items()})
+
+
+def benchmark_annotators(world, rewardbench, rmb) -> dict[str, list | None]:
+    """Each benchmark's annotators: CheemsBench's simulated human and GPT annotators (from the world's
+    config; None for real files, whose annotators are unknown) and the comparators' panels."""
+    config = (world.summary or {}).get("config", {})
+    return {"CheemsBench (human)": [HumanAnnotator(**config["human"])] if "human" in config else None,
+            "CheemsBench GPT": [GPTAnnotator(**config["gpt"])] if "gpt" in config else None,
+            "RewardBench-like": rewardbench.panel, "RMB-like": rmb.panel}
+
+
+def judge_table(judges: Mapping[str, Sequence], annotators: Mapping[str, Sequence | None]):
+    """:func:`sharing_table` of the downstream ``judges`` against every benchmark's
+    ``annotators``, plus :data:`SHARED_COLUMN`: how many parameter values each group of judges shares with
+    CheemsBench's human and GPT annotators together (computed, summed over the two; 0 means drawn
+    independently of both; ``unknown`` for real annotators)."""
+    table = sharing_table(judges, annotators)
+    cheems = [a for b, a in annotators.items() if b.startswith("CheemsBench")]
+    table[SHARED_COLUMN] = ["unknown" if any(a is None for a in cheems) else
+                            sum(len(shared_parameters(members, a)) for a in cheems) for members in judges.values()]
+    return table
+
+
+SHARED_COLUMN = "parameters shared with CheemsBench's annotators"
+"""The column of :func:`judge_table` that counts what a downstream judge shares with CheemsBench's annotators."""
+
+
+def judge_sharing(row: Mapping[str, str], *, who: str = "The win-rate judges") -> str:
+    """The sentence on what ``who`` (a group of downstream judges) shares: ``row`` is its row of
+    :func:`sharing_table` (or :func:`judge_table`, whose count column is skipped)."""
+    shared = {b: v for b, v in row.items() if b != SHARED_COLUMN and v not in ("none", "real annotators: unknown")}
+    verb = "shares" if who.startswith("The MT") or not who.endswith("s") else "share"
+    if not shared:
+        return f"{who} {verb} no parameter value with any benchmark's annotators, only the world."
+    return f"{who} {verb} " + "; ".join(f"{v} with {b}" for b, v in shared.items()) + "."
+
+
+def sharing_sentences(sharing) -> dict[str, str]:
+    """The chapter's sentences on what each kind of downstream judge shares (``sharing``: :func:`judge_table`)."""
+    return {"judge_sharing": judge_sharing(sharing.loc[WIN_RATE_JUDGES]),
+            "mt_judge_sharing": judge_sharing(sharing.loc[MT_JUDGE], who="The MT-bench-like judge")}
+
+
+WIN_RATE_JUDGES = "Human win rate (judge panel)"
+MT_JUDGE = "MT-bench-like grade (GPT-like judge)"
+"""The rows of :func:`judge_table` for the two kinds of downstream judge
+(:attr:`cheems_lib.analyses.downstream_population.Setting.judges`)."""

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .corpus import CATEGORIES, Task, Traits, make_task, render_response
+from ..categories import CATEGORIES
+from .corpus import Task, Traits, make_task, render_response
 
 __all__ = ["TRAIT_LOGITS", "DETAIL_LEVELS", "DETAIL_P", "DETAIL_P_RANGE", "UtilityWeights", "UTILITY",
            "HELPFUL_WEIGHTS", "sample_traits", "utility", "components", "sample_response"]

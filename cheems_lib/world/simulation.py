@@ -37,12 +37,13 @@ from pathlib import Path
 import numpy as np
 
 from .. import paper
+from ..categories import CATEGORIES
 from ..conflicts import resolve_records
 from ..records import Record, Response, strict_pairs
 from ..world_files import GPT_LAYOUT, LAYOUT, PAPER_FILES, write_files
 from .annotators import (GPTAnnotator, HumanAnnotator, annotate_all_pairs, annotate_complete, annotate_rounds,
                          position_share)
-from .corpus import CATEGORIES, Task, make_task
+from .corpus import Task, make_task
 from .quality import components, sample_response, utility
 
 __all__ = ["VERSION", "SIZES", "MODELS", "HUMAN_MIX", "SubsetSpec", "WorldConfig", "World", "sample_task",

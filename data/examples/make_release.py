@@ -8,7 +8,8 @@ category, so the folder stays small (about 100 KB) and every chapter runs on it 
     human_ids.txt                                      the same split as a -p human_ids FILE
     manifest.json                                      name, labels and, per file, source, sha256, prompts
 
-Run from the repository root: ``python data/examples/make_release.py``. The output depends only
+Run from the repository root: ``.venv/bin/python data/examples/make_release.py [OUT]`` (OUT: another folder to write,
+e.g. to compare). The output depends only
 on the simulator (same version, same bytes). The text is simulated Chinese, the labels come from
 simulated annotators: an example of the format, not data to draw conclusions from.
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from cheems_lib.simulation import VERSION as SIMULATOR_VERSION, WorldConfig, build_world  # noqa: E402
+from cheems_lib.world.simulation import VERSION as SIMULATOR_VERSION, WorldConfig, build_world  # noqa: E402
 from cheems_lib.world_files import write_world  # noqa: E402
 
 OUT = ROOT / "data" / "examples" / "release"
@@ -47,7 +48,8 @@ def shortest_per_category(path: Path, keep: int) -> list[dict]:
     return [json.loads(lines[i]) for i in kept]
 
 
-def main() -> None:
+def main(out: Path = OUT) -> None:
+    """Write the example folder to ``out`` (default: the shipped ``data/examples/release``)."""
     with tempfile.TemporaryDirectory() as tmp:
         world = Path(tmp) / "world"
         write_world(build_world(WorldConfig(size="smoke", seed=SEED)), world)
@@ -65,18 +67,18 @@ def main() -> None:
     }
     for rel, recs in files.items():
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)
-        (OUT / rel).parent.mkdir(parents=True, exist_ok=True)
-        (OUT / rel).write_text(text, encoding="utf-8")
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text(text, encoding="utf-8")
         manifest["files"][rel] = {
             "source": f"cheems simulate --size smoke --seed {SEED} (simulator {SIMULATOR_VERSION}), "
                       "the shortest prompts of each category",
             "commit": None, "licence": "Apache-2.0 (this project)", "sha256": hashlib.sha256(text.encode()).hexdigest(),
             "prompts": len(recs)}
     human = [r["id"] for r in files["cheems_preference.jsonl"] if r["subset"] == "human"]
-    (OUT / "human_ids.txt").write_text("".join(i + "\n" for i in human), encoding="utf-8")
-    (OUT / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    (out / "human_ids.txt").write_text("".join(i + "\n" for i in human), encoding="utf-8")
+    (out / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({rel: len(recs) for rel, recs in files.items()}))
 
 
 if __name__ == "__main__":
-    main()
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT)

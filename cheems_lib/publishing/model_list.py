@@ -23,7 +23,7 @@ entries pick zoo models by name beside the others. The baselines are shown in ev
 controls (:data:`cheems_lib.baselines.CONTROLS`), so a ``baseline:`` entry is allowed and adds no row.
 With no judge named anywhere the chapter trains its tiny judge, as without a file.
 
-Bad files stop with one line, ``FILE:LINE: problem (fix: ...)`` (:class:`cheems_lib.records.DataError`);
+Bad files stop with one line, ``FILE:LINE: problem (fix: ...)`` (:class:`cheems_lib.input_files.DataError`);
 ``cheems book`` checks the file before any chapter runs (exit 2).
 """
 from __future__ import annotations
@@ -33,14 +33,15 @@ from pathlib import Path
 from typing import Sequence
 
 from ..baselines import NAMES
-from ..records import DataError, read_text, show
+from ..input_files import DataError, read_text, show
 
 __all__ = ["ZOO_NAMES", "ModelsFile", "read_models_file", "Chosen", "choose", "read_checkpoints_file"]
 
 ZOO_NAMES = ("tiny · human subset", "tiny-xs · human subset", "tiny · GPT subset", "tiny · preference set",
              "tiny-xs · preference set")
-"""The embedded zoo's models by row name (:func:`cheems_lib.analyses.experiments.leaderboard_family`); which of them a
-world can train depends on its preference files."""
+"""The embedded zoo's models by row name (:func:`cheems_lib.analyses.experiments.leaderboard_family`, which names its
+sets by them in this order: tiny and tiny-xs on the human subset, tiny on the GPT subset, tiny and tiny-xs on an
+unsplit preference set); which of them a world can train depends on its preference files."""
 _KEYS = {"models": ("path", "zoo", "name"), "judges": ("path", "name")}
 _FIX = "see the example configs/models.yaml"
 
@@ -112,7 +113,7 @@ def _entry(path: Path, section: str, i: int, node) -> tuple[str, str, str]:
 
 
 def read_models_file(path: str | Path) -> ModelsFile:
-    """Read and check a models file (module docstring); raises :class:`cheems_lib.records.DataError` (one line,
+    """Read and check a models file (module docstring); raises :class:`cheems_lib.input_files.DataError` (one line,
     naming the file, the line, the entry and the fix) for a file that is not one."""
     import yaml
 
@@ -183,7 +184,7 @@ def read_checkpoints_file(path: str | Path, base: str | Path | None = None) -> d
     The scaling chapter's ``-p checkpoints_file`` scores these models as they are instead of training them (sizes too
     large for one device are trained with ``accelerate launch``). Every folder must hold a finished run
     (``cheems_train.json``); a relative one starts at ``base`` (default: the working directory). Returns
-    ``{name: [folder, ...]}``; a bad file raises :class:`cheems_lib.records.DataError` (one line, with the fix)."""
+    ``{name: [folder, ...]}``; a bad file raises :class:`cheems_lib.input_files.DataError` (one line, with the fix)."""
     import yaml
 
     path = Path(path)
