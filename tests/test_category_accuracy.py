@@ -99,3 +99,13 @@ def test_category_estimates_and_figure(chapter):
         assert means == pytest.approx([e.value for e in want.values()])
         assert [t.get_text() for t in ax.get_yticklabels()] == list(want)[::-1]
     plt.close(fig)
+
+
+def test_category_tables_are_one_per_subset_and_none_without_both(chapter):
+    """Fig. 4's tables: category_table of Open Prompt and Human Instruction; none without results or a subset."""
+    c = chapter
+    tables = category_accuracy.category_tables(c["results"], c["subsets"], seed=1)
+    assert list(tables) == ["open", "human"]
+    assert tables["human"].equals(category_accuracy.category_table(c["results"], c["subsets"], "human", seed=1))
+    assert category_accuracy.category_tables({}, c["subsets"]) == {}
+    assert category_accuracy.category_tables(c["results"], {"open": c["subsets"]["open"]}) == {}

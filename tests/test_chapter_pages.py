@@ -2,9 +2,10 @@
 
 A *results section* is a ``##`` section after the parameters cell that holds a code cell: such a section computes
 or shows something of this run (the Overview, "What it means" and other prose sections hold none). Its visible
-cell is the call a reader would copy, as a lecture shows its code; the display plumbing (tables, figures, glue)
-stays in hidden cells. The claims page and the reproduction checklist have no results section in this sense: their
-sections show files that other runs wrote, so their cells are plumbing and all of them may stay hidden.
+cell is the call a reader would copy, as a lecture shows its code, and it fits the page's code box without
+scrolling sideways; the display plumbing (tables, figures, glue) stays in hidden cells. The claims page and the
+reproduction checklist have no results section in this sense: their sections show files that other runs wrote, so
+their cells are plumbing and all of them may stay hidden.
 """
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from cheems_lib.publishing.chapters import CHAPTERS
 
 HIDING = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
 MAX_VISIBLE_LINES = 8  # a call and its arguments, not a program
+MAX_VISIBLE_WIDTH = 78
+"""Characters a line of a visible cell may have: at a 1280 px window the page's code box shows about this many, and
+a longer line is cut off and scrolls sideways, hiding the end of the call a reader would copy."""
 WITHOUT_RESULTS = {"claims", "reproduce"}  # pages of files other runs wrote (see the module docstring)
 
 
@@ -37,6 +41,17 @@ def sections(path) -> list[tuple[str, list]]:
 
 def visible(cell) -> bool:
     return not HIDING & set(cell.metadata.get("tags", []))
+
+
+def visible_code_cells(path) -> list:
+    """The code cells a reader sees in the chapter at ``path``: neither hidden nor the parameters cell."""
+    return [c for c in jupytext.read(path, fmt="md:myst").cells
+            if c.cell_type == "code" and visible(c) and "parameters" not in c.metadata.get("tags", [])]
+
+
+def wide_lines(cell) -> list[str]:
+    """The lines of ``cell`` longer than :data:`MAX_VISIBLE_WIDTH` characters, comments included."""
+    return [line for line in cell.source.splitlines() if len(line) > MAX_VISIBLE_WIDTH]
 
 
 def library_names(path) -> set[str]:
@@ -87,10 +102,17 @@ def test_visible_cells_are_short_library_calls(ch):
     """No chapter shows plumbing: each visible code cell is short and calls cheems_lib."""
     path = ROOT / "notebooks" / f"{ch.name}.md"
     names = library_names(path)
-    cells = [c for c in jupytext.read(path, fmt="md:myst").cells
-             if c.cell_type == "code" and visible(c) and "parameters" not in c.metadata.get("tags", [])]
-    bad = [c.source.splitlines()[0] for c in cells if lines(c) > MAX_VISIBLE_LINES or not calls_library(c.source, names)]
+    bad = [c.source.splitlines()[0] for c in visible_code_cells(path)
+           if lines(c) > MAX_VISIBLE_LINES or not calls_library(c.source, names)]
     assert bad == []
+
+
+@pytest.mark.parametrize("ch", CHAPTERS, ids=lambda c: c.name)
+def test_visible_cells_fit_the_page_width(ch):
+    """Every line of a visible code cell, comments included, fits the page's code box: at most 78 characters."""
+    path = ROOT / "notebooks" / f"{ch.name}.md"
+    wide = [line for c in visible_code_cells(path) for line in wide_lines(c)]
+    assert wide == [], f"notebooks/{ch.name}.md: visible lines over {MAX_VISIBLE_WIDTH} characters (wrap them): {wide}"
 
 
 def test_the_section_reader_finds_what_it_should(tmp_path):
@@ -108,3 +130,18 @@ def test_the_section_reader_finds_what_it_should(tmp_path):
     assert not visible(found[0][1][0]) and library_names(chapter) == {"metrics"}
     assert calls_library("x = metrics.accuracy([1], [1])", {"metrics"})
     assert not calls_library("y = math.sqrt(2)", {"metrics"}) and not calls_library("display(x)", {"metrics"})
+
+
+def test_the_width_check_finds_long_visible_lines(tmp_path):
+    """A visible line of 79 characters is reported, comment or code, one of 78 is not, and a hidden cell's long
+    line or the parameters cell's is never a visible line."""
+    code, comment = "x = metrics.accuracy(" + "1" * 57 + ")", "# " + "w" * 77
+    head = "---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n# T\n\n"
+    params = "```{code-cell} ipython3\n:tags: [parameters]\nseed: int = 0  # " + "s" * 90 + "\n```\n\n"
+    hidden = "```{code-cell} ipython3\n:tags: [remove-cell]\nfrom cheems_lib import metrics  # " + "h" * 80 + "\n```\n\n"
+    shown = f"## Result\n\n```{{code-cell}} ipython3\n{comment}\n{code}\n{code[:-2]})\n{comment[:-1]}\n```\n"
+    chapter = tmp_path / "ch.md"
+    chapter.write_text(head + params + hidden + shown, encoding="utf-8")
+    (cell,) = visible_code_cells(chapter)
+    assert (len(comment), len(code)) == (MAX_VISIBLE_WIDTH + 1,) * 2
+    assert wide_lines(cell) == [comment, code]

@@ -117,6 +117,16 @@ def test_first_comparison_states_its_training_ratio_beside_the_papers(t4):
     assert ": 1" not in ledger.claims["tab4-length-debias-helps"].statistic
 
 
+def test_rows_count_each_training_sets_prompts():
+    """A training set's prompts are its records, one per prompt, by row in the rows' order."""
+    from conftest import make_record
+    from cheems_lib.analyses.experiments import Family
+
+    variants = {"a": [make_record(str(i), "xy") for i in range(3)], "b": [], "c": [make_record("0", "xyz")]}
+    rows = ablation.Rows(Family(variants, seeds=(0,)), {}, {}, None)
+    assert rows.prompts == {"a": 3, "b": 0, "c": 1} and list(rows.prompts) == ["a", "b", "c"]
+
+
 @pytest.fixture(scope="module")
 def world():
     return build_world(WorldConfig(size="smoke", seed=4))

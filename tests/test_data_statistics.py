@@ -58,6 +58,19 @@ class _Ledger(claims.Ledger):
 
 
 class TestBesidePaper:
+    def test_other_data_columns_are_those_the_manifest_marks(self, files):
+        """Only a column of the table whose file the world says holds other data is kept, with what it holds,
+        in Table 1's order; a comparable file or one outside the table is left out."""
+        class World:
+            def other_data(self, path):
+                return {OPEN: "translated prompts", "cheems_bench/human.jsonl": "other data"}.get(path)
+
+        ours = table1(files)
+        assert "cheemsbench_human_instruction" not in ours.columns  # its file is absent
+        assert data_statistics.other_data_columns(World(), ours) == {"cheemsbench_open_prompt": "translated prompts"}
+        assert data_statistics.other_data_columns(type("Comparable", (), {"other_data": lambda self, p: None})(),
+                                                  ours) == {}
+
     def test_rows_are_file_and_statistic_with_the_ratio(self, files):
         """Each (file, statistic) row holds the paper's value, ours and their ratio."""
         ours, paper = table1(files), paper_table1()

@@ -150,6 +150,19 @@ class TestPlotsAndClaims:
         assert len(untested.claims) == 4 + len(downstream_controls.CONTROL_CLAIMS) + len(downstream_robustness.NOISE_TARGETS)
         assert untested.claims["fig5-human-beats-gpt-vs-shared-noise"].reason == "needs x"  # the generated reason
 
+    def test_fig5_is_correlate_of_the_population(self):
+        """Fig. 5's correlations: every benchmark column against every task, the RewardBench-like accuracy the
+        reference, the training sets the clusters and the held-out prompts resampled with them."""
+        from fig5_study import _picked_scores
+
+        s = _picked_scores()
+        s.down = pd.DataFrame({"Human win rate": np.linspace(0, 1, len(s.bench))}, index=s.bench.index)
+        got = downstream_correlation.fig5(s, n_boot=40, seed=2)
+        want = downstream_correlation.correlate(s.bench, s.down, n_boot=40, seed=2, reference="RewardBench-like acc",
+                                                clusters=s.clusters, down_boot=s.prompt_boot(40, 2))
+        pd.testing.assert_frame_equal(got, want)
+        assert set(got["benchmark"]) == set(s.bench.columns) and "diff" in got
+
     @pytest.mark.parametrize("gpt", [True, False])
     def test_comparisons_are_correlate_differences(self, gpt):
         """One row per reference, metric, subset and task, each correlate()'s paired Spearman difference as text."""

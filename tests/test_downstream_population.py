@@ -65,6 +65,24 @@ class TestStudy:
         assert (v["n_models"], v["n_sets"], v["n_bench_responses"]) == (6, 3, 5)
         assert v["groups_text"] == "4 from Table 4, 2 from Table 3"
 
+    def test_setting_holds_every_benchmarks_annotators(self, monkeypatch):
+        """The setting's comparators and judges are drawn from the seed; beside them it keeps each benchmark's
+        annotators: CheemsBench's from the world's summary (None for real files) and the comparators' panels."""
+        from types import SimpleNamespace
+
+        from cheems_lib.world import best_of_n, comparators, panels
+
+        rb, rmb = _comparators()
+        drawn = []
+        monkeypatch.setattr(comparators, "for_world", lambda world, **kw: drawn.append(kw) or (rb, rmb))
+        monkeypatch.setattr(best_of_n, "sample_tasks", lambda **kw: {"task": kw["n"]})
+        world = SimpleNamespace(**vars(_world(False)), length_scale=1.0)
+        setting = downstream_population.setting(world, seed=3, rewardbench_pairs=10, rmb_prompts=12, bon_n=4)
+        assert drawn == [{"seed": 3, "rewardbench_pairs": 10, "rmb_prompts": 12}] and setting.tasks == {"task": 4}
+        assert setting.annotators == panels.benchmark_annotators(world, rb, rmb)
+        assert setting.annotators["RewardBench-like"] == rb.panel and setting.annotators["CheemsBench (human)"] is None
+        assert list(setting.judges) == [panels.WIN_RATE_JUDGES, panels.MT_JUDGE]
+
 
 class TestPromptBootstrap:
     def test_task_values_are_the_mean_outcome_of_the_picks(self):

@@ -103,3 +103,21 @@ class TestSharedNoiseSweep:
         world.seed = 5
         with pytest.raises(ValueError, match="changed its prompts or responses"):
             downstream_robustness.noise_sweeps(sc, world, [0.3], HumanAnnotator(), n_boot=100)
+
+
+def test_claims_and_controls_add_fig5s_claims_then_the_controls(monkeypatch):
+    """Fig. 5's claims come first, then the controls on the setting's tasks and annotators, with the same bootstrap
+    seed and replicates; the controls' result is returned."""
+    from types import SimpleNamespace
+
+    calls = []
+    monkeypatch.setattr(downstream_robustness, "add_claims", lambda *a, **kw: calls.append(("claims", a, kw)))
+    monkeypatch.setattr(downstream_robustness, "add_robustness",
+                        lambda *a, **kw: calls.append(("controls", a, kw)) or "robust")
+    setting = SimpleNamespace(tasks="tasks", annotators="annotators")
+    got = downstream_robustness.add_claims_and_controls("ledger", "scores", "world", setting, shared_noise=[0.5],
+                                                        n_boot=30, seed=4, seeds=2)
+    assert got == "robust"
+    assert calls == [("claims", ("ledger", "scores"), {"n_boot": 30, "seed": 4, "seeds": 2}),
+                     ("controls", ("ledger", "scores", "world", "tasks", "annotators"),
+                      {"shared_noise": [0.5], "n_boot": 30, "seed": 4, "seeds": 2})]

@@ -148,6 +148,61 @@ def test_evaluate_lists_specs_of_one_name_by_seed(smoke_world, monkeypatch):
     assert len(set(accs)) == 3 and len(recs) > 0
 
 
+def _fake_scoring(monkeypatch):
+    """No training: each model's path names its training seed, and each seed scores at random."""
+    monkeypatch.setattr(experiments, "train", lambda specs, progress=True: [f"seed{s.config.seed}" for s in specs])
+
+    def fake_scores(path, records, **kw):
+        rng = np.random.default_rng(int(path[-1]))
+        return {(r.id, x.id): float(rng.normal()) for r in records for x in r.responses}
+
+    monkeypatch.setattr("cheems_lib.models.zoo.score_or_load", fake_scores)
+
+
+def _summary(results: dict) -> dict:
+    """Results as comparable values: per model, seed and subset, accuracy, exact match and the bootstrap replicates."""
+    return {name: [{sub: (r.accuracy, r.exact_match, r.boot_accuracy.tolist()) for sub, r in run.items()}
+                   for run in runs] for name, runs in results.items()}
+
+
+def test_evaluate_with_controls_adds_the_null_controls_on_the_same_records(smoke_world, monkeypatch):
+    """The family's results, then the null controls drawn and bootstrapped with the same seed on the same records
+    (default: the benchmark), so that every comparison is paired."""
+    from cheems_lib.analyses.leaderboard import baseline_scores
+    from cheems_lib.baselines import NAMES
+
+    _fake_scoring(monkeypatch)
+    family = experiments.table3_family({"a": {"records": smoke_world.human}}, seeds=(0, 1), epochs=1)
+    assert (family.group, family.seeds, list(family.sets)) == ("Table 3", (0, 1), ["a"])
+    out = experiments.evaluate_with_controls(family, smoke_world, n_boot=10, seed=2)
+    assert list(out) == ["a", *NAMES] and len(out["a"]) == 2
+    assert _summary(out) == _summary({**experiments.evaluate(family, smoke_world, n_boot=10, seed=2, progress=False),
+                                      **evaluate_scores(baseline_scores(smoke_world.bench_records, seed=2),
+                                                        smoke_world.bench, n_boot=10, seed=2)})
+    one = {"open": smoke_world.bench["open"]}
+    assert list(experiments.evaluate_with_controls(family, smoke_world, records=one, n_boot=10)["a"][0]) == ["open"]
+
+
+def test_preference_file_results_train_one_model_on_the_preference_file(smoke_world, monkeypatch):
+    """One tiny model on the whole preference file, with every training seed, then the controls; nothing without
+    a preference file or an answer set to score."""
+    from types import SimpleNamespace
+
+    _fake_scoring(monkeypatch)
+    trained = []
+    monkeypatch.setattr(experiments, "train", lambda specs, progress=True: trained.extend(specs) or
+                        [f"seed{s.config.seed}" for s in specs])
+    one = {"benchmark": smoke_world.bench["open"]}
+    name, out = experiments.preference_file_results(smoke_world, one, seeds=range(2), epochs=1, n_boot=10, seed=0)
+    assert name == experiments.PREFERENCE_FILE_MODEL and len(out[name]) == 2 and list(out[name][0]) == ["benchmark"]
+    assert [(s.name, s.config.seed, len(s.records)) for s in trained] == [(name, k, len(smoke_world.preference))
+                                                                         for k in (0, 1)]
+    family = experiments.Family({name: smoke_world.preference}, seeds=(0, 1), epochs=1)
+    assert _summary(out) == _summary(experiments.evaluate_with_controls(family, smoke_world, records=one, n_boot=10))
+    assert experiments.preference_file_results(smoke_world, {}, seeds=(0,), epochs=1) == (None, {})
+    assert experiments.preference_file_results(SimpleNamespace(preference=None), one, seeds=(0,), epochs=1) == (None, {})
+
+
 def test_leaderboard_family_trains_on_whatever_preference_file_exists(smoke_dir, tmp_path):
     """Split subsets: the human and GPT models; one unsplit file: tiny and tiny-xs on it; no preference
     file: no model (the evaluation chapter then shows the baselines only)."""

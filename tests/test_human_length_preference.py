@@ -22,6 +22,14 @@ class TestLength:
         rec = _scored("p", {"a": 50, "b": 50}, {"a": 2, "b": 0})
         assert human_length_preference.longer_wins([rec])[1].tolist() == [0.0] and human_length_preference.length_gap([rec])[1].tolist() == [1.0]
 
+    def test_bands_count_every_strict_pair_once_per_kind_and_none_without_records(self):
+        """Each kind of band holds every strictly ordered pair once (the bands cover all lengths); no file, no bands."""
+        rec = _scored("p", {"a": 200, "b": 500, "c": 100}, {"a": 3, "b": 1, "c": 1})
+        bands = human_length_preference.length_bands([rec] * 3, n_boot=20)
+        assert list(bands) == ["length difference", "length ratio"]
+        assert [sum(pairs for _, pairs, _ in shown) for shown in bands.values()] == [6, 6]
+        assert human_length_preference.length_bands(None) is None
+
 
 class TestClaims:
     def test_kinds_and_verdicts_on_a_length_preferring_file(self, no_glue):

@@ -96,3 +96,24 @@ def test_interval_cell_quotes_value_and_interval():
     frame = pd.DataFrame({"overall": [0.61234, 0.5], "overall_lo": [0.55, 0.4449], "overall_hi": [0.6666, 0.6]})
     assert interval_cell(frame.iloc[0], "overall") == "0.612 [0.550, 0.667]"
     assert interval_text(frame, "overall") == ["0.612 [0.550, 0.667]", "0.500 [0.445, 0.600]"]
+
+
+def test_judge_results_evaluate_every_judge_on_all_the_subsets_records(chapter, monkeypatch):
+    """Each judge sees the records of every subset at once, on the device and batch size asked, and its scores are
+    evaluated like a model's (same bootstrap seed: paired); no judges or no subsets: nothing is loaded."""
+    c, calls = chapter, []
+
+    def judge_all(judges, records, *, device, dtype, batch_size):
+        calls.append((dict(judges), [r.id for r in records], device, dtype, batch_size))
+        return {name: c["truth"] for name in judges}, {name: 0.75 for name in judges}
+
+    monkeypatch.setattr(lb, "judge_all", judge_all)
+    results, consistency = lb.judge_results({"judge": "path"}, c["small"], device="cpu", batch_size=4,
+                                            n_boot=60, seed=0)
+    assert calls == [({"judge": "path"}, [r.id for s in c["small"].values() for r in s], "cpu", None, 4)]
+    assert consistency == {"judge": 0.75}
+    expected = c["judged"]["judge"][0]
+    assert {sub: r.accuracy for sub, r in results["judge"][0].items()} == {sub: r.accuracy for sub, r in expected.items()}
+    assert (results["judge"][0]["open"].boot_accuracy == expected["open"].boot_accuracy).all()
+    assert lb.judge_results({}, c["small"]) == ({}, {}) and lb.judge_results({"judge": "path"}, {}) == ({}, {})
+    assert len(calls) == 1

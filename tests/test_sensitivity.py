@@ -266,6 +266,22 @@ def test_shared_noise_sweeps_build_each_world_once_for_both_claims(monkeypatch):
         sensitivity.shared_noise_sweeps(world, [0.0], targets=("nope",))
 
 
+def test_shared_noise_claims_sweep_the_worlds_own_value_too_and_record_both(monkeypatch):
+    """Both claims come from one call of shared_noise_sweeps, at the asked values and the world's own, ascending;
+    unswept (real files), nothing is simulated and both claims are untestable."""
+    calls = []
+    monkeypatch.setattr(sensitivity, "shared_noise_sweeps", lambda world, values, cfg: calls.append(values) or {
+        sensitivity.TAB4: _sweep(["supported"] * 3), sensitivity.TAB3: _sweep(["contradicted", "supported", "supported"])})
+    ledger = _Ledger("sensitivity", "test")
+    tab4, tab3 = sensitivity.add_shared_noise_claims(ledger, "world", [0.8, 0.0, 0.8], own=0.3)
+    assert calls == [[0.0, 0.3, 0.8]] and list(tab4["verdict"]) == ["supported"] * 3
+    assert [(c.id, c.verdict) for c in ledger.claims.values()] == [
+        ("tab4-human-beats-gpt-vs-shared-noise", "supported"), ("tab3-human-beats-machine-vs-shared-noise", "contradicted")]
+    ledger = _Ledger("sensitivity", "test")
+    assert sensitivity.add_shared_noise_claims(ledger, "world", [0.8], own=0.3, swept=False) == (None, None)
+    assert len(calls) == 1 and {c.kind for c in ledger.claims.values()} == {"untestable"} and len(ledger.claims) == 2
+
+
 def test_tab3_sweep_claim_is_robustness_of_our_question():
     """The shared-noise sweep of tab3-human-beats-machine is its own robustness claim (never a finding, never
     credited to the paper), linked to its section, with its reason naming the swept claim; drawn with its labels."""

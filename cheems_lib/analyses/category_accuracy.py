@@ -3,7 +3,7 @@
 Fig. 4 plots each top-level category's accuracy on the two CheemsBench subsets. :func:`category_figure` draws it
 from :func:`category_estimates` (the subset, the deterministic categories, the others, then each category, averaged
 over the trained models, paired seed by seed); :func:`category_table` is the same as a table with the null controls
-per category; :func:`add_category_claims` tests §6.1's reading of it category by category (:data:`FIG4_CLAIMS`).
+per category (:func:`category_tables`: one per subset); :func:`add_category_claims` tests §6.1's reading of it category by category (:data:`FIG4_CLAIMS`).
 :func:`category_accuracy` is per-category accuracy as a long table without intervals, for one's own score files.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from .claims import Claim
 from .leaderboard import CONTROLS_SECTION, INTERVAL_SAYS, mean_over_models
 
 
-__all__ = ["category_figure", "category_table", "add_category_claims", "FIG4_CLAIMS", "category_estimates",
+__all__ = ["category_figure", "category_table", "category_tables", "add_category_claims", "FIG4_CLAIMS", "category_estimates",
            "category_accuracy", "deterministic_label"]
 
 
@@ -64,6 +64,15 @@ def category_table(results: Mapping[str, list[dict]], subsets: Mapping[str, Sequ
         acc = dict(zip(group["category"], group["accuracy"]))
         rows.append({"section": CONTROLS_SECTION, "model": name} | {title(c): f"{acc[c]:.3f}" for c in ["", *cats]})
     return pd.DataFrame(rows)
+
+
+def category_tables(results: Mapping[str, list[dict]], subsets: Mapping[str, Sequence[Record]], *,
+                    seed: int = 0) -> dict[str, Any]:
+    """Fig. 4 as tables: :func:`category_table` of the Open Prompt and the Human Instruction subset, by subset
+    (``open``, ``human``); empty without ``results`` or without both subsets, as Fig. 4 is then not drawn."""
+    if not results or len(subsets) != 2:
+        return {}
+    return {sub: category_table(results, subsets, sub, seed=seed) for sub in ("open", "human")}
 
 
 def add_category_claims(ledger, results: Mapping[str, list[dict]], *, seed: int = 0) -> None:

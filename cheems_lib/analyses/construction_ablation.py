@@ -273,6 +273,11 @@ class Rows:
     overall: dict  # training set -> its Overall Estimate
     rewardbench: dict | None  # training set -> its accuracy Estimate on the RewardBench-like comparator (simulated only)
 
+    @property
+    def prompts(self) -> dict[str, int]:
+        """Each training set's prompts (its records, one per prompt), by row: the ``prompts`` of :func:`add_claims`."""
+        return {name: len(records) for name, records in self.family.sets.items()}
+
 
 def evaluate_rows(world, variants: Mapping[str, Sequence], *, seeds: Sequence[int], epochs: int, n_boot: int = 1000,
                   seed: int = 0) -> Rows:

@@ -7,9 +7,10 @@ with it:
 - :func:`table1`, :func:`paper_table1`: Table 1 of the files and the paper's, both with a column for
   a release's unsplit ``cheems_preference.jsonl`` (:data:`WHOLE_PREFERENCE`; the paper's: its two
   subsets pooled);
+- :func:`other_data_columns`: the columns of Table 1 whose file the manifest says is other data
+  (``"comparable": false``, the rule of :meth:`cheems_lib.world_files.Layout.comparable`);
 - :func:`beside_paper`: Table 1 of the files next to the paper's, with their ratio, the paper's side
-  left empty for a file whose manifest says it is other data (``"comparable": false``, the rule of
-  :meth:`cheems_lib.world_files.Layout.comparable`);
+  left empty for those columns;
 - :func:`comparison_bound`: the most comparisons per prompt a mean response count allows at its
   narrowest spread, and the spread needed to reach a target;
 - :func:`add_comparison_claims`, :func:`add_length_claims`: the ledger claims on comparisons
@@ -31,7 +32,7 @@ from ..world_files import GPT_LAYOUT, PAPER_FILES, RELEASE_FILES
 from .calibration import claim_kind, paper_table1 as _paper_table1, table1 as _table1, TABLE1_COLUMNS, table1_per_prompt
 from .claims import TABLE1_TOLERANCE, Claim
 
-__all__ = ["FILE_NAMES", "WHOLE_PREFERENCE", "TABLE1_FILES", "table1", "paper_table1", "beside_paper", "TABLE1_COUNTS", "table1_styler", "comparison_bound", "bound_texts", "add_comparison_claims",
+__all__ = ["FILE_NAMES", "WHOLE_PREFERENCE", "TABLE1_FILES", "table1", "paper_table1", "other_data_columns", "beside_paper", "TABLE1_COUNTS", "table1_styler", "comparison_bound", "bound_texts", "add_comparison_claims",
            "add_length_claims", "LENGTH_DIRECTION_FILES", "add_length_direction_claims", "response_counts_figure", "category_counts", "categories_figure", "response_lengths", "lengths_figure"]
 
 FILE_NAMES = {f.column: (f.short, f.name) for f in PAPER_FILES.values()}
@@ -64,6 +65,15 @@ def paper_table1():
     pooled["comparisons_per_prompt"] = pooled["comparisons_excluding_ties"] / pooled["prompts"]
     paper[WHOLE_PREFERENCE] = [pooled[stat] for stat in paper.index]
     return paper
+
+
+def other_data_columns(world, ours) -> dict[str, str]:
+    """Column -> what its file holds, for each column of ``ours`` (:func:`table1`) whose file ``world``'s
+    manifest marks as other data (``world.other_data(path)`` not None, see
+    :meth:`cheems_lib.analyses.world_folder.World.other_data`): the ``other`` of :func:`beside_paper` and of
+    the claims below."""
+    holds = {col: world.other_data(path) for col, path in TABLE1_FILES.items() if col in ours.columns}
+    return {col: what for col, what in holds.items() if what}
 
 
 def beside_paper(ours, paper, other: dict | None = None):

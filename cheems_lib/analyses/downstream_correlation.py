@@ -8,7 +8,8 @@ and the two main ones, shared with the controls, are :mod:`cheems_lib.analyses.d
 
 - :func:`why_skipped`: the page's sentence when Fig. 5 cannot run on a world (its tasks are simulated);
 - :func:`correlate`: every benchmark column against every task, with intervals and the paired difference to a
-  reference benchmark; :func:`plot_correlations` (Fig. 5) and :func:`plot_scatter` draw it;
+  reference benchmark (:func:`fig5`: Fig. 5's, of the population's scores); :func:`plot_correlations`
+  (Fig. 5) and :func:`plot_scatter` draw it;
 - :func:`add_claims` tests Fig. 5's claims, and :func:`comparisons` gives the same comparisons per metric and
   task;
 - :func:`task_average`: a benchmark's :func:`cheems_lib.correlation.correlation` (a paired, clustered bootstrap)
@@ -33,8 +34,8 @@ from .downstream_claims import (chinese_and_english_claim, claim_statistic, chee
                                 EVERY_TASK_QUOTE, human_beats_gpt_claim, resampled_units)
 from .downstream_population import COMPARATORS, Scores
 
-__all__ = ["why_skipped", "NOT_SIMULATED", "FIG5_FILES", "correlate", "plot_correlations", "plot_scatter",
-           "add_claims", "CLAIMS_CAPTION", "comparisons", "task_average"]
+__all__ = ["why_skipped", "NOT_SIMULATED", "FIG5_FILES", "correlate", "fig5", "plot_correlations",
+           "plot_scatter", "add_claims", "CLAIMS_CAPTION", "comparisons", "task_average"]
 
 
 def why_skipped(world) -> str | None:
@@ -90,6 +91,15 @@ def correlate(bench, down, *, n_boot: int = 1000, seed: int = 0, ci: float = 0.9
                     row["diff_lo"], row["diff_hi"] = diff.interval(ci=ci)
                 rows.append(row)
     return pd.DataFrame(rows)
+
+
+def fig5(scores: Scores, *, n_boot: int = 1000, seed: int = 0):
+    """Fig. 5: :func:`correlate` of every benchmark column of the population's ``scores`` with every task, each
+    compared with the RewardBench-like accuracy (the first of
+    :data:`~cheems_lib.analyses.downstream_population.COMPARATORS`); the intervals resample training sets (each with
+    all its seeds) and the held-out prompts together."""
+    return correlate(scores.bench, scores.down, n_boot=n_boot, seed=seed, reference=COMPARATORS[0],
+                     clusters=scores.clusters, down_boot=scores.prompt_boot(n_boot, seed))
 
 
 def plot_correlations(corr, order: Sequence[str]):

@@ -4,8 +4,8 @@ The paper correlates 26 reward models' benchmark scores with their Best-of-N qua
 every model the other chapters train (:func:`cheems_lib.analyses.experiments.population`, each training seed a
 model of its own), scored once on every benchmark and every Best-of-N task:
 
-- :func:`setting` simulates the comparators and the Best-of-N tasks (:class:`Setting`), every downstream judge
-  drawn on a stream of its own, never one of the benchmark's annotators;
+- :func:`setting` simulates the comparators and the Best-of-N tasks (:class:`Setting`, with every benchmark's
+  annotators), every downstream judge drawn on a stream of its own, never one of the benchmark's annotators;
 - :func:`population_scores` trains (or reads from the zoo) the population and scores it (:func:`score`);
   :func:`prose_values` gives the chapter's counts;
 - :func:`reward_models` names the population's checkpoints; :func:`score` scores them on every benchmark
@@ -29,7 +29,7 @@ from ..models.zoo import score_all
 from ..records import Record, strict_pairs
 from ..world import best_of_n, comparators
 from ..world.best_of_n import prompt_resamples, select_best, TASK_LABELS
-from ..world.panels import MT_JUDGE, WIN_RATE_JUDGES
+from ..world.panels import benchmark_annotators, MT_JUDGE, WIN_RATE_JUDGES
 from ..world_files import GPT_LAYOUT
 from . import experiments
 from .world_folder import seeds_text
@@ -47,6 +47,7 @@ class Setting:
     win_rate_judges: list  # the win-rate task's judge panel
     mt_judge: Any  # the MT-bench-like task's GPT-like judge
     tasks: dict  # task -> its Best-of-N candidates (world.best_of_n.Candidates)
+    annotators: dict  # benchmark -> its annotators (world.panels.benchmark_annotators; None: unknown)
 
     @property
     def judges(self) -> dict[str, list]:
@@ -57,13 +58,14 @@ class Setting:
 def setting(world, *, seed: int = 0, rewardbench_pairs: int = 200, rmb_prompts: int = 60, bon_prompts: int = 500,
             mt_prompts: int = 80, bon_n: int = 32) -> Setting:
     """The comparators, simulated independently of CheemsBench (own prompts, policies and annotators), and the
-    Best-of-N tasks, every downstream judge drawn on a stream of its own, never one of the benchmark's annotators."""
+    Best-of-N tasks, every downstream judge drawn on a stream of its own, never one of the benchmark's annotators;
+    the setting also holds those annotators (:func:`cheems_lib.world.panels.benchmark_annotators`)."""
     rewardbench, rmb = comparators.for_world(world, seed=seed, rewardbench_pairs=rewardbench_pairs,
                                              rmb_prompts=rmb_prompts)
     panel, gpt = best_of_n.judge_panel(seed), best_of_n.mt_judge(seed)
     tasks = best_of_n.sample_tasks(prompts=bon_prompts, mt_prompts=mt_prompts, n=bon_n, seed=seed,
                                    length_scale=world.length_scale, panel=panel, gpt=gpt)
-    return Setting(rewardbench, rmb, panel, gpt, tasks)
+    return Setting(rewardbench, rmb, panel, gpt, tasks, benchmark_annotators(world, rewardbench, rmb))
 
 
 def population_scores(world, setting: Setting, *, seeds: Sequence[int], epochs: int, gpt_prompts: int,

@@ -1,9 +1,9 @@
 """Robustness of Fig. 5's claims (paper §6.2): the chapter's robustness section and the shared-noise sweep.
 
 :func:`add_robustness` runs the robustness section after Fig. 5's claims
-(:func:`cheems_lib.analyses.downstream_correlation.add_claims`): the controls of
-:mod:`cheems_lib.analyses.downstream_controls` (equal size, length-controlled Best-of-N, judge identity) and the
-claims across the humans' assumed shared noise; :func:`add_untestable_claims` lists every claim of Fig. 5,
+(:func:`cheems_lib.analyses.downstream_correlation.add_claims`; :func:`add_claims_and_controls` runs the two): the
+controls of :mod:`cheems_lib.analyses.downstream_controls` (equal size, length-controlled Best-of-N, judge identity)
+and the claims across the humans' assumed shared noise; :func:`add_untestable_claims` lists every claim of Fig. 5,
 robustness rows included, as untestable where the population cannot run.
 
 The simulator's human annotators perceive each response with a noise shared across annotators, a value the paper
@@ -29,12 +29,21 @@ from .downstream_claims import (CHEEMSBENCH_BEST_CLAIM, cheemsbench_best_claim, 
                                 claim_statistic, EVERY_TASK_CLAIM, EVERY_TASK_QUOTE, HUMAN_BEATS_GPT_CLAIM,
                                 human_beats_gpt_claim)
 from .downstream_controls import add_controls, CONTROL_CLAIMS, EQUAL_SIZE_DRAWS, equal_size_table
-from .downstream_correlation import comparisons, task_average
-from .downstream_population import benchmark_table, pair_counts, Scores
+from .downstream_correlation import add_claims, comparisons, task_average
+from .downstream_population import benchmark_table, pair_counts, Scores, Setting
 from .sensitivity import add_sweep_claim, sweep_figure, Target
 
-__all__ = ["add_robustness", "Robustness", "noise_figure", "noise_table", "add_untestable_claims", "noise_sweeps",
-           "add_noise_claims", "NOISE_TARGETS", "relabeled"]
+__all__ = ["add_claims_and_controls", "add_robustness", "Robustness", "noise_figure", "noise_table",
+           "add_untestable_claims", "noise_sweeps", "add_noise_claims", "NOISE_TARGETS", "relabeled"]
+
+
+def add_claims_and_controls(ledger, scores: Scores, world, setting: Setting, *, shared_noise: Sequence[float],
+                            n_boot: int = 1000, seed: int = 0, seeds: int = 1) -> Robustness:
+    """Fig. 5's claims (:func:`cheems_lib.analyses.downstream_correlation.add_claims`), then their controls on the
+    same picks (:func:`add_robustness`, with ``setting``'s tasks and benchmark annotators)."""
+    add_claims(ledger, scores, n_boot=n_boot, seed=seed, seeds=seeds)
+    return add_robustness(ledger, scores, world, setting.tasks, setting.annotators, shared_noise=shared_noise,
+                          n_boot=n_boot, seed=seed, seeds=seeds)
 
 
 def add_robustness(ledger, scores: Scores, world, tasks: Mapping, annotators: Mapping[str, Sequence | None], *,

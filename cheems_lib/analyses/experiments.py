@@ -5,19 +5,23 @@ with the named builders here, so a model that two chapters need is built from th
 and the zoo (:mod:`cheems_lib.models.zoo`) trains it once:
 
 - :func:`table4_sets`: the CheemsPreference ablation (Table 4); its last set is CheemsPreference;
-- :func:`table3_sets`: the analogues of Table 3's open datasets (:mod:`cheems_lib.analyses.transfer`);
+- :func:`table3_sets`: the analogues of Table 3's open datasets (:mod:`cheems_lib.analyses.transfer`), and
+  :func:`table3_family`, a model per analogue;
 - :func:`data_ladder`: nested subsets of CheemsPreference (Fig. 6), one chain per training seed;
 - :func:`model_sizes`: one training set, several model sizes (Fig. 7);
 - :func:`leaderboard_family`: the tiny reward models of the Table 2 leaderboard (the same
   records and configs as Table 4's human and GPT rows and Fig. 7's ``tiny-xs``), and :func:`leaderboard_models`,
   the evaluation chapter's reward models and judges scored;
-- :func:`population`: the union of all of them (Fig. 5).
+- :func:`population`: the union of all of them (Fig. 5);
+- :func:`preference_file_results`: a tiny reward model trained on a real folder's preference file (the real-data
+  chapter).
 
 A :class:`Family` is a set of named training sets, each trained with every training seed
 (``train_seeds``), on a fixed world: the world's ``seed`` never changes with training.
 :func:`evaluate` scores a family on the benchmark and returns, per model, one
 :class:`cheems_lib.metrics.SubsetResult` per subset and seed, all bootstrapped with the world
-seed, so every comparison between models is paired (see :mod:`cheems_lib.analyses.claims`).
+seed, so every comparison between models is paired (see :mod:`cheems_lib.analyses.claims`);
+:func:`evaluate_with_controls` adds the null controls, bootstrapped with the same seed.
 The leaderboard of such results (:func:`cheems_lib.analyses.leaderboard.evaluate_scores`,
 :func:`cheems_lib.analyses.leaderboard.leaderboard_frame`) is :mod:`cheems_lib.analyses.leaderboard`'s.
 """
@@ -36,13 +40,14 @@ from ..models.training_config import TrainConfig
 from ..publishing.model_list import ZOO_NAMES
 from ..records import Record
 from . import scaling
-from .leaderboard import evaluate_scores, score_models
+from .leaderboard import baseline_scores, evaluate_scores, score_models
 from .transfer import analogues, TABLE3_PROMPTS
 from .world_folder import World
 
 
-__all__ = ["ModelSpec", "Family", "table4_sets", "table3_sets", "data_ladder", "ladder_family", "model_sizes",
-           "leaderboard_family", "population", "train", "score_family", "evaluate", "estimate", "GPT_PROMPTS",
+__all__ = ["ModelSpec", "Family", "table4_sets", "table3_sets", "table3_family", "data_ladder", "ladder_family",
+           "model_sizes", "leaderboard_family", "population", "train", "score_family", "evaluate",
+           "evaluate_with_controls", "estimate", "GPT_PROMPTS", "PREFERENCE_FILE_MODEL", "preference_file_results",
            "LeaderboardModels", "leaderboard_models", "leaderboard_judges", "ladder_records", "parameter_counts"]
 
 
@@ -110,6 +115,12 @@ def table3_sets(world: World, *, prompts: int = TABLE3_PROMPTS, seed: int = 0) -
     return analogues(world.files, prompts=prompts, seed=seed)
 
 
+def table3_family(sets: Mapping[str, Mapping], *, seeds: Sequence[int], epochs: int) -> Family:
+    """Table 3's models: one per analogue of ``sets`` (:func:`table3_sets`), on its records, each trained with every
+    seed of ``seeds``."""
+    return Family({name: d["records"] for name, d in sets.items()}, seeds=tuple(seeds), epochs=epochs, group="Table 3")
+
+
 def data_ladder(records: Sequence[Record], *, points: int = 6, chain_seed: int = 0) -> dict[int, list[Record]]:
     """Fig. 6's nested subsets of ``records`` (sizes halving from the full set), one seeded chain."""
     return scaling.nested_subsets(list(records), scaling.ladder(len(records), points=points), seed=chain_seed)
@@ -169,8 +180,8 @@ def population(world: World, *, seeds: Sequence[int], epochs: int = 2, gpt_promp
     specs = ladder_family(t4[ABLATION[-1]], points=ladder_points, seeds=seeds, epochs=epochs)
     specs += model_sizes(world.human, sizes, seeds=seeds, epochs=epochs).specs()
     specs += Family(t4, seeds=tuple(seeds), epochs=epochs, group="Table 4").specs()
-    t3 = {n: d["records"] for n, d in table3_sets(world, prompts=transfer_prompts, seed=seed).items()}
-    specs += Family(t3, seeds=tuple(seeds), epochs=epochs, group="Table 3").specs()
+    t3 = table3_sets(world, prompts=transfer_prompts, seed=seed)
+    specs += table3_family(t3, seeds=seeds, epochs=epochs).specs()
     out, seen = [], set()
     for spec in specs:
         key = zoo.zoo_key(spec.records, spec.config)
@@ -220,6 +231,33 @@ def evaluate(family: Family | Sequence[ModelSpec], world: World, *, n_boot: int 
     subsets = dict(records or world.bench)
     return evaluate_scores(score_family(family, world, records=subsets, progress=progress), subsets,
                            n_boot=n_boot, seed=seed)
+
+
+def evaluate_with_controls(family: Family | Sequence[ModelSpec], world: World, *, records: Mapping | None = None,
+                           n_boot: int = 1000, seed: int = 0) -> dict[str, list[dict]]:
+    """:func:`evaluate` of ``family`` on ``records`` (default: the world's two CheemsBench subsets), then the null
+    controls (:func:`cheems_lib.analyses.leaderboard.baseline_scores`, drawn with ``seed``) on the same records,
+    bootstrapped with the same ``seed``, so that every comparison with them is paired."""
+    subsets = dict(records or world.bench)
+    results = evaluate(family, world, records=subsets, n_boot=n_boot, seed=seed)
+    controls = baseline_scores([r for recs in subsets.values() for r in recs], seed=seed)
+    results.update(evaluate_scores(controls, subsets, n_boot=n_boot, seed=seed))
+    return results
+
+
+PREFERENCE_FILE_MODEL = "tiny · preference file"
+"""The row name of the reward model trained on a real folder's preference file (:func:`preference_file_results`)."""
+
+
+def preference_file_results(world: World, subsets: Mapping[str, Sequence[Record]], *, seeds: Sequence[int],
+                            epochs: int, n_boot: int = 1000, seed: int = 0) -> tuple[str | None, dict[str, list[dict]]]:
+    """``(name, results)``: a tiny reward model trained on ``world``'s preference file with every seed of ``seeds``
+    (named :data:`PREFERENCE_FILE_MODEL`) and the null controls, evaluated on ``subsets`` (name -> records) by
+    :func:`evaluate_with_controls`; ``(None, {})`` without a preference file or subsets."""
+    if world.preference is None or not subsets:
+        return None, {}
+    family = Family({PREFERENCE_FILE_MODEL: world.preference}, seeds=tuple(seeds), epochs=epochs, group="real data")
+    return PREFERENCE_FILE_MODEL, evaluate_with_controls(family, world, records=subsets, n_boot=n_boot, seed=seed)
 
 
 def estimate(results: Mapping[str, list[dict]], name: str, metric: str = "overall", subsets: Sequence[str] | None = None):

@@ -77,12 +77,14 @@ def add_length_claims(ledger: claims.Ledger, records: Sequence[Record] | None, *
     return out
 
 
-def length_bands(records: Sequence[Record], *, n_boot: int = estimates.N_BOOT, seed: int = 0
-                 ) -> dict[str, list[tuple[str, int, estimates.Estimate]]]:
+def length_bands(records: Sequence[Record] | None, *, n_boot: int = estimates.N_BOOT, seed: int = 0
+                 ) -> dict[str, list[tuple[str, int, estimates.Estimate]]] | None:
     """Per kind of band (``length difference``: :data:`DIFFERENCE_BANDS`, ``length ratio``: :data:`RATIO_BANDS`),
-    one ``(band, strict pairs, share won by the longer answer)`` per band. A band groups pairs by how far apart their
-    lengths are, nothing else: its answers are not matched on quality, so a share that changes from band to band is
-    an association of the human scores with length, not an effect of length."""
+    one ``(band, strict pairs, share won by the longer answer)`` per band; None without ``records``. A band groups
+    pairs by how far apart their lengths are, nothing else: its answers are not matched on quality, so a share that
+    changes from band to band is an association of the human scores with length, not an effect of length."""
+    if records is None:
+        return None
     out = {}
     for what, edges, ratio in (("length difference", DIFFERENCE_BANDS, False), ("length ratio", RATIO_BANDS, True)):
         out[what] = []

@@ -5,8 +5,8 @@ seed) on every subset with :func:`cheems_lib.metrics.evaluate_subset` (bootstrap
 :func:`leaderboard_frame` turns such results into one row per model: accuracy and exact match per subset and
 Overall, means over seeds with 95% intervals. :func:`table2_as_shown` is the table as a chapter shows it (the
 models ranked, then the null controls of :mod:`cheems_lib.baselines` in their own section, never ranked with them,
-with the exact chance); :func:`baseline_scores` gives those controls' scores and :func:`score_models` scores real
-reward models. :func:`leaderboard_text` is the plain-text table of ``cheems evaluate`` with several score files.
+with the exact chance); :func:`baseline_scores` gives those controls' scores, :func:`score_models` scores real
+reward models and :func:`judge_results` evaluates generative judges like them. :func:`leaderboard_text` is the plain-text table of ``cheems evaluate`` with several score files.
 
 §6.1's findings on this table are :mod:`cheems_lib.analyses.leaderboard_findings`'; Fig. 4, accuracy per
 category, is :mod:`cheems_lib.analyses.category_accuracy`'.
@@ -20,13 +20,14 @@ import numpy as np
 from ..baselines import CHANCE, chance_metrics, CONTROLS, named_scores, NAMES
 from ..estimates import insufficient, mean_of, subset_estimate
 from ..metrics import evaluate_subset
+from ..models.judging import judge_all
 from ..models.reward_model import load, placement_for
 from ..models.scoring import score_records
 from ..records import Record
 
 
 __all__ = ["evaluate_scores", "leaderboard_frame", "table2_as_shown", "baseline_scores", "score_models",
-           "leaderboard_text", "TABLE2_COLUMNS", "INTERVAL_SAYS", "interval_cell", "interval_text", "MODELS_SECTION",
+           "judge_results", "leaderboard_text", "TABLE2_COLUMNS", "INTERVAL_SAYS", "interval_cell", "interval_text", "MODELS_SECTION",
            "CONTROLS_SECTION", "EXACT_NOTE", "mean_over_models"]
 
 
@@ -123,6 +124,20 @@ def score_models(names: Sequence[str], record_sets: Sequence[Sequence[Record]], 
         for scores, records in zip(out, record_sets):
             scores[name], _ = score_records(model, tok, records, batch_size=batch_size)
     return out
+
+
+def judge_results(judges: Mapping[str, str], subsets: Mapping[str, Sequence[Record]], *, device: str | None = None,
+                  dtype=None, batch_size: int = 16, n_boot: int = 1000, seed: int = 0
+                  ) -> tuple[dict[str, list[dict]], dict[str, float]]:
+    """``(results, consistency)``: each judge of ``judges`` (row name -> hub name or path) shown every pair of
+    ``subsets`` in both orders (:func:`cheems_lib.models.judging.judge_all`), its scores evaluated like the models'
+    (:func:`evaluate_scores`, bootstrapped with ``seed``), and its position consistency; ``({}, {})`` without
+    judges or subsets."""
+    if not judges or not subsets:
+        return {}, {}
+    scores, consistency = judge_all(judges, [r for recs in subsets.values() for r in recs], device=device,
+                                    dtype=dtype, batch_size=batch_size)
+    return evaluate_scores(scores, subsets, n_boot=n_boot, seed=seed), consistency
 
 
 def leaderboard_text(per_model: Mapping[str, Mapping], subsets: Sequence[str]) -> str:

@@ -9,7 +9,8 @@ Table 3 question on annotation source (pairwise human labels against as many pai
 labels, ``tab3-human-beats-machine``). Two sweeps:
 
 - :func:`shared_noise_sweeps`: the humans' shared perception noise
-  (:attr:`cheems_lib.world.annotators.HumanAnnotator.shared_noise`), for both claims. It creates no
+  (:attr:`cheems_lib.world.annotators.HumanAnnotator.shared_noise`), for both claims (recorded by
+  :func:`add_shared_noise_claims`). It creates no
   conflicts, so Table 5 cannot fit it, yet it sets how accurate the human labels are next to GPT's
   fitted noise. Each value is a whole new world (the benchmark's human labels change with it too),
   built once for both claims; the GPT labels do not depend on it, so Table 4's GPT model is trained once
@@ -49,8 +50,9 @@ from .construction_ablation import DIRECTIONS, paper_pair
 from .transfer import annotation_pairs, HUMAN_CLAIM, PAIR_HUMAN, PAIR_MACHINE
 
 __all__ = ["SweepConfig", "Target", "TARGETS", "TAB4", "TAB3", "Assumption", "ASSUMPTIONS", "CLAIM", "STATISTIC",
-           "PAPER_RATIO_ID", "HEADLINE_RULE", "shared_noise_sweeps", "shared_noise_sweep", "unfit", "ratio_sweep",
-           "ratio_values", "summarize", "sweep_figure", "add_sweep_claim", "add_paper_ratio_claim", "headline"]
+           "PAPER_RATIO_ID", "HEADLINE_RULE", "shared_noise_sweeps", "shared_noise_sweep", "add_shared_noise_claims",
+           "unfit", "ratio_sweep", "ratio_values", "summarize", "sweep_figure", "add_sweep_claim",
+           "add_paper_ratio_claim", "headline"]
 
 _CLAIM_ID, CLAIM = DIRECTIONS[0][:2]
 """The claim (Table 4's first comparison, ``tab4-human-beats-gpt``) whose verdict is swept."""
@@ -226,6 +228,18 @@ def shared_noise_sweeps(world, values: Sequence[float], cfg: SweepConfig = Sweep
 def shared_noise_sweep(world, values: Sequence[float], cfg: SweepConfig = SweepConfig(), *, gpt_prompts: int = 0):
     """The sweep of Table 4's comparison alone (:func:`shared_noise_sweeps` with one target)."""
     return shared_noise_sweeps(world, values, cfg, gpt_prompts=gpt_prompts, targets=(TAB4,))[TAB4]
+
+
+def add_shared_noise_claims(ledger, world, values: Sequence[float], cfg: SweepConfig = SweepConfig(), *, own: float,
+                            swept: bool = True) -> tuple:
+    """Sweep both :data:`TARGETS` over the humans' shared noise at ``values`` and the world's ``own`` value
+    (:func:`shared_noise_sweeps`: one re-simulated world per value serves both) and add each sweep's claim
+    (:func:`add_sweep_claim`); returns ``(Table 4's sweep, Table 3's sweep)``. Without ``swept`` (real files, or
+    files missing) nothing is simulated: both sweeps are None and their claims untestable."""
+    sweeps = shared_noise_sweeps(world, sorted(set(map(float, values)) | {own}), cfg) if swept else {}
+    for target in (TAB4, TAB3):
+        add_sweep_claim(ledger, sweeps.get(target), "shared_noise", own=own, target=target)
+    return sweeps.get(TAB4), sweeps.get(TAB3)
 
 
 def unfit(world, ratio: float) -> str | None:
