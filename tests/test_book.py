@@ -439,7 +439,10 @@ STABLE_CLAIM_IDS = (
 
 def _glued(notebook, name):
     nb = json.loads(notebook.read_text(encoding="utf-8"))
-    return [o["data"]["application/papermill.record/text/plain"] for c in nb["cells"] for o in c.get("outputs", [])
+    # a value glued as Markdown (shown with {glue:md}) keeps its text under text/markdown; text/plain is its repr
+    return [o["data"].get("application/papermill.record/text/markdown",
+                          o["data"].get("application/papermill.record/text/plain"))
+            for c in nb["cells"] for o in c.get("outputs", [])
             if o.get("metadata", {}).get("scrapbook", {}).get("name") == name]
 
 

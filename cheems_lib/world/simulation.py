@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import paper
+from .. import categories, input_files, paper, read_report
 from ..categories import CATEGORIES
 from ..conflicts import resolve_records
 from ..records import Record, Response, strict_pairs
@@ -348,8 +348,11 @@ def fingerprint() -> str:
 
     h = hashlib.sha256(VERSION.encode())
     # world_files too: write_files sets the bytes of truth.jsonl and summary.json
+    # categories, input_files and read_report: the taxonomy and how records are read shape a world too
     for obj in (fingerprint, components, make_task, GPTAnnotator, resolve_records, Record, write_files):
         h.update(Path(sys.modules[obj.__module__].__file__).read_bytes())  # each one's module source
+    for module in (categories, input_files, read_report):
+        h.update(Path(module.__file__).read_bytes())
     h.update((paper.data_dir() / "table1_statistics.csv").read_bytes())  # SUBSETS and SIZES read Table 1
     return h.hexdigest()[:12]
 
