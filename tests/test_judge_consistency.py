@@ -55,6 +55,15 @@ def test_repeats_on_the_shipped_llmzoo_sets_match_a_hand_count():
     assert rep.pairs == pairs == 210
 
 
+def test_shared_answers_counts_each_prompts_common_answers():
+    """Per prompt in both sets, the answers both hold (by id); prompts in one set only are left out."""
+    first = [Record(prompt="q", id="p", responses=[Response("x", "甲"), Response("y", "乙"), Response("z", "丙")]),
+             Record(prompt="r", id="only-first", responses=[Response("x", "甲"), Response("y", "乙")])]
+    second = [Record(prompt="q", id="p", responses=[Response("z", "丙"), Response("w", "丁"), Response("x", "甲")])]
+    assert jc.shared_answers(first, second) == [2]
+    assert jc.shared_answers(first, []) == []
+
+
 def test_aspect_conflicts_flags_disagreeing_aspects():
     """Two aspects that order a pair oppositely form a cycle Algorithm 1 cannot reproduce;
     agreeing aspects do not; one aspect alone gives no comparison to merge... still annotated."""

@@ -167,7 +167,8 @@ class HumanData:
     def prose_values(self) -> dict[str, Any]:
         """The values the chapter's prose quotes (glued, never typed): counts, lengths, the split, the preference
         file's name and labels."""
-        out: dict[str, Any] = {"human_path": self.path, "pref_labels": self.labels_text, "pref_name": self.preference_name}
+        out: dict[str, Any] = {"human_path": self.path, "pref_labels": self.labels_text, "pref_name": self.preference_name,
+                               "citation": CITATION}
         if self.records is None:
             return out
         lengths = [len(x.content) for r in self.records for x in r.responses]

@@ -39,7 +39,7 @@ from ..records import Record
 from . import claims
 from .annotation_bias import longer_share
 
-__all__ = ["Repeats", "repeats", "aspect_conflicts", "add_claims", "add_length_claims", "judge_shares", "plot_judge"]
+__all__ = ["Repeats", "repeats", "shared_answers", "aspect_conflicts", "add_claims", "add_length_claims", "judge_shares", "plot_judge"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,19 @@ def repeats(first: Iterable[Record], second: Iterable[Record]) -> Repeats:
         rows.append((strict, agree, swapped, earlier, pairs))
     arr = np.array(rows, float).reshape(-1, 5)
     return Repeats(arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3], int(arr[:, 4].sum()), len(rows))
+
+
+def shared_answers(first: Iterable[Record], second: Iterable[Record]) -> list[int]:
+    """Per prompt in both sets, how many of its answers (by id) both sets hold: the answers :func:`repeats`
+    can compare.
+
+    >>> from cheems_lib.records import Response
+    >>> a = Record(prompt="q", id="p", responses=[Response("x", "甲"), Response("y", "乙"), Response("z", "丙")])
+    >>> shared_answers([a], [Record(prompt="q", id="p", responses=[Response("y", "乙"), Response("x", "甲")])])
+    [2]
+    """
+    other = {r.id: set(r.response_ids) for r in second}
+    return [len(other[r.id] & set(r.response_ids)) for r in first if r.id in other]
 
 
 def aspect_conflicts(records: Sequence[Record], aspects: Iterable[str] | None = None) -> tuple[np.ndarray, np.ndarray]:

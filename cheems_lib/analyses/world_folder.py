@@ -29,7 +29,7 @@ from ..world_files import (GPT_LAYOUT, LAYOUT, missing_sentence, model_labels, R
                            UNKNOWN_LABELS)
 
 
-__all__ = ["open_world", "World", "SUBSET_NAMES", "seeds_text"]
+__all__ = ["open_world", "World", "SUBSET_NAMES", "TRAINING_FILES", "seeds_text"]
 
 
 def open_world(world_dir: str = "", size: str = "default", seed: int = 0, human_ids: str = "") -> World:
@@ -105,6 +105,10 @@ class World:
     def has(self, *keys: str) -> bool:
         """Whether every file in ``keys`` (§6 paths, e.g. ``cheems_bench_gpt/open.jsonl``) was loaded."""
         return all(k in self.files for k in keys)
+
+    def needs(self, *keys: str) -> str:
+        """``"needs a, b"``: the files in ``keys`` that were not loaded, as an untestable claim's reason."""
+        return "needs " + ", ".join(k for k in keys if k not in self.files)
 
     def missing(self, what: str, *keys: str) -> str | None:
         """None when the files in ``keys`` are present, else the one sentence saying that ``what`` was
@@ -255,6 +259,8 @@ class World:
 
 
 SUBSET_NAMES = {"open": "Open Prompt", "human": "Human Instruction"}
+#: The files a training ablation reads (Tables 3 and 4): both preference subsets and both benchmark subsets.
+TRAINING_FILES = tuple(LAYOUT[k] for k in ("pref_human", "pref_gpt", "bench_open", "bench_human"))
 
 
 def _device():
