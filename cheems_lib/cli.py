@@ -22,7 +22,7 @@ import signal
 import sys
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser"]
 
 
 SKIP_HELP = ("keep every valid row; print each invalid one (or repeated prompt id) as file:line: reason, with the "
@@ -436,7 +436,8 @@ def cmd_book(args) -> None:
         raise SystemExit(f"cheems: {e.filename or 'book'}: {e.strerror or e}") from None
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``cheems`` argument parser (every subcommand); building it imports no torch."""
     p = _Parser(prog="cheems", description="Companion to the Cheems paper: "
                                 "resolve annotations, evaluate reward models, build the book.")
     p.add_argument("--version", action=_Version, help="print `cheems VERSION` and exit")
@@ -610,7 +611,7 @@ def _add_book(sub) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     if argv is not None:  # called from Python (tests, notebooks): leave the caller's signal handlers alone
         return _run(args)
     from .outputs import exit_on_sigterm

@@ -22,7 +22,7 @@ class ReadReport:
     command line prints :meth:`sentences` on stderr and adds :meth:`to_json` to its output, a chapter
     page shows them under the data's name (:attr:`cheems_lib.analyses.world_folder.World.about`).
 
-    Pass one to :func:`read_records` / :func:`read_files`, or to the ranking readers
+    Pass one to :func:`cheems_lib.records.read_records` / :func:`cheems_lib.records.read_files`, or to the ranking readers
     :func:`cheems_lib.world_files.read_ranked` / :func:`cheems_lib.world_files.read_ranked_files`
     (``report=``); it adds up over the files read. ``resolved_files`` and ``label_files`` name the
     files the counts come from.

@@ -35,7 +35,7 @@ from .outputs import atomic_open
 from .records import Record, write_records
 from .writingpref import read_writingpref, WRITINGPREF_LABELS
 
-__all__ = ["KNOWN_SHA256", "UPSTREAM", "write_xz_records", "input_info", "import_real", "import_writingpref",
+__all__ = ["IMPORT_SOURCES", "KNOWN_SHA256", "UPSTREAM", "write_xz_records", "input_info", "import_real", "import_writingpref",
            "RELEASE_FILES", "WRITINGPREF_FILE", "output_files", "import_source"]
 
 #: SHA-256 of the copies the shipped files were converted from (named in ``data/real/README.md``).
@@ -370,6 +370,10 @@ def import_writingpref(folder: str | Path, out: str | Path) -> tuple[dict, dict]
     return manifest, report
 
 
+IMPORT_SOURCES = ("real", "llmzoo", "dpo-zh", "writingpref")
+"""What ``cheems import`` converts (:func:`import_source`)."""
+
+
 def import_source(source: str, inputs: list[str | Path], out: str | Path, *,
                   questions: str | Path | None = None) -> tuple[dict, dict[str, bool]]:
     """What ``cheems import SOURCE INPUTS -o OUT`` does, checked usage aside: convert and write, then return its
@@ -380,6 +384,8 @@ def import_source(source: str, inputs: list[str | Path], out: str | Path, *,
     (:func:`import_real`, :func:`import_writingpref`); ``llmzoo`` (one answer set, its question file as
     ``questions``) and ``dpo-zh`` (one or more files, merged) write one records file.
     """
+    if source not in IMPORT_SOURCES:
+        raise ValueError(f"unknown source {source!r}: use one of {', '.join(IMPORT_SOURCES)}")
     out = Path(out)
     if source == "writingpref":
         manifest, report = import_writingpref(inputs[0], out)

@@ -160,9 +160,11 @@ class TestMultiplicity:
         assert out["holm"].tolist() == ["supported", "inconclusive", "inconclusive", "", ""]
         assert out["p_holm"].tolist()[:3] == pytest.approx([0.003, 0.08, 0.3]) and out["p_holm"][3:].isna().all()
         assert out["decides_at_n"].tolist()[:2] == [pd.NA, pd.NA] and out["decides_at_n"][2] == 400
-        sentence = claims.holm_rule(out)
-        assert "over the 3 claims of kind finding" in sentence and "1 claim of kind finding without a p-value" in sentence
-        assert sentence.endswith("1 of the 2 decided verdicts becomes inconclusive.")
+        from cheems_lib.analyses.claims_page import holm_text
+
+        sentence = holm_text(out)  # the Claims page's statement of the rule, with this ledger's counts
+        assert "over the 3 findings with a p-value" in sentence and "1 finding without a p-value is not" in sentence
+        assert sentence.endswith("1 of 2 decided verdicts becomes inconclusive.")
 
     def test_the_csv_carries_the_claim_text_and_the_adjusted_verdict(self):
         """tables/claims.csv names the statistic, the paper's numbers, the reason, p and the Holm columns."""

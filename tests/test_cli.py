@@ -38,7 +38,7 @@ def test_help_lists_every_subcommand_without_torch():
     assert out.returncode == 0
     for cmd in ("resolve", "evaluate", "simulate", "book"):
         assert cmd in out.stdout
-    probe = ("import sys; from cheems_lib.cli import _parser; _parser(); "
+    probe = ("import sys; from cheems_lib.cli import build_parser; build_parser(); "
              "import cheems_lib.conflicts, cheems_lib.metrics, cheems_lib.records, cheems_lib.world.simulation; "
              "import cheems_lib.publishing.publish, cheems_lib.publishing.sphinx_hook; "
              "assert 'torch' not in sys.modules and 'transformers' not in sys.modules and 'itables' not in sys.modules")

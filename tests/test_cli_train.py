@@ -311,16 +311,16 @@ def test_every_config_field_has_a_flag():
     """Each TrainConfig field but model is a `cheems train` flag (help from its docstring, default None: the preset's)."""
     from dataclasses import fields
 
-    from cheems_lib.cli import _parser
+    from cheems_lib.cli import build_parser
     from cheems_lib.models.training_config import TrainConfig
 
     names = [f.name for f in fields(TrainConfig) if f.name != "model"]
-    args = _parser().parse_args(["train", "--data", "d", "--output", "o"])
+    args = build_parser().parse_args(["train", "--data", "d", "--output", "o"])
     assert all(getattr(args, n) is None for n in names)
-    args = _parser().parse_args(["train", "--data", "d", "--output", "o", "--tokenizer-vocab", "500",
+    args = build_parser().parse_args(["train", "--data", "d", "--output", "o", "--tokenizer-vocab", "500",
                                  "--warmup-ratio", "0.2", "--mixed-precision", "bf16"])
     assert (args.tokenizer_vocab, args.warmup_ratio, args.mixed_precision) == (500, 0.2, "bf16")
-    helps = {a.dest: a.help for a in _parser()._subparsers._group_actions[0].choices["train"]._actions}
+    helps = {a.dest: a.help for a in build_parser()._subparsers._group_actions[0].choices["train"]._actions}
     assert helps["tokenizer_vocab"].startswith("Vocabulary of the tokenizer") and set(names) <= set(helps)
 
 

@@ -137,11 +137,11 @@ def test_rerun_commands_give_back_exactly_the_values(monkeypatch):
     import papermill.cli
 
     from cheems_lib.publishing.chapters import coerce
-    from cheems_lib.cli import _parser
+    from cheems_lib.cli import build_parser
 
     cheems, pm = map(shell_words, publish.rerun_commands("conflicts", "smoke", _RERUN_VALUES, width=40))
     assert cheems[0] == ".venv/bin/cheems" and pm[0] == ".venv/bin/papermill"  # run as printed, environment inactive
-    args = _parser().parse_args(cheems[1:])
+    args = build_parser().parse_args(cheems[1:])
     assert args.profile == "smoke" and args.chapter == ["conflicts"]
     assert {k: coerce(v, _RERUN_TYPES[k]) for k, v in args.param} == _RERUN_VALUES
     seen = {}

@@ -282,3 +282,16 @@ def test_a_hand_written_manifest_removes_nothing_on_import(tmp_path):
     assert _remove_unlisted(tmp_path, []) == [] and (tmp_path / "mine.jsonl").exists()
     (tmp_path / "manifest.json").write_text(json.dumps({"files": {"mine.jsonl": {"inputs": {}}}}), encoding="utf-8")
     assert _remove_unlisted(tmp_path, []) == ["mine.jsonl"] and not (tmp_path / "mine.jsonl").exists()
+
+
+def test_import_source_refuses_a_source_it_does_not_know(tmp_path):
+    """The library function names its sources instead of reading any other name as DPO-zh; the command's choices
+    are the same list."""
+    from cheems_lib import cli
+    from cheems_lib.real_data import IMPORT_SOURCES, import_source
+
+    with pytest.raises(ValueError, match="unknown source 'zoo': use one of real, llmzoo, dpo-zh, writingpref"):
+        import_source("zoo", [tmp_path / "x.json"], tmp_path / "out.jsonl")
+    assert not (tmp_path / "out.jsonl").exists()
+    sub = next(a for a in cli.build_parser()._actions if a.dest == "command").choices["import"]
+    assert tuple(next(a for a in sub._actions if a.dest == "source").choices) == IMPORT_SOURCES

@@ -46,14 +46,14 @@ from typing import Sequence
 
 import numpy as np
 
-from ..estimates import (HOLM_ALPHA, INSUFFICIENT, VERDICTS, Estimate, counted, decide, holm_adjust, insufficient_text,
+from ..estimates import (HOLM_ALPHA, INSUFFICIENT, VERDICTS, Estimate, decide, holm_adjust, insufficient_text,
                          p_value, units_to_decide)
 from ..publishing.claims_files import write_claims
 
 __all__ = ["KINDS", "OURS", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
            "TABLE1_TOLERANCE", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "PRONOUNCED_BIAS",
            "NEAR_TIE_UTILITY", "CLAIM_COLUMNS", "MULTIPLICITY_COLUMNS", "CSV_COLUMNS", "HOLM_KINDS", "multiplicity",
-           "holm_rule", "pd_na", "comparison_says", "Claim", "Ledger", "to_frame", "forced_verdicts"]
+           "pd_na", "comparison_says", "Claim", "Ledger", "to_frame", "forced_verdicts"]
 
 KINDS = ("calibrated", "finding", "robustness", "question", "arithmetic", "structural", "untestable")
 OURS = "ours (not a claim of the paper)"
@@ -310,28 +310,3 @@ def pd_na(value) -> bool:
         return value is None or bool(value != value) or str(value) == "<NA>"
     except TypeError:
         return str(value) == "<NA>"
-
-
-def holm_rule(frame, *, alpha: float = HOLM_ALPHA, kinds: Sequence[str] = HOLM_KINDS) -> str:
-    """The one sentence that states the multiplicity rule on ``frame`` (after :func:`multiplicity`) and how many
-    verdicts it changes.
-
-    >>> import pandas as pd
-    >>> f = multiplicity(pd.DataFrame({"kind": ["finding"] * 3, "verdict": ["supported"] * 3, "p": [0.01, 0.03, 0.04],
-    ...     "estimate": [1.0] * 3, "ci_low": [0.5, 0.1, 0.1], "ci_high": [1.5, 1.9, 1.9], "n": [20] * 3}))
-    >>> holm_rule(f).split(": ")[-1]
-    '2 of the 3 decided verdicts become inconclusive.'
-    """
-    fam = frame[frame["holm"] != ""] if len(frame) else frame
-    m = len(fam)
-    decided = int(fam["verdict"].isin(_DECIDED).sum()) if m else 0
-    changed = int((fam["verdict"] != fam["holm"]).sum()) if m else 0
-    left = int((frame["kind"].isin(list(kinds)) & (frame["holm"] == "")).sum()) if len(frame) else 0
-    names = " or ".join(kinds)
-    gap = (f" ({counted(left, 'claim')} of kind {names} without a p-value, e.g. untestable or with insufficient data, "
-           "are not counted)") if left else ""
-    return (f"Multiplicity: Holm's step-down over the {m} claims of kind {names} with a p-value{gap} (each p is the "
-            f"share of its bootstrap replicates on the far side of the boundary its verdict needs, doubled) keeps a "
-            f"supported or contradicted verdict only where its adjusted p is at most {alpha:g}, which holds the "
-            f"chance of any false decision among them at {alpha:g}: {changed} of the {decided} decided verdicts "
-            f"{'becomes' if changed == 1 else 'become'} inconclusive.")

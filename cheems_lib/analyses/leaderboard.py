@@ -23,6 +23,7 @@ from ..metrics import evaluate_subset
 from ..models.judging import judge_all
 from ..models.reward_model import load, placement_for
 from ..models.scoring import score_records
+from ..publishing.publish import key_first
 from ..records import Record
 
 
@@ -102,10 +103,8 @@ def table2_as_shown(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[
         parts.append(pd.DataFrame([_chance_row(control_subsets)]))
     if not parts:
         return pd.DataFrame()
-    shown = pd.concat(parts, ignore_index=True)
     # Overall, the sort key, right after the model: in view at a page's width before the other columns
-    rest = [c for c in shown.columns if c != "Overall"]
-    return shown[rest[:2] + ["Overall"] + rest[2:]] if "Overall" in shown and rest[:2] == ["section", "model"] else shown
+    return key_first(pd.concat(parts, ignore_index=True), "Overall")
 
 
 def baseline_scores(records: Sequence[Record], *, seed: int = 0) -> dict[str, dict]:

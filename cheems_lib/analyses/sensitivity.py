@@ -50,7 +50,7 @@ from .construction_ablation import DIRECTIONS, paper_pair
 from .transfer import annotation_pairs, HUMAN_CLAIM, PAIR_HUMAN, PAIR_MACHINE
 
 __all__ = ["SweepConfig", "Target", "TARGETS", "TAB4", "TAB3", "Assumption", "ASSUMPTIONS", "CLAIM", "STATISTIC",
-           "PAPER_RATIO_ID", "HEADLINE_RULE", "shared_noise_sweeps", "shared_noise_sweep", "add_shared_noise_claims",
+           "PAPER_RATIO_ID", "HEADLINE_RULE", "shared_noise_sweeps", "add_shared_noise_claims",
            "unfit", "ratio_sweep", "ratio_values", "summarize", "sweep_figure", "add_sweep_claim",
            "add_paper_ratio_claim", "headline"]
 
@@ -223,11 +223,6 @@ def shared_noise_sweeps(world, values: Sequence[float], cfg: SweepConfig = Sweep
         for t in targets:
             rows[t].append({"value": float(v), **_difference(world, *sets[t], bench, cfg, TARGETS[t].names)})
     return {t: _frame(rows[t]) for t in targets}
-
-
-def shared_noise_sweep(world, values: Sequence[float], cfg: SweepConfig = SweepConfig(), *, gpt_prompts: int = 0):
-    """The sweep of Table 4's comparison alone (:func:`shared_noise_sweeps` with one target)."""
-    return shared_noise_sweeps(world, values, cfg, gpt_prompts=gpt_prompts, targets=(TAB4,))[TAB4]
 
 
 def add_shared_noise_claims(ledger, world, values: Sequence[float], cfg: SweepConfig = SweepConfig(), *, own: float,

@@ -368,7 +368,7 @@ def _forwards(run: _Run, batch: Batch) -> int:
 
 
 def _micro_batch(run: _Run, batch: Batch, seqs, pairs, n_pairs: int, n_rewards: int):
-    """Forward and backward of one micro-batch; returns its rewards and :func:`bt_loss` stats."""
+    """Forward and backward of one micro-batch; returns its rewards and :func:`cheems_lib.models.bt_loss.bt_loss` stats."""
     accelerator, cfg, pad_id = run.accelerator, run.cfg, run.pad_id
     # FSDP averages gradients over processes; undo it
     scale = accelerator.num_processes if run.native_sync else 1

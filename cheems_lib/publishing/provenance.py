@@ -296,7 +296,7 @@ def write_index(root: str | Path = ".") -> dict[str, Path]:
     """Merge the sidecars of ``book/_extra/{tables,figures}`` into their ``index.csv``; returns the paths.
 
     Columns: label (the page's), file (the download's name, which says whose numbers it holds:
-    :func:`cheems_lib.publishing.publish.download_name`), artefact (the paper's table or figure a
+    :func:`download_name`), artefact (the paper's table or figure a
     ``paper-*`` label stands for), caption (tables only), source, and the chapter whose source
     names the label (empty when none does). Rows are sorted by label; a sidecar whose download
     is gone is left out.

@@ -52,23 +52,6 @@ def category_table() -> str:
     return "\n".join(["| `category[0]` | in English | deterministic answers |", "| --- | --- | --- |", *rows])
 
 
-def _category_directive():
-    """``{cheems-categories}``: :func:`category_table`, parsed where it stands, so a page lists the library's
-    categories at every render instead of a hand-typed copy."""
-    from docutils import nodes
-    from docutils.statemachine import StringList
-    from sphinx.util.docutils import SphinxDirective
-
-    class CategoryTable(SphinxDirective):
-        def run(self):
-            box = nodes.container()
-            self.state.nested_parse(StringList(category_table().splitlines(), source="cheems_lib.world.corpus"),
-                                    self.content_offset, box)
-            return box.children
-
-    return CategoryTable
-
-
 def real_data_table(manifest: Path | None = None) -> str:
     """The files of ``data/real/`` as a Markdown table, read from its ``manifest.json`` (the ``{cheems-real-data}``
     directive): path, who labelled it, licence, prompts and responses, so the page's counts are the manifest's."""
@@ -81,9 +64,10 @@ def real_data_table(manifest: Path | None = None) -> str:
     return "\n".join(["| file | labels | licence | prompts | responses |", "| --- | --- | --- | --- | --- |", *rows])
 
 
-def _markdown_directive(text, source: str):
-    """A directive class whose body is ``text(srcdir)`` (Markdown; ``srcdir``: the book's root) parsed where it
-    stands."""
+def _markdown_directive(text, source: str, *, optional_arguments: int = 0):
+    """A directive class whose body is ``text(srcdir, arguments)`` (Markdown; ``srcdir``: the book's root;
+    ``arguments``: the directive's, at most ``optional_arguments``) parsed where it stands, so a page shows what the
+    library holds at every render instead of a hand-typed copy; ``source`` names where the text comes from."""
     from docutils import nodes
     from docutils.statemachine import StringList
     from sphinx.util.docutils import SphinxDirective
@@ -91,10 +75,11 @@ def _markdown_directive(text, source: str):
     class Generated(SphinxDirective):
         def run(self):
             box = nodes.container()
-            markdown = text(Path(self.env.srcdir))
+            markdown = text(Path(self.env.srcdir), self.arguments)
             self.state.nested_parse(StringList(markdown.splitlines(), source=source), self.content_offset, box)
             return box.children
 
+    Generated.optional_arguments = optional_arguments
     return Generated
 
 
@@ -106,8 +91,7 @@ def _cli_parser():
     """The ``cheems`` argument parser. Only the parser builder is imported: building it imports no torch."""
     from .. import cli
 
-    build = getattr(cli, "build_parser", None) or getattr(cli, "_parser")
-    return build()
+    return cli.build_parser()
 
 
 def subcommands(parser=None) -> dict:
@@ -150,25 +134,6 @@ def cli_help(names: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
-def _cli_directive():
-    """``{cheems-cli}`` (optional arguments: subcommand names): :func:`cli_help`, parsed where it stands, so the
-    command-line page shows the options of the parser that built it, never a hand-typed copy."""
-    from docutils import nodes
-    from docutils.statemachine import StringList
-    from sphinx.util.docutils import SphinxDirective
-
-    class CliHelp(SphinxDirective):
-        optional_arguments = 20
-
-        def run(self):
-            box = nodes.container()
-            self.state.nested_parse(StringList(cli_help(self.arguments or None).splitlines(), source="cheems_lib.cli"),
-                                    self.content_offset, box)
-            return box.children
-
-    return CliHelp
-
-
 def setup(app):
     """Sphinx extension used by the book (``_config.yml``): de-duplicates page scripts, adds the book's style sheet,
     loads DataTables where a page needs it and adds the
@@ -179,9 +144,11 @@ def setup(app):
     app.connect("html-page-context", _load_datatables)
     app.connect("config-inited", _add_static)
     app.add_css_file("cheems.css")
-    app.add_directive("cheems-categories", _category_directive())
-    app.add_directive("cheems-cli", _cli_directive())
+    app.add_directive("cheems-categories", _markdown_directive(lambda root, args: category_table(),
+                                                               "cheems_lib.categories"))
+    app.add_directive("cheems-cli", _markdown_directive(lambda root, args: cli_help(args or None), "cheems_lib.cli",
+                                                        optional_arguments=20))  # the subcommands to show
     app.add_directive("cheems-real-data", _markdown_directive(
-        lambda root: real_data_table(root / "data" / "real" / "manifest.json"), "data/real/manifest.json"))
+        lambda root, args: real_data_table(root / "data" / "real" / "manifest.json"), "data/real/manifest.json"))
     setup_directives(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
