@@ -185,7 +185,7 @@ def main():
             table, models = chapter_table(logs, phases_file)
             runs.append({"jobs": jobs, "cold_build_s": round(first, 1), "rebuild_nothing_changed_s": round(again, 1),
                          "chapters": table, "models": models})
-            print(f"\n## {args.profile}, {jobs} chapters at a time: cold {first:.1f} s, rebuild {again:.1f} s\n")
+            print(f"\n## {args.profile}, {jobs} chapter{'s' if jobs != 1 else ''} at a time: cold {first:.1f} s, rebuild {again:.1f} s\n")
             print(markdown(table), flush=True)
     result = {"profile": args.profile, "cpus": os.cpu_count(), "machine": platform.processor() or platform.machine(),
               "load_before": load_before, "runs": runs}
