@@ -49,7 +49,7 @@ import numpy as np
 
 from .metrics import MIN_STRATUM, MIN_UNITS, no_width, stratified_draws
 
-__all__ = ["VERDICTS", "INSUFFICIENT", "CI", "N_BOOT", "HOLM_ALPHA", "POWER_RULE", "Estimate",
+__all__ = ["VERDICTS", "INSUFFICIENT", "CI", "N_BOOT", "HOLM_ALPHA", "POWER_RULE", "Estimate", "smallest_p", "replicates_for",
            "ratio_estimate", "subset_estimate", "category_estimate", "mean_of", "insufficient", "counted",
            "insufficient_text", "decide", "best_of", "all_of", "p_value", "holm_adjust", "scale_to_decide",
            "units_to_decide"]
@@ -448,6 +448,27 @@ def p_value(diff: Estimate, direction: str, *, margin: float = 0.0, seed: int = 
     else:
         raise ValueError(f"direction {direction!r}: use greater, less or equal")
     return min(1.0, 2 * min(sides))
+
+
+def smallest_p(n_boot: int) -> float:
+    """The smallest nonzero p-value :func:`p_value` can give from ``n_boot`` replicates: one replicate on the other
+    side, doubled. A claim with no replicate on the other side gets 0, which says no more than this: Holm's first
+    threshold over m claims (``HOLM_ALPHA / m``) can only be met by evidence when it is at least this, that is when
+    ``n_boot >= 2 m / HOLM_ALPHA`` (:func:`replicates_for`).
+
+    >>> smallest_p(1000)
+    0.002
+    """
+    return 2.0 / n_boot
+
+
+def replicates_for(m: int, *, alpha: float = HOLM_ALPHA) -> int:
+    """The fewest bootstrap replicates whose :func:`smallest_p` is at most Holm's first threshold over ``m`` claims.
+
+    >>> replicates_for(30)
+    1200
+    """
+    return int(math.ceil(2 * m / alpha - 1e-9))
 
 
 def holm_adjust(p: Sequence[float]) -> np.ndarray:

@@ -352,13 +352,13 @@ def test_claims_ledger_is_complete(smoke_book):
     import pandas as pd
 
     from cheems_lib import estimates
-    from cheems_lib.analyses import claims
+    from cheems_lib.analyses import claim_registry, claims
 
     root, html, _ = smoke_book
     ledger = pd.read_csv(html / "tables" / "claims.csv")
     assert list(ledger.columns) == claims.CSV_COLUMNS + ["source"]
     assert len(ledger) >= 20 and ledger["id"].is_unique
-    assert ledger["kind"].isin(claims.KINDS).all() and ledger["verdict"].isin(estimates.VERDICTS).all()
+    assert ledger["kind"].isin(claim_registry.KINDS).all() and ledger["verdict"].isin(estimates.VERDICTS).all()
     findings = ledger[ledger["kind"] == "finding"]
     assert all(math.isfinite(v) for v in findings[["estimate", "ci_low", "ci_high"]].to_numpy().ravel())
     assert ledger["source"].str.match(r"^(paper|simulated|data)").all()

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from cheems_lib.analyses import calibration, claims
-from cheems_lib.analyses.calibration import CALIBRATED_CLAIMS, checks, table1, table1_per_prompt
+from cheems_lib.analyses.calibration import calibrated_claims, checks, table1, table1_per_prompt
 from cheems_lib.conflicts import resolve_records
 from cheems_lib.records import Record, Response
 
@@ -86,9 +86,10 @@ class TestThresholds:
 
 def test_calibrated_claims_have_stable_ids_and_reasons():
     """Every calibrated claim id is a valid claim id with a reason (the reason a chapter's Claim carries)."""
-    for cid, reason in CALIBRATED_CLAIMS.items():
+    for cid, reason in calibrated_claims().items():
         claims.Claim(id=cid, paper_ref="x", claim="x", kind="calibrated", verdict="supported", reason=reason)
-    assert {"tab5-gpt-more-conflicts", "fig15-gpt-position"} <= set(CALIBRATED_CLAIMS)
+        assert reason
+    assert {"tab5-gpt-more-conflicts", "fig15-gpt-position"} <= set(calibrated_claims())
 
 
 def test_design_inputs_are_structural_not_calibrated():
@@ -97,9 +98,9 @@ def test_design_inputs_are_structural_not_calibrated():
     and never listed as calibrated."""
     for cid in ("fig15-human-no-position", "fig15-length", "fig15-human-shorter-at-large"):
         kind = calibration.claim_kind(cid, True)
-        assert kind["kind"] == "structural" and "by design" in kind["reason"] and cid not in CALIBRATED_CLAIMS
+        assert kind["kind"] == "structural" and "by design" in kind["reason"] and cid not in calibrated_claims()
         assert calibration.claim_kind(cid, False)["kind"] == "finding"
-    assert not set(calibration.STRUCTURAL_CLAIMS) & set(CALIBRATED_CLAIMS)
+    assert not set(calibration.structural_claims()) & set(calibrated_claims())
 
 
 class TestTable5PerPrompt:
@@ -123,9 +124,9 @@ class TestTable5PerPrompt:
 def test_claim_kind_is_calibrated_only_on_a_simulated_world():
     """A calibration target's claim is 'calibrated' with its reason on simulated data, a 'finding' on real files."""
     assert calibration.claim_kind("fig15-gpt-position", True) == {"kind": "calibrated",
-                                                                   "reason": CALIBRATED_CLAIMS["fig15-gpt-position"]}
+                                                                   "reason": calibrated_claims()["fig15-gpt-position"]}
     assert calibration.claim_kind("fig15-gpt-position", False)["kind"] == "finding"
-    with pytest.raises(KeyError, match="CALIBRATED_CLAIMS"):
+    with pytest.raises(KeyError, match="not in data/paper/claims.yaml"):
         calibration.claim_kind("no-such-claim", True)
 
 

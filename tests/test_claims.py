@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cheems_lib import estimates
-from cheems_lib.analyses import claims
+from cheems_lib.analyses import claim_registry, claims
 from cheems_lib.analyses.claims import Claim, Ledger
 from cheems_lib.estimates import Estimate, decide, ratio_estimate
 from cheems_lib.publishing.claims_files import load_all
@@ -31,10 +31,11 @@ class TestComparisonSays:
 
 class TestClaim:
     def test_kinds_other_than_finding_need_a_reason(self):
-        """A structural, calibrated or untestable claim without its reason is refused."""
+        """A structural, calibrated or untestable claim without its reason is refused when it is recorded (a
+        registered ledger fills the reason from the registry first)."""
         with pytest.raises(ValueError, match="needs its reason"):
-            Claim("x-y", "§1", "c", "structural", "supported")
-        Claim("x-y", "§1", "c", "finding", "supported")
+            Ledger("x", "test", registered=False).add(Claim("x-y", "§1", "c", "structural", "supported"), glue=False)
+        Ledger("x", "test", registered=False).add(Claim("x-y", "§1", "c", "finding", "supported"), glue=False)
 
     def test_ids_are_lower_case_and_hyphenated(self):
         """Stable ids: lower-case words joined by hyphens."""
@@ -60,7 +61,7 @@ class TestClaim:
 
 
 def _ledger(estimate_at=0.01):
-    ledger = Ledger("preference", "simulated world (size smoke, seed 0)")
+    ledger = Ledger("preference", "simulated world (size smoke, seed 0)", registered=False)  # made-up claims
     ledger.add(Claim.test("tab4-x", _est(np.linspace(estimate_at, 0.05, 100)), "greater", paper_ref="Table 4",
                           claim="x helps", kind="finding"), glue=False)
     ledger.add(Claim("fig7-y", "§6.4", "y", "untestable", "inconclusive", reason="no pretrained tiny models"), glue=False)
@@ -83,7 +84,7 @@ def test_ledger_round_trip(tmp_path):
 
 def test_ledger_styled_shows_the_chosen_columns():
     """The chapters' claims table keeps the chosen columns in order, rounds to three decimals and has a caption."""
-    ledger = Ledger("preference", "simulated world (size smoke, seed 0)")
+    ledger = Ledger("preference", "simulated world (size smoke, seed 0)", registered=False)  # made-up claims
     ledger.add(Claim.test("tab4-x", _est(np.linspace(0.01, 0.05, 100)), "greater", paper_ref="Table 4",
                           claim="x helps", kind="finding"), glue=False)
     styler = ledger.styled(["id", "verdict", "estimate"], caption="Claims of this chapter")
@@ -163,24 +164,25 @@ class TestMultiplicity:
         from cheems_lib.analyses.claims_page import holm_text
 
         sentence = holm_text(out)  # the Claims page's statement of the rule, with this ledger's counts
-        assert "over the 3 findings with a p-value" in sentence and "1 finding without a p-value is not" in sentence
+        assert "Simulated: 3 findings with a p-value, 1 finding without one not counted" in sentence
         assert sentence.endswith("1 of 2 decided verdicts becomes inconclusive.")
 
     def test_the_csv_carries_the_claim_text_and_the_adjusted_verdict(self):
         """tables/claims.csv names the statistic, the paper's numbers, the reason, p and the Holm columns."""
         assert {"statistic", "paper", "reason", "p"} <= set(claims.CLAIM_COLUMNS)
-        assert claims.CSV_COLUMNS == claims.CLAIM_COLUMNS + ["p_holm", "holm", "decides_at_n"]
+        assert claims.CSV_COLUMNS == claims.CLAIM_COLUMNS + ["family", "p_holm", "holm", "decides_at_n"]
 
 
 def test_question_kind_goes_with_the_projects_own_paper_ref():
-    """A question (the project's own, not the paper's) has paper_ref OURS, and no other kind may use it; sweeps and
-    questions are kinds of their own, beside the findings."""
-    Claim("tab3-x", claims.OURS, "x", "question", "supported", reason="ours")
+    """A question (the project's own, not the paper's) has a paper_ref starting "ours", and no other kind may use it;
+    sweeps, questions and simulator checks are kinds of their own, beside the findings."""
+    ours = "ours (relates to §6.1, Table 3)"
+    Claim("tab3-x", ours, "x", "question", "supported", reason="ours")
     with pytest.raises(ValueError, match="question claim, and only one"):
         Claim("tab3-x", "§6.1, Table 3", "x", "question", "supported", reason="ours")
     with pytest.raises(ValueError, match="question claim, and only one"):
-        Claim("tab3-x", claims.OURS, "x", "finding", "supported")
-    assert {"robustness", "question", "arithmetic"} <= set(claims.KINDS)
+        Claim("tab3-x", ours, "x", "finding", "supported")
+    assert {"robustness", "question", "arithmetic", "simulator-check"} <= set(claim_registry.KINDS)
 
 
 def test_claims_csv_carries_statistic_paper_and_reason():

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from cheems_lib import estimates
-from cheems_lib.analyses import claims, claims_page
+from cheems_lib.analyses import claim_registry, claims, claims_page
 from cheems_lib.analyses.claims import Claim, Ledger
 from cheems_lib.estimates import Estimate
 from cheems_lib.publishing.claims_files import claims_dir
@@ -17,7 +17,7 @@ from test_claims_files import _page_shows
 
 def _saved(tmp_path, chapter="preference"):
     """One chapter's ledger (a supported finding, an inconclusive finding, an untestable claim), saved and shown."""
-    ledger = Ledger(chapter, "simulated world (size smoke, seed 0)")
+    ledger = Ledger(chapter, "simulated world (size smoke, seed 0)", registered=False)  # made-up claims
     sure = Estimate(np.array([0.03]), np.linspace(0.01, 0.05, 200).reshape(1, -1), n=200)
     unsure = Estimate(np.array([0.01, 0.01]), np.stack([np.linspace(-0.01, 0.03, 200)] * 2), n=100)
     ledger.add(Claim.test("tab4-x", sure, "greater", paper_ref="Table 4", claim="x helps", kind="finding",
@@ -55,11 +55,11 @@ def test_summary_counts_kinds_and_findings(tmp_path):
     counts, numbers = claims_page.summary(claims_page.load(claims_dir(tmp_path), tmp_path / "book").ledger)
     assert counts.loc["finding", "supported"] == 1 and counts.loc["untestable", "untestable"] == 1
     assert counts["inconclusive"].sum() == 1  # the inconclusive finding; the untestable claim is shown as untestable
-    assert list(counts.columns) == list(claims_page.SHOWN_VERDICTS) and list(counts.index) == list(claims.KINDS)
+    assert list(counts.columns) == list(claims_page.SHOWN_VERDICTS) and list(counts.index) == list(claim_registry.KINDS)
     assert numbers["n_finding"] == 2 and numbers["n_untestable"] == 1 and numbers["n_findings_insufficient_data"] == 0
     assert numbers["n_findings_supported"] == numbers["n_findings_inconclusive"] == 1
     assert numbers["n_pooled"] == 0 and numbers["n_forced"] == 0 and numbers["holm_rule"].startswith("Multiplicity")
-    assert list(numbers)[-2:] == ["holm_rule", "ledger_text"]
+    assert list(numbers)[-3:] == ["holm_rule", "findings_text", "ledger_text"]
     assert numbers["ledger_text"] == "3 claims from 1 chapter: 2 findings and 1 untestable claim."
     assert numbers["holm_rule"].count(". ") <= 2 and "(" not in numbers["holm_rule"]  # short sentences, no asides
     empty_counts, empty = claims_page.summary(claims.multiplicity(claims.to_frame([])))
@@ -136,7 +136,8 @@ def test_ledger_is_compact_with_details_on_demand_and_no_nan(tmp_path):
     ledger.loc[ledger.index[0], ["paper", "reason", "seeds", "n", "estimate"]] = [float("nan"), "<b>why</b>", float("nan"),
                                                                                     float("nan"), float("nan")]
     styler = claims_page.ledger_styler(ledger)
-    assert list(styler.data.columns) == ["id", "claim", "paper's numbers", "ours [95%]", "verdict", "kind", "Holm"]
+    assert list(styler.data.columns) == ["id", "claim", "paper's numbers", "ours [95%]", "verdict", "kind", "family",
+                                         "Holm"]
     html = styler.to_html()
     assert not re.search(r"\bnan\b", html, flags=re.I)
     first = styler.data.iloc[0]

@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 
 from cheems_lib import estimates
 from cheems_lib.analyses import claims, data_statistics
-from cheems_lib.analyses.calibration import CALIBRATED_CLAIMS, paper_table1, table1, table1_per_prompt  # noqa: E402
+from cheems_lib.analyses.calibration import calibrated_claims, paper_table1, table1, table1_per_prompt  # noqa: E402
 from cheems_lib.conflicts import resolve_records  # noqa: E402
 from cheems_lib.records import Record, Response  # noqa: E402
 
@@ -129,14 +129,14 @@ class TestClaims:
         table = data_statistics.add_comparison_claims(ledger, files, ours, paper, simulated=True, n_boot=50, seed=0)
         assert list(ledger.claims) == ["tab1-comparisons-open-prompt", "tab1-comparisons-preference-gpt",
                                        "tab1-comparisons-human-instruction", "tab1-comparisons-preference-human",
-                                       "tab1-comparisons"]
+                                       "tab1-comparisons", "s41-more-than-five-responses"]
         absent = ledger.claims["tab1-comparisons-human-instruction"]
         assert absent.kind == "untestable" and absent.reason == "needs cheems_bench/human.jsonl"
         assert absent.sentence.startswith("Untestable here (needs cheems_bench/human.jsonl)")
         gpt = ledger.claims["tab1-comparisons-preference-gpt"]
         assert gpt.estimate == pytest.approx(2.5 / paper.loc["comparisons_per_prompt", "cheemspreference_gpt"] - 1)
         assert gpt.verdict == "contradicted" and gpt.kind == "calibrated"
-        assert gpt.reason == CALIBRATED_CLAIMS["tab1-comparisons"]
+        assert gpt.reason == calibrated_claims()["tab1-comparisons"]
         # per prompt: open (10 + 6) / 2; GPT (3 + 1 + 3 + 3) / 4
         assert table["file"].tolist() == [OPEN, GPT] and table["ours"].tolist() == pytest.approx([8, 2.5])
         assert table["ours if every pair were ordered"].tolist() == pytest.approx([10, 4.5])

@@ -118,6 +118,7 @@ class TestEqualSize:
         assert list(table.columns[3:]) == ["CheemsBench, full size", "CheemsBench at its prompts",
                                            "CheemsBench at its pairs", "the comparator"]
         s.bench["CheemsBench GPT acc"] = s.bench["CheemsBench acc"][::-1].to_numpy()
+        s.bench[downstream_population.ANNOTATED_COMPARATORS[0]] = s.bench["RewardBench-like acc"][::-1].to_numpy()
         ledger = Ledger("downstream", "test")
         flipped = {"Human win rate": 1 - s.outcomes["Human win rate"]}
         downstream_controls.add_controls(ledger, s, length_controlled=s.outcomes, identity=flipped, n_boot=100, seed=0, seeds=1)
@@ -127,3 +128,17 @@ class TestEqualSize:
         assert same.sentence.startswith("Length-controlled Best-of-N: ")
         assert ledger.claims["fig5-human-beats-gpt-judge-identity"].estimate == pytest.approx(
             -ledger.claims["fig5-human-beats-gpt-length-controlled"].estimate)  # flipped task: the sign flips
+
+
+def test_the_annotated_comparators_leave_out_the_built_in_sections():
+    """The RewardBench-like comparator's ``annotated`` set holds exactly its pairs of sections whose label an annotator
+    decides; the population scores it as its own benchmark, and the annotated claim is tested against it."""
+    from cheems_lib.world import comparators
+
+    rb = comparators.rewardbench_like(0, 120)
+    builds = {s.name: s.build for s in comparators.REWARDBENCH_SECTIONS}
+    annotated = rb.sets["annotated"]
+    assert annotated and {builds[r.category[0]] for r in annotated}.isdisjoint(comparators.BUILT_IN_BUILDS)
+    assert len(annotated) == sum(builds[r.category[0]] not in comparators.BUILT_IN_BUILDS for r in rb.records)
+    assert downstream_population.ANNOTATED_COMPARATORS[0] == f"{downstream_population.ANNOTATED_RB} acc"
+    assert downstream_population.ANNOTATED_RB in downstream_population.PAIRWISE

@@ -120,7 +120,7 @@ class TestClaims:
         assert reasons == {"human-transfer-dpo-beats-random": "no dpo", "human-transfer-human-vs-dpo": "no dpo"}
 
     def test_kinds_and_verdicts(self, no_glue):
-        """The human model beats random (a finding), the human-versus-model-label comparison is our question with its
+        """The human model beats random (our question: the paper never compares with chance), the human-versus-model-label comparison is our question with its
         confound as the reason; the disjoint-prompts correlation is the Best-of-N finding, the same-prompt one (accuracy
         and picks from the same human scores) a robustness claim with its reason."""
         ledger = claims.Ledger("human_labels", "test")
@@ -134,7 +134,9 @@ class TestClaims:
         assert ledger.claims["human-transfer-human-vs-dpo"].kind == "question"
         assert "confounded" in ledger.claims["human-transfer-human-vs-dpo"].reason
         assert ledger.claims["human-transfer-beats-random"].verdict == "supported"
-        assert ledger.claims["human-transfer-beats-random"].kind == "finding"
+        # the paper never compares with chance: our question, with the part of the paper it relates to
+        assert ledger.claims["human-transfer-beats-random"].kind == "question"
+        assert ledger.claims["human-transfer-beats-random"].paper_ref.startswith("ours (relates to ")
         assert ledger.claims["human-transfer-dpo-beats-random"].verdict == "inconclusive"
         rho = estimates.Estimate.single(0.7, np.linspace(0.4, 0.9, 100), n=50)
         result = bon.BestOfN(None, {}, rho, estimates.Estimate.single(0.1, np.linspace(-0.3, 0.5, 100), n=25), 12)

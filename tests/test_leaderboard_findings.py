@@ -77,7 +77,7 @@ def test_rewardbench_claim_on_the_whole_comparator_is_structural():
     design = leaderboard_findings.rewardbench_design()
     builds = {s.name: s.build for s in comparators.REWARDBENCH_SECTIONS}
     assert design["built_in"] == ["chat", "safety", "reasoning"] and design["mid"] == ["chat-hard"]
-    assert {builds[n] for n in design["built_in"]} == set(leaderboard_findings.BUILT_IN_BUILDS) == {"policies", "refusal", "correctness"}
+    assert {builds[n] for n in design["built_in"]} == set(comparators.BUILT_IN_BUILDS) == {"policies", "refusal", "correctness"}
     assert design["share"] == pytest.approx((358 + 740 + 1431) / 2985)
     assert (design["strong"], design["weak"]) == (comparators.STRONG[0], comparators.WEAK[0])
     reason = leaderboard_findings._structural_reason()

@@ -41,7 +41,7 @@ def test_compare_finds_flips_reversals_and_spread():
     assert (d["flips"], d["reverses"], d["worlds"]) == ("", "", 1) and math.isnan(d["spread"])
     assert a["mean_ci_width"] == pytest.approx(0.1)
     text = replicates.summary(frame.reset_index())
-    assert "5 claims of kind finding or question rebuilt on world seeds 0, 1 and 2, 2 of them on every one" in text
+    assert "5 claims of kind finding, question or simulator-check rebuilt on world seeds 0, 1 and 2, 2 of them on every one" in text
     assert "2 keep their verdict" in text and "2 change it, 1 of these from supported to contradicted" in text
     assert "for 2 the estimates spread" in text  # a (0.5) and c (0.19) spread wider than their 0.1 intervals
     assert replicates.row_sources(rows, frame.reset_index())[0] == ("simulated world (seed 0); simulated world "
@@ -76,7 +76,7 @@ def _page(book, chapter, run, params):
 def _save(where, estimate, params):
     """A preference chapter's run in ``where`` (a book or a replicate folder) with one finding at ``estimate``."""
     (where / "book").mkdir(parents=True, exist_ok=True)
-    ledger = Ledger("preference", f"simulated world (size smoke, seed {params.get('seed', 0)})")
+    ledger = Ledger("preference", f"simulated world (size smoke, seed {params.get('seed', 0)})", registered=False)
     ledger.add(Claim.test("tab4-x", Estimate.single(estimate, np.linspace(estimate - 0.05, estimate + 0.05, 100), n=50),
                           "greater", paper_ref="Table 4", claim="x helps", kind="finding"), glue=False)
     path = ledger.save(where, glue=False)

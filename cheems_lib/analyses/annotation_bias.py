@@ -232,7 +232,7 @@ def _test(ledger: claims.Ledger, sample: BiasSample, cid: str, who: str, measure
     human annotators meets model labels: :meth:`BiasSample.not_human`). ``measure()``
     gives the difference to decide on and the sentence's computed opening; ``conclusions`` ends it per
     verdict (in :data:`cheems_lib.estimates.VERDICTS` order)."""
-    fields.update(paper_ref="appendix D.3, Fig. 15", link="paper-fig15")
+    fields.update(paper_ref="", link="paper-fig15")
     if who not in sample.records:
         return ledger.add(claims.Claim(
             id=cid, verdict="inconclusive", kind="untestable", **fields,
@@ -252,7 +252,7 @@ def _pronounced(ledger: claims.Ledger, sample: BiasSample, *, simulated: bool) -
     :data:`~cheems_lib.analyses.claims.PRONOUNCED_BIAS` (:func:`~cheems_lib.estimates.all_of`); the sentence names the
     share farthest from holding."""
     moderate, large, margin = claims.MODERATE_LENGTH_DIFFERENCE, claims.LARGE_LENGTH_DIFFERENCE, claims.PRONOUNCED_BIAS
-    fields = dict(paper_ref="appendix D.3, Fig. 15", link="paper-fig15", claim="the annotators' specific preferences "
+    fields = dict(paper_ref="", link="paper-fig15", claim="the annotators' specific preferences "
                   "(position, length) are not very pronounced", paper='"Overall, the specific preferences of the '
                   'annotators are not very pronounced" (plot only)')
     shares = {}

@@ -6,9 +6,10 @@ real CheemsBench files when a user has them. :func:`checks` lists every calibrat
 target of the simulator with its value and whether it is met; the tests and the book
 both use it. A quantity that is both a calibration target and a claim is checked with the
 claim's threshold from :mod:`cheems_lib.analyses.claims`, so it has one threshold.
-:data:`CALIBRATED_CLAIMS` names the claims whose numbers the simulator was fitted to (their
-kind is ``calibrated``) and what was fitted; :data:`STRUCTURAL_CLAIMS` those the simulator is built to
-make true with no number fitted (a design input, kind ``structural``) and which input.
+:func:`calibrated_claims` names the claims whose numbers the simulator was fitted to (their
+kind is ``calibrated``) and what was fitted; :func:`structural_claims` those the simulator is built to
+make true with no number fitted (a design input, kind ``structural``) and which input. Both read the claims
+registry, ``data/paper/claims.yaml``.
 """
 from __future__ import annotations
 
@@ -25,10 +26,11 @@ from ..world.annotators import GPTAnnotator, HumanAnnotator, position_share
 from ..world.quality import TRAIT_LOGITS, UtilityWeights
 from ..world.simulation import length_stats, MODELS, SIZES, SUBSETS
 from ..world_files import GPT_LAYOUT, LAYOUT, PAPER_FILES
+from .claim_registry import entry, registry
 from .claims import CONFLICT_TOLERANCE, GPT_POSITION_TARGET, POSITION_EQUIVALENCE, TABLE1_TOLERANCE
 from .experiments import GPT_PROMPTS
 
-__all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "CALIBRATED_CLAIMS", "STRUCTURAL_CLAIMS", "claim_kind", "table1", "table1_per_prompt",
+__all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "calibrated_claims", "structural_claims", "claim_kind", "table1", "table1_per_prompt",
            "paper_table1", "paper_gpt_human_ratio", "table1_sizes", "table5", "table5_per_prompt", "checks",
            "PARAMETERS", "parameters", "fitted_to", "Thresholds", "THRESHOLDS"]
 
@@ -79,63 +81,26 @@ class Thresholds:
 THRESHOLDS = Thresholds()
 """The tolerances :func:`checks` uses (see :class:`Thresholds` for why each)."""
 
-# claim id -> what the simulator was fitted to (the reason its claim is ``calibrated``)
-_NOISE = ("the GPT annotator's noise (GPTAnnotator.noise), its Human Instruction multiplier (SubsetSpec.gpt_difficulty), "
-          "the human per-round noise (HumanAnnotator.noise) and the human tie margin per benchmark file "
-          "(SubsetSpec.human_tie) are fitted jointly to Table 5's four conflict ratios and Table 1's comparisons per "
-          "prompt (calibration checks: each conflict ratio within ± CONFLICT_TOLERANCE, each count within "
-          "± TABLE1_TOLERANCE)")
-_LENGTH = ("the annotators' length preference (annotators.length_preference: HumanAnnotator.length_bias, "
-           "length_peak; GPTAnnotator.length_peak) is shaped after Fig. 15 a and c, an input of the simulator with "
-           "no numeric check; the size of GPT's (GPTAnnotator.length_bias) is fitted to Table 1's chosen/rejected "
-           "length ratio")
-_TABLE1_LENGTH = ("GPTAnnotator.length_bias is fitted to this ratio (Table 1's mean chosen over mean rejected "
-                  "length in the GPT-annotated preference subset)")
-CALIBRATED_CLAIMS = {
-    "tab1-comparisons": ("Table 1 describes the data set: the simulator fits the spread of each preference file's "
-                         "response counts (SubsetSpec.responses_sd, at Table 1's mean responses per prompt) and the "
-                         "human tie margin of each benchmark file (SubsetSpec.human_tie, jointly with Table 5) to "
-                         "Table 1's comparisons per prompt; agreement or not is about the simulator's fidelity, never "
-                         "evidence for the paper's claims"),
-    "tab1-gpt-length-gap": _TABLE1_LENGTH,
-    "tab1-gpt-length-ratio": _TABLE1_LENGTH,
-    "tab5-gpt-more-conflicts": _NOISE,
-    "tab5-human-instruction-more-conflicts": _NOISE,
-    "fig15-gpt-position": ("GPTAnnotator.position_bias is fitted to Fig. 15d (calibration check: GPT's share "
-                           "for the second-shown response at least GPT_POSITION_TARGET)"),
-    "fig15-gpt-length": _LENGTH,
-}
-# claim id -> the design input that makes it true on a simulated world (its kind is ``structural``): no
-# number was fitted, the simulator is built to do what the claim says, so agreement is no evidence either
-_HUMAN_LENGTH = ("the simulated human annotator's length preference (HumanAnnotator.length_bias, length_peak in "
-                 "annotators.length_preference) is built after Fig. 15 a: longer is preferred up to the peak and "
-                 "shorter beyond it, by design; no number was fitted to it")
-STRUCTURAL_CLAIMS = {
-    "fig15-human-no-position": ("the simulated human annotator has no position term at all (HumanAnnotator has no "
-                                "position_bias), by design after Fig. 15b: its share for either position is 0.5 up "
-                                "to sampling noise"),
-    "fig15-length": _HUMAN_LENGTH,
-    "fig15-human-shorter-at-large": _HUMAN_LENGTH,
-    "fig15-biases-not-pronounced": ("the simulated annotators' biases are built after Fig. 15 (the human length "
-                                    "shape and no human position term by design; GPT's position and length sizes "
-                                    "fitted to Fig. 15d and Table 1), so how pronounced they are is set by the "
-                                    "simulator's inputs"),
-}
+def calibrated_claims() -> dict[str, str]:
+    """Claim id -> what the simulator was fitted to, for every claim the registry
+    (:mod:`cheems_lib.analyses.claim_registry`) calls ``calibrated``."""
+    return {e.id: e.reason for e in registry().values() if e.kind == "calibrated"}
+
+
+def structural_claims() -> dict[str, str]:
+    """Claim id -> the design input that makes it true on a simulated world (no number fitted), for every claim the
+    registry calls ``structural`` and that is a finding on real files."""
+    return {e.id: e.reason for e in registry().values() if e.kind == "structural" and e.real_kind == "finding"}
 
 
 def claim_kind(claim_id: str, simulated: bool) -> dict[str, str]:
-    """``kind`` and ``reason`` of a claim whose statistic the simulator was built to: on a world the
-    simulator wrote (``simulated``: it has a ``summary.json``, also when read from a folder)
-    ``calibrated`` (with what was fitted, :data:`CALIBRATED_CLAIMS`) or ``structural`` (with the design
-    input, :data:`STRUCTURAL_CLAIMS`); ``finding`` on real files, where nothing was fitted or built."""
-    if claim_id not in CALIBRATED_CLAIMS and claim_id not in STRUCTURAL_CLAIMS:
-        raise KeyError(f"{claim_id!r} is in neither calibration.CALIBRATED_CLAIMS nor STRUCTURAL_CLAIMS "
-                       "(fix: add what was fitted, or what the design builds in, there)")
-    if not simulated:
-        return {"kind": "finding", "reason": ""}
-    if claim_id in STRUCTURAL_CLAIMS:
-        return {"kind": "structural", "reason": STRUCTURAL_CLAIMS[claim_id]}
-    return {"kind": "calibrated", "reason": CALIBRATED_CLAIMS[claim_id]}
+    """``kind`` and ``reason`` of a claim from its registry entry (:func:`cheems_lib.analyses.claim_registry.entry`):
+    on a world the simulator wrote (``simulated``: it has a ``summary.json``, also when read from a folder) its
+    ``kind`` (``calibrated``, ``structural`` or ``simulator-check``, with what was fitted or built), on real files
+    its ``real_kind`` (a ``finding``, where nothing was fitted or built)."""
+    e = entry(claim_id)
+    kind = e.kind_on(simulated)
+    return {"kind": kind, "reason": "" if kind == "finding" else e.reason}
 
 
 def table1(files: dict, *, length_scale: float = 1.0, columns: dict | None = None):

@@ -85,7 +85,7 @@ def add_category_claims(ledger, results: Mapping[str, list[dict]], *, seed: int 
         present = [c for c in CATEGORIES if subset in first and c in first[subset].by_category]
         others = [c for c in present if c != cat]
         word = "more" if direction == "greater" else "less"
-        fields = dict(paper_ref="§6.1, Fig. 4", link="paper-fig4", paper=_FIG4_WORDS,
+        fields = dict(paper_ref="", link="paper-fig4", paper=_FIG4_WORDS,
                       claim=f"reward models are {word} accurate on {name} than on the other categories of {where}")
         if cat not in present or not others:
             why = "needs trained models and cheems_bench/" if not results else (

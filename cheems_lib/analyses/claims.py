@@ -7,15 +7,21 @@ training seeds) and its verdict comes from :func:`cheems_lib.estimates.decide` (
 This module adds what makes a verdict a claim: its kind, its sentence, the ledger and its files.
 
 Its kind is one of :data:`KINDS`: ``calibrated`` (the simulator was fitted to this number,
-so agreement is not evidence), ``finding`` (a claim of the paper that emerges from the simulated
+so agreement is not evidence), ``simulator-check`` (a statistic read from the simulated labels with no model
+trained: it checks what the simulator's inputs produce, not a mechanism of the paper, so even a contradicted
+verdict only says the simulator misfits), ``finding`` (a claim of the paper that emerges from the simulated
 mechanisms), ``robustness`` (a sweep of another claim over a simulator parameter: does its verdict
 hold? not a claim of the paper, and never counted as a finding), ``question`` (the project's own
-question, not a claim of the paper: its ``paper_ref`` says "ours (not a claim of the paper)" and
-its reason names what the paper's table can and cannot say about it), ``arithmetic`` (a claim about
+question, not a claim of the paper: its ``paper_ref`` reads "ours (relates to ...)", naming the part of the
+paper it relates to, and its reason names what the paper can and cannot say about it), ``arithmetic`` (a claim about
 the paper's own printed numbers, read from ``data/paper/``: it checks the paper's words against its
 tables, never our data, so it has no interval), ``structural`` (true by construction, e.g. a design
 input of the simulator that no number was fitted to; the reason says why), ``untestable`` (cannot
 be tested on these data; the reason says why). Every kind but ``finding`` needs its reason.
+
+Which claims exist, their kinds, the paper's reference and words, and what could decide each by construction
+are data: the registry ``data/paper/claims.yaml`` (:mod:`cheems_lib.analyses.claim_registry`). A ledger checks
+every claim it records against it and fills the paper's reference and words from it.
 
 A chapter collects its claims in a :class:`Ledger`, glues one sentence per claim (generated
 from the verdict, never typed) and saves them to ``book/_extra/claims/<chapter>.json``; the
@@ -39,7 +45,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -49,15 +54,14 @@ import numpy as np
 from ..estimates import (HOLM_ALPHA, INSUFFICIENT, VERDICTS, Estimate, decide, holm_adjust, insufficient_text,
                          p_value, units_to_decide)
 from ..publishing.claims_files import write_claims
+from .claim_registry import check, families, ID_PATTERN, KINDS, OURS_PREFIX, simulated_source
 
-__all__ = ["KINDS", "OURS", "POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
+__all__ = ["POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
            "TABLE1_TOLERANCE", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "PRONOUNCED_BIAS",
            "NEAR_TIE_UTILITY", "CLAIM_COLUMNS", "MULTIPLICITY_COLUMNS", "CSV_COLUMNS", "HOLM_KINDS", "multiplicity",
            "pd_na", "comparison_says", "Claim", "Ledger", "to_frame", "forced_verdicts"]
 
-KINDS = ("calibrated", "finding", "robustness", "question", "arithmetic", "structural", "untestable")
-OURS = "ours (not a claim of the paper)"
-"""The ``paper_ref`` of every ``question`` claim (the project's own question), and only of those."""
+
 
 # Every threshold a claim uses, in one place (the statistical ones: CI and N_BOOT in estimates, MIN_UNITS in metrics).
 POSITION_EQUIVALENCE = 0.03
@@ -82,18 +86,20 @@ differ by less than this: the simulated human annotator's tie margin
 (:attr:`cheems_lib.world.annotators.HumanAnnotator.tie_margin`), the gap below which it calls a tie."""
 
 CLAIM_COLUMNS = ["id", "paper_ref", "claim", "kind", "verdict", "estimate", "ci_low", "ci_high", "seeds", "n",
-                 "chapter", "statistic", "paper", "reason", "p"]
+                 "chapter", "statistic", "paper", "reason", "p", "paper_words", "mechanism"]
 """Columns of a saved claim in the ledger's frame (:func:`to_frame`); ``n`` is the count of units (prompts, or
 training sets) the interval resamples, empty where unknown; ``statistic`` is what the estimate measures,
 ``paper`` the paper's words or numbers, ``reason`` why a claim is not a finding; ``p`` its bootstrap p-value
-(:func:`~cheems_lib.estimates.p_value`)."""
-MULTIPLICITY_COLUMNS = ["p_holm", "holm", "decides_at_n"]
-"""Columns :func:`multiplicity` adds over the whole ledger: the Holm-adjusted p, the verdict under Holm's rule,
-and for an inconclusive finding the count of units that would decide it
+(:func:`~cheems_lib.estimates.p_value`); ``paper_words`` the registry's quote of the paper and ``mechanism``, for a
+finding on a simulated world, what in the simulator could decide it by construction (``none`` when nothing does).
+"""
+MULTIPLICITY_COLUMNS = ["family", "p_holm", "holm", "decides_at_n"]
+"""Columns :func:`multiplicity` adds over the whole ledger: the claim's family (*simulated* or *real data*, from its
+source: :func:`cheems_lib.analyses.claim_registry.families`), the Holm-adjusted p within its family, the verdict under
+Holm's rule, and for an inconclusive finding the count of units that would decide it
 (:func:`~cheems_lib.estimates.units_to_decide`)."""
 CSV_COLUMNS = CLAIM_COLUMNS + MULTIPLICITY_COLUMNS
 """Columns of ``tables/claims.csv`` (plus ``source``, which every download carries)."""
-_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
 def comparison_says(a: str, b: str, *, what: str = "Overall") -> dict[str, str]:
@@ -129,7 +135,8 @@ class Claim:
     one for the computed verdict. ``n`` is the count of units the statistic rests on (``unit``,
     see :class:`~cheems_lib.estimates.Estimate`); an *insufficient data* verdict without its own ``says`` entry
     gets the generated :func:`~cheems_lib.estimates.insufficient_text`. ``p``, ``direction`` and ``margin`` are
-    what the Claims page's multiplicity rule and power line need (:func:`multiplicity`): :meth:`test` fills them;
+    what the Claims page's multiplicity rule and power line need (:func:`multiplicity`): :meth:`test` fills them,
+    and ``replicates``, the bootstrap replicates behind ``p`` (its resolution, :func:`~cheems_lib.estimates.smallest_p`);
     a claim decided by a composite rule (:func:`~cheems_lib.estimates.best_of`,
     :func:`~cheems_lib.estimates.all_of`) passes ``p=p_value(deciding difference, ...)``."""
 
@@ -148,28 +155,31 @@ class Claim:
     paper: str = ""
     reason: str = ""
     link: str = ""
+    paper_words: str = ""
+    mechanism: str = ""
     forced: bool = False
     unit: str = "prompt"
     p: float = math.nan
+    replicates: int = 0
     direction: str = ""
     margin: float = 0.0
     says: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
-        if not _ID.match(self.id):
+        if not ID_PATTERN.match(self.id):
             raise ValueError(f"claim id {self.id!r} must be lower-case words joined by hyphens")
-        if self.kind not in KINDS:
+        if self.kind and self.kind not in KINDS:  # empty: the registry fills it (Ledger.add)
             raise ValueError(f"claim {self.id}: kind {self.kind!r} is not one of {KINDS}")
         if self.verdict not in VERDICTS:
             raise ValueError(f"claim {self.id}: verdict {self.verdict!r} is not one of {VERDICTS}")
         if self.n is not None:  # a count from a table row may come as a numpy number or NaN
             self.n = None if isinstance(self.n, float) and math.isnan(self.n) else int(self.n)
-        if self.kind != "finding" and not self.reason:
-            raise ValueError(f"claim {self.id}: a {self.kind} claim needs its reason")
-        # the paper is never credited with the project's questions (one that cannot be tested stays untestable)
-        if (self.kind == "question") != (self.paper_ref == OURS) and self.kind != "untestable":
+        # the paper is never credited with the project's questions (one that cannot be tested stays untestable);
+        # an empty paper_ref is filled from the registry (Ledger.add), which checks the same
+        if self.paper_ref and self.kind and self.kind not in ("untestable", "robustness") and \
+                (self.kind == "question") != self.paper_ref.startswith(OURS_PREFIX):
             raise ValueError(f"claim {self.id}: paper_ref {self.paper_ref!r} with kind {self.kind!r} (fix: a question "
-                             f"claim, and only one, has paper_ref {OURS!r})")
+                             f"claim, and only one, has a paper_ref starting {OURS_PREFIX!r})")
         forced = forced_verdicts().get(self.id)
         if forced and forced != self.verdict:
             self.verdict, self.forced = forced, True
@@ -181,7 +191,8 @@ class Claim:
         lo, hi = diff.interval(seed=seed)
         return cls(id=id, verdict=decide(diff, direction, margin=margin, seed=seed), estimate=diff.value,
                    ci_low=lo, ci_high=hi, seeds=diff.seeds, n=diff.n, unit=diff.unit,
-                   p=p_value(diff, direction, margin=margin, seed=seed), direction=direction, margin=margin, **fields)
+                   p=p_value(diff, direction, margin=margin, seed=seed), direction=direction, margin=margin,
+                   replicates=int(diff.boot.shape[1]), **fields)
 
     @classmethod
     def untestable(cls, id: str, paper_ref: str, claim: str, reason: str, **fields) -> "Claim":
@@ -213,14 +224,23 @@ class Claim:
 class Ledger:
     """The claims one chapter tests: add them, glue their sentences, save them for the Claims page."""
 
-    def __init__(self, chapter: str, source: str):
-        self.chapter, self.source, self.claims = chapter, source, {}
+    def __init__(self, chapter: str, source: str, *, registered: bool = True):
+        """``registered``: check every claim against the registry (:func:`claim_registry.check`); off only for
+        tests of the ledger itself, whose claims are made up."""
+        self.chapter, self.source, self.claims, self.registered = chapter, source, {}, registered
 
     def add(self, claim: Claim, *, glue: bool = True) -> Claim:
-        """Record ``claim`` (its chapter set to this ledger's) and glue ``claim-<id>`` (its sentence)
-        and ``verdict-<id>``."""
+        """Record ``claim`` (its chapter set to this ledger's), checked against and completed from its registry
+        entry (:func:`cheems_lib.analyses.claim_registry.check`), and glue ``claim-<id>`` (its sentence),
+        ``verdict-<id>`` and ``kind-<id>``."""
         if claim.id in self.claims:
             raise ValueError(f"claim {claim.id!r} added twice in chapter {self.chapter!r}")
+        if self.registered:
+            check(claim, chapter=self.chapter, simulated=simulated_source(self.source))
+        if not claim.kind:
+            raise ValueError(f"claim {claim.id}: no kind (fix: give one, or record it in a registered ledger)")
+        if claim.kind != "finding" and not claim.reason:
+            raise ValueError(f"claim {claim.id}: a {claim.kind} claim needs its reason")
         claim.chapter = self.chapter
         self.claims[claim.id] = claim
         if glue:
@@ -228,6 +248,7 @@ class Ledger:
 
             myst_glue(f"claim-{claim.id}", claim.sentence, display=False)
             myst_glue(f"verdict-{claim.id}", claim.verdict, display=False)
+            myst_glue(f"kind-{claim.id}", claim.kind, display=False)
         return claim
 
     def frame(self):
@@ -275,8 +296,10 @@ _DECIDED = ("supported", "contradicted")
 def multiplicity(frame, *, alpha: float = HOLM_ALPHA, kinds: Sequence[str] = HOLM_KINDS):
     """The ledger ``frame`` (:func:`to_frame`, every chapter's claims) with :data:`MULTIPLICITY_COLUMNS`.
 
-    The family is every claim of ``kinds`` with a p-value (:func:`~cheems_lib.estimates.p_value`). ``p_holm``: its
-    Holm-adjusted p (:func:`~cheems_lib.estimates.holm_adjust`). ``holm``: its verdict under Holm's rule at
+    Claims computed on a simulated world and on real files are two families, adjusted apart (a simulated world's
+    verdicts and a real file's are different kinds of evidence; ``family``, from the ``source`` column). Within
+    each, the adjusted claims are those of ``kinds`` with a p-value (:func:`~cheems_lib.estimates.p_value`).
+    ``p_holm``: its Holm-adjusted p within its family (:func:`~cheems_lib.estimates.holm_adjust`). ``holm``: its verdict under Holm's rule at
     ``alpha``: a supported or contradicted verdict whose adjusted p exceeds ``alpha`` becomes *inconclusive*, every
     other verdict stays (the rule only withholds decisions); empty outside the family. ``decides_at_n``: for an
     inconclusive claim of the family, :func:`~cheems_lib.estimates.units_to_decide` (the count of its ``unit``),
@@ -286,10 +309,13 @@ def multiplicity(frame, *, alpha: float = HOLM_ALPHA, kinds: Sequence[str] = HOL
         for col in MULTIPLICITY_COLUMNS:
             out[col] = []
         return out
+    out["family"] = families(out["source"]) if "source" in out else families(["simulated world"] * len(out))
     p = out["p"].astype(float) if "p" in out else np.full(len(out), math.nan)
     family = out["kind"].isin(list(kinds)).to_numpy() & np.isfinite(p.to_numpy() if hasattr(p, "to_numpy") else p)
     adjusted = np.full(len(out), math.nan)
-    adjusted[family] = holm_adjust(np.asarray(p, float)[family])
+    for name in set(out["family"]):
+        members = family & (out["family"] == name).to_numpy()
+        adjusted[members] = holm_adjust(np.asarray(p, float)[members])
     out["p_holm"] = adjusted
     holds = [v if not f else v if v not in _DECIDED or a <= alpha + 1e-12 else "inconclusive"
              for v, f, a in zip(out["verdict"], family, adjusted)]

@@ -16,13 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..estimates import HOLM_ALPHA, VERDICTS, counted, scale_to_decide
+from ..estimates import HOLM_ALPHA, VERDICTS, counted, scale_to_decide, smallest_p
 from ..publishing.chapters import CHAPTERS
 from ..publishing.claims_files import load_shown
-from .claims import CSV_COLUMNS, HOLM_KINDS, KINDS, multiplicity, pd_na, to_frame
+from .claim_registry import FAMILIES, KINDS
+from .claims import CSV_COLUMNS, HOLM_KINDS, multiplicity, pd_na, to_frame
 
 __all__ = ["VERDICT_COLOURS", "SHOWN_VERDICTS", "NOT_TESTING", "Page", "load", "shown_verdict", "summary",
-           "ledger_text", "holm_text", "plot_intervals", "decides_at",
+           "ledger_text", "kinds_text", "holm_text", "findings_text", "plot_intervals", "decides_at",
            "power_table", "NONE", "interval_text", "link", "ledger_styler", "csv_frame", "replicate_styler"]
 
 VERDICT_COLOURS = {"supported": "#2e7d32", "contradicted": "#c62828", "inconclusive": "#9c9c9c",
@@ -31,7 +32,8 @@ VERDICT_COLOURS = {"supported": "#2e7d32", "contradicted": "#c62828", "inconclus
 SHOWN_VERDICTS = (*VERDICTS, "untestable")
 """The verdicts the page shows: :data:`cheems_lib.estimates.VERDICTS`, and *untestable* for a claim these data cannot
 test (stored as inconclusive, its kind untestable: it is not a test that failed to decide)."""
-_KIND_NOUNS = {"finding": ("finding", "findings"), "robustness": ("robustness sweep", "robustness sweeps"),
+_KIND_NOUNS = {"finding": ("finding", "findings"),
+               "simulator-check": ("check of the simulator's labels", "checks of the simulator's labels"), "robustness": ("robustness sweep", "robustness sweeps"),
                "question": ("question of our own", "questions of our own"),
                "arithmetic": ("check of the paper's arithmetic", "checks of the paper's arithmetic"),
                "calibrated": ("calibrated claim", "calibrated claims"), "structural": ("structural claim", "structural claims"),
@@ -79,34 +81,84 @@ def ledger_text(ledger) -> str:
     """One sentence: how many claims, from how many chapters, of each kind present, each count with the singular or
     plural its number needs: e.g. ``'4 claims from 1 chapter: 3 findings and 1 question of our own.'``"""
     chapters = ledger["chapter"].nunique() if len(ledger) else 0
+    return f"{counted(len(ledger), 'claim')} from {counted(chapters, 'chapter')}: {kinds_text(ledger)}."
+
+
+def kinds_text(ledger) -> str:
+    """The claims of ``ledger`` counted by kind, in :data:`~cheems_lib.analyses.claim_registry.KINDS` order: e.g.
+    ``'2 calibrated claims and 4 structural claims'``; ``'none'`` for an empty ledger."""
     parts = [f"{n:,} {_KIND_NOUNS[k][n != 1]}" for k in KINDS
              if (n := int((ledger["kind"] == k).sum()) if len(ledger) else 0)]
-    kinds = (", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else "".join(parts) or "none"
-    return f"{counted(len(ledger), 'claim')} from {counted(chapters, 'chapter')}: {kinds}."
+    return (", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else "".join(parts) or "none"
+
+
+def _families(ledger) -> list[str]:
+    """The families (:data:`~cheems_lib.analyses.claim_registry.FAMILIES`) present in ``ledger``, in that order."""
+    present = set(ledger["family"]) if len(ledger) and "family" in ledger else set()
+    return [f for f in FAMILIES if f in present]
+
+
+def _family_holm(members, alpha: float) -> str:
+    """One family's Holm clauses (``members``: its rows), without asides in parentheses."""
+    findings = members[members["kind"].isin(HOLM_KINDS)]
+    adjusted = findings[findings["holm"].fillna("") != ""]
+    decided = adjusted[adjusted["verdict"].isin(("supported", "contradicted"))]
+    changed = int((decided["holm"] != decided["verdict"]).sum())
+    text = f"{counted(len(adjusted), 'finding')} with a p-value"
+    left = len(findings) - len(adjusted)
+    if left:
+        text += f", {counted(left, 'finding')} without one not counted"
+    text += ("; no decided verdict becomes inconclusive" if not changed else
+             f"; {changed} of {counted(len(decided), 'decided verdict')} {'becomes' if changed == 1 else 'become'} "
+             "inconclusive")
+    replicates = adjusted["replicates"].dropna() if "replicates" in adjusted else adjusted.iloc[:0]
+    replicates = replicates[replicates > 0]
+    if len(adjusted) and len(replicates):
+        fewest, first = int(replicates.min()), alpha / len(adjusted)
+        floor = smallest_p(fewest)
+        text += (f"; the first threshold, {alpha:g}/{len(adjusted)} = {first:.2g}, is "
+                 + (f"above {floor:.2g}, the smallest nonzero p that {fewest:,} replicates can give" if floor <= first
+                    else f"below {floor:.2g}, the smallest nonzero p that {fewest:,} replicates can give, so a finding "
+                    "passes it only where no replicate crossed; more replicates, set by the parameter n_boot, would "
+                    "resolve it"))
+    return text
 
 
 def holm_text(ledger, *, alpha: float = HOLM_ALPHA) -> str:
-    """The multiplicity rule in short sentences, with this ledger's counts (the rule itself:
-    :func:`cheems_lib.analyses.claims.multiplicity`; its family: the findings with a p-value, whose ``holm`` is set).
-    E.g. ``'Multiplicity: Holm's step-down over the 9 findings with a p-value keeps a supported or contradicted
-    verdict only where its adjusted p is at most 0.05. 1 of the 4 decided verdicts becomes inconclusive.'``"""
-    findings = ledger[ledger["kind"].isin(HOLM_KINDS)] if len(ledger) else ledger
-    family = findings[findings["holm"].fillna("") != ""] if len(findings) else findings
-    decided = family[family["verdict"].isin(("supported", "contradicted"))] if len(family) else family
-    changed = int((decided["holm"] != decided["verdict"]).sum()) if len(decided) else 0
-    left = len(findings) - len(family)
-    text = (f"Multiplicity: Holm's step-down over the {counted(len(family), 'finding')} with a p-value keeps a "
-            f"supported or contradicted verdict only where its adjusted p is at most {alpha:g}.")
-    if left:
-        text += f" {counted(left, 'finding')} without a p-value {'is' if left == 1 else 'are'} not counted."
-    return text + (f" {changed} of {counted(len(decided), 'decided verdict')} {'becomes' if changed == 1 else 'become'}"
-                   " inconclusive.")
+    """The multiplicity rule in short sentences, with this ledger's counts per family (the rule itself:
+    :func:`cheems_lib.analyses.claims.multiplicity`; adjusted: the findings with a p-value, whose ``holm`` is set).
+    E.g. ``'Multiplicity: Holm's step-down, within each family, keeps a supported or contradicted verdict only where
+    its adjusted p is at most 0.05. Simulated: 9 findings with a p-value; 1 of 4 decided verdicts becomes
+    inconclusive; ...'``"""
+    text = (f"Multiplicity: Holm's step-down, within each family, keeps a supported or contradicted verdict only "
+            f"where its adjusted p is at most {alpha:g}.")
+    for name in _families(ledger):
+        text += f" {name.capitalize()}: {_family_holm(ledger[ledger['family'] == name], alpha)}."
+    return text
+
+
+def findings_text(ledger) -> str:
+    """The findings' verdicts counted per family, one sentence each: e.g. ``'Of the 12 findings on a simulated world,
+    3 are supported, 1 contradicted, 7 inconclusive and 1 with insufficient data.'``; a sentence that says so when
+    there is none."""
+    out = []
+    for name in _families(ledger):
+        findings = ledger[(ledger["family"] == name) & (ledger["kind"] == "finding")]
+        if not len(findings):
+            continue
+        n = {v: int((findings["verdict"] == v).sum()) for v in VERDICTS}
+        where = "on a simulated world" if name == FAMILIES[0] else "on real data"
+        out.append(f"Of the {counted(len(findings), 'finding')} {where}, {n['supported']} "
+                   f"{'is' if n['supported'] == 1 else 'are'} supported, {n['contradicted']} contradicted, "
+                   f"{n['inconclusive']} inconclusive and {n['insufficient data']} with insufficient data.")
+    return " ".join(out) or "The ledger holds no finding."
 
 
 def summary(ledger):
     """``(counts, numbers)``: the kind-by-verdict table, and the page's glued counts: ``n_<kind>`` per kind,
     ``n_findings_<verdict>`` per verdict (spaces as underscores), ``n_pooled`` (findings over three or more
-    training seeds), ``n_forced``, ``holm_rule`` (the multiplicity sentences, :func:`holm_text`) and ``ledger_text`` (the counts by kind,
+    training seeds), ``n_forced``, ``holm_rule`` (the multiplicity sentences, :func:`holm_text`), ``findings_text``
+    (the findings' verdicts per family, :func:`findings_text`) and ``ledger_text`` (the counts by kind,
     :func:`ledger_text`). The table's columns are :data:`SHOWN_VERDICTS`: untestable claims under *untestable*."""
     import pandas as pd
 
@@ -120,6 +172,7 @@ def summary(ledger):
     numbers["n_pooled"] = int((findings["seeds"] >= 3).sum()) if len(findings) else 0
     numbers["n_forced"] = int(ledger["forced"].sum()) if "forced" in ledger else 0
     numbers["holm_rule"] = holm_text(ledger)
+    numbers["findings_text"] = findings_text(ledger)
     numbers["ledger_text"] = ledger_text(ledger)
     return counts, numbers
 
@@ -199,9 +252,11 @@ def link(target, text=None) -> str:
 
 
 def _details(r, where: str) -> str:
-    """The claim's text, then its details on demand (a closed ``<details>``): the statistic, the paper's section,
-    training seeds, units, why its kind, and where it is shown. Every text escaped."""
-    facts = [("statistic", r["statistic"]), ("paper", r["paper_ref"]),
+    """The claim's text, then its details on demand (a closed ``<details>``): the statistic, the paper's section and
+    words, what could decide it by construction (a simulated world's), its family, training seeds, units, why its
+    kind, and where it is shown. Every text escaped."""
+    facts = [("statistic", r["statistic"]), ("paper", r["paper_ref"]), ("the paper's words", r.get("paper_words")),
+             ("what could decide it by construction", r.get("mechanism")), ("family", r.get("family")),
              ("training seeds", "" if pd_na(r["seeds"]) else int(r["seeds"])),
              ("n", "" if pd_na(r["n"]) else int(r["n"])), (f"why {r['kind']}", r["reason"])]
     items = "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(str(v))}</li>" for k, v in facts
@@ -213,7 +268,8 @@ def _details(r, where: str) -> str:
 def ledger_styler(ledger):
     """The ledger as the page shows it, one compact row per claim: its id (a link to where it is shown), the
     claim with its details on demand (:func:`_details`), the paper's numbers, ours with its interval, verdict
-    (coloured; forced ones marked), kind and Holm verdict. A missing value shows :data:`NONE`."""
+    (coloured; forced ones marked), kind, family (Holm is applied within each) and Holm verdict. A missing value
+    shows :data:`NONE`."""
     import pandas as pd
 
     if not len(ledger):
@@ -225,6 +281,7 @@ def ledger_styler(ledger):
         "paper's numbers": ledger["paper"].map(lambda v: NONE if pd_na(v) or v == "" else html.escape(str(v))),
         "ours [95%]": ledger.apply(interval_text, axis=1),
         "verdict": _shown_verdicts(ledger) + np.where(ledger["forced"], " (forced)", ""), "kind": ledger["kind"],
+        "family": ledger["family"] if "family" in ledger else NONE,
         "Holm": ledger["holm"].replace("", NONE).fillna(NONE)})
     return table.style.hide(axis="index").map(
         lambda v: f"color: {VERDICT_COLOURS.get(str(v).removesuffix(' (forced)'), 'inherit')}", subset=["verdict"])

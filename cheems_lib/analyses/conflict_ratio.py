@@ -28,7 +28,7 @@ from ..records import Record
 from . import calibration, claims
 
 __all__ = ["SUBSETS", "SUBSET_NAMES", "conflict_estimate", "table5_estimates", "paper_text", "plot_table5",
-           "table5_styler", "add_equivalence_claim", "add_table5_claims", "add_near_tie_claim", "SHIPPED_EXAMPLE",
+           "table5_styler", "add_equivalence_claim", "INSTRUCTION_CLAIMS", "add_table5_claims", "add_near_tie_claim", "SHIPPED_EXAMPLE",
            "choose_example", "worked_example", "plot_worked_example", "prompt_table", "pair_view_counts"]
 
 SUBSETS = ("open_prompt", "human_instruction")
@@ -100,7 +100,7 @@ def add_equivalence_claim(ledger: claims.Ledger, n_graphs: int, *, seed: int = 0
     graphs (:func:`cheems_lib.conflicts.literal_agreement`); inconclusive when none are drawn."""
     agree = conflicts.literal_agreement(n_graphs, seed=seed)
     ledger.add(claims.Claim(
-        id="alg1-scc-equivalence", paper_ref="appendix C, Algorithm 1",
+        id="alg1-scc-equivalence", paper_ref="",
         claim=("merging cycles one at a time (Algorithm 1) gives the same ranking as merging strongly connected "
                "components"),
         kind="structural", reason=("a theorem, proved in this chapter; the random graphs test the code, and a single "
@@ -149,33 +149,43 @@ def _gpt_claim(ledger: claims.Ledger, world, common: dict, *, n_boot: int, seed:
                               "minus human is {estimate:+.3f} (95% interval {lo:+.3f} to {hi:+.3f})."}))
 
 
+INSTRUCTION_CLAIMS = {"human": "tab5-human-instruction-more-conflicts", "gpt": "tab5-gpt-instruction-more-conflicts"}
+"""Table 5's subset comparison per annotator: annotations conflict more often on Human Instruction than on Open Prompt
+(the paper's Table 5 has it for both its human annotators and GPT-4o)."""
+_WHO = {"human": ("human", "human annotations"), "gpt": ("GPT-4o", "GPT-4o's annotations")}
+
+
 def add_table5_claims(ledger: claims.Ledger, world, *, n_boot: int = estimates.N_BOOT, seed: int = 0) -> None:
-    """Table 5's two claims: GPT-4o conflicts more than humans (``tab5-gpt-more-conflicts``), and humans
-    conflict more on Human Instruction than on Open Prompt (``tab5-human-instruction-more-conflicts``,
-    two sets of prompts, so their resamples are drawn independently: seeds ``seed + 1`` and ``seed``)."""
-    common = dict(paper_ref="appendix C, Table 5", paper=paper_text(), link="paper-table5")
+    """Table 5's claims: GPT-4o conflicts more than humans (``tab5-gpt-more-conflicts``), and each annotator's
+    annotations conflict more on Human Instruction than on Open Prompt (:data:`INSTRUCTION_CLAIMS`; two sets of
+    prompts, so their resamples are drawn independently: seeds ``seed + 1`` and ``seed``)."""
+    common = dict(paper_ref="", paper=paper_text(), link="paper-table5")
     _gpt_claim(ledger, world, common, n_boot=n_boot, seed=seed)
-    cid = "tab5-human-instruction-more-conflicts"
-    what = "human annotations conflict more often on Human Instruction prompts than on Open Prompt prompts"
-    absent = [calibration.TABLE5_FILES[(s, "human")] for s in SUBSETS
-              if calibration.TABLE5_FILES[(s, "human")] not in world.files]
+    for annotator, cid in INSTRUCTION_CLAIMS.items():
+        _instruction_claim(ledger, world, common, annotator, cid, n_boot=n_boot, seed=seed)
+
+
+def _instruction_claim(ledger: claims.Ledger, world, common: dict, annotator: str, cid: str, *, n_boot: int,
+                       seed: int) -> None:
+    """One annotator's Human Instruction minus Open Prompt conflict ratio (untestable without both its files)."""
+    name, whose = _WHO[annotator]
+    what = f"{whose} conflict more often on Human Instruction prompts than on Open Prompt prompts"
+    absent = [calibration.TABLE5_FILES[(s, annotator)] for s in SUBSETS
+              if calibration.TABLE5_FILES[(s, annotator)] not in world.files]
     if absent:
         ledger.add(claims.Claim.untestable(cid, common["paper_ref"], what, "needs " + " and ".join(absent),
                                            paper=common["paper"], link=common["link"]))
         return
-    diff = (conflict_estimate(world.files, "human", ("human_instruction",), n_boot=n_boot, seed=seed + 1)
-            - conflict_estimate(world.files, "human", ("open_prompt",), n_boot=n_boot, seed=seed))
+    diff = (conflict_estimate(world.files, annotator, ("human_instruction",), n_boot=n_boot, seed=seed + 1)
+            - conflict_estimate(world.files, annotator, ("open_prompt",), n_boot=n_boot, seed=seed))
+    tail = "Human Instruction minus Open Prompt is {estimate:+.3f} (95% interval {lo:+.3f} to {hi:+.3f})"
     ledger.add(claims.Claim.test(
         cid, diff, "greater", seed=seed, **common, **calibration.claim_kind(cid, world.summary is not None),
-        claim="human annotations conflict more often on Human Instruction prompts than on Open Prompt prompts",
-        statistic="human conflict ratio (share of prompts), Human Instruction minus Open Prompt",
-        says={"supported": "As in the paper, human annotations conflict more often on Human Instruction prompts: by "
+        claim=what, statistic=f"{name} conflict ratio (share of prompts), Human Instruction minus Open Prompt",
+        says={"supported": f"As in the paper, {whose} conflict more often on Human Instruction prompts: by "
                            "{estimate:.3f} (95% interval {lo:.3f} to {hi:.3f}).",
-              "contradicted": "Unlike the paper, human annotations conflict less often on Human Instruction prompts: "
-                              "Human Instruction minus Open Prompt is {estimate:+.3f} (95% interval {lo:+.3f} to "
-                              "{hi:+.3f}).",
-              "inconclusive": "These prompts cannot tell which subset's human annotations conflict more often: Human "
-                              "Instruction minus Open Prompt is {estimate:+.3f} (95% interval {lo:+.3f} to {hi:+.3f})."}))
+              "contradicted": f"Unlike the paper, {whose} conflict less often on Human Instruction prompts: {tail}.",
+              "inconclusive": f"These prompts cannot tell on which subset {whose} conflict more often: {tail}."}))
 
 
 def add_near_tie_claim(ledger: claims.Ledger, world, *, n_boot: int = estimates.N_BOOT,
@@ -183,7 +193,7 @@ def add_near_tie_claim(ledger: claims.Ledger, world, *, n_boot: int = estimates.
     """Claim ``alg1-conflicts-near-ties``: near-ties (hidden utilities within
     :data:`cheems_lib.analyses.claims.NEAR_TIE_UTILITY`) are more common among the human annotations the ranking
     does not reproduce than among all human annotations; untestable without hidden utilities (``world.truth``)."""
-    common = dict(paper_ref="appendix C", link="paper-alg1",
+    common = dict(paper_ref="", link="paper-alg1",
                   claim="annotations that conflict compare responses of comparable quality",
                   statistic=(f"share of near-ties (hidden utilities within {claims.NEAR_TIE_UTILITY:g}) among human "
                              "annotations not reproduced, minus their share among all human annotations"),

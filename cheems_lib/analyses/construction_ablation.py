@@ -34,7 +34,7 @@ from .calibration import paper_gpt_human_ratio
 from .claims import Claim, comparison_says
 from .leaderboard import CONTROLS_SECTION, interval_cell, INTERVAL_SAYS as tmpl, leaderboard_frame
 
-__all__ = ["Rows", "evaluate_rows", "gap_sentence", "PAPER_COLUMNS", "DIRECTIONS", "NO_REWARDBENCH", "paper_pair", "ratio_text", "beside_paper", "add_claims",
+__all__ = ["Rows", "evaluate_rows", "gap_sentence", "PAPER_COLUMNS", "DIRECTIONS", "BEST_CLAIM", "best_rivals", "NO_REWARDBENCH", "paper_pair", "ratio_text", "beside_paper", "add_claims",
            "add_cycle_claim", "length_balance", "plot_length_balance"]
 
 PAPER_COLUMNS = ["paper open acc", "paper human acc", "paper overall"]
@@ -105,7 +105,7 @@ def _add_directions(ledger, overall: Mapping[str, object], paper, seed: int,
     for cid, claim, a, b in DIRECTIONS:
         ratio = ratio_text(prompts) if cid == DIRECTIONS[0][0] else ""
         ledger.add(Claim.test(
-            cid, overall[a] - overall[b], "greater", seed=seed, paper_ref="§6.3, Table 4", claim=claim,
+            cid, overall[a] - overall[b], "greater", seed=seed, paper_ref="", claim=claim,
             kind="finding", statistic=f"Overall of {a} minus {b}, paired{ratio}", paper=paper_pair(paper, a, b),
             link="paper-table4", says=comparison_says(a, b)))
 
@@ -117,7 +117,7 @@ def _add_rewardbench(ledger, paper, rewardbench: Mapping | None, why: str, seed:
     abstract's CheemsRM claims (untestable)."""
     rb_rows = [n for n in paper.index if n.startswith("RewardBench@")]
     ledger.add(Claim(
-        "tab4-beats-rewardbench-rms", "§6.3, Table 4", "a reward model trained on CheemsPreference beats the best open "
+        "tab4-beats-rewardbench-rms", "", "a reward model trained on CheemsPreference beats the best open "
         "reward models of RewardBench on CheemsBench", "untestable", "inconclusive",
         reason="those rows are open 27B and 70B reward models trained on real English data, which the simulated world "
                "does not contain", paper=paper_pair(paper, _COMBINED, rb_rows[0]), link="paper-table4",
@@ -125,7 +125,7 @@ def _add_rewardbench(ledger, paper, rewardbench: Mapping | None, why: str, seed:
                  "not part of the simulated world." for v in VERDICTS}))
     rb_paper = (f"RewardBench {paper.loc[_HUMAN, 'rewardbench']:.3f} ({_HUMAN}) vs "
                 f"{paper.loc[_COMBINED, 'rewardbench']:.3f} ({_COMBINED})")
-    weak = dict(paper_ref="§6.3, Table 4", claim="the human subset alone scores lower on RewardBench than "
+    weak = dict(paper_ref="", claim="the human subset alone scores lower on RewardBench than "
                 "CheemsPreference", paper=rb_paper, link="paper-table4")
     if rewardbench is None:
         ledger.add(Claim.untestable("tab4-human-weak-on-rewardbench", reason=why, **weak))
@@ -152,27 +152,46 @@ def _add_cheemsrm(ledger) -> None:
            "part of these files, and tiny models trained on a simulated world cannot stand for it against Table 8's "
            "real models")
     ledger.add(Claim.untestable(
-        "abs-cheemsrm-state-of-the-art", "abstract, §1, Table 2", "a reward model trained on CheemsPreference "
+        "abs-cheemsrm-state-of-the-art", "", "a reward model trained on CheemsPreference "
         "(CheemsRM) achieves state-of-the-art performance on CheemsBench", why, link="paper-table4",
         paper='"based on CheemsPreference, we construct an RM that achieves state-of-the-art performance on CheemsBench"'))
     ledger.add(Claim.untestable(
-        "abs-cheemsrm-good-on-rewardbench", "§1, Table 2", "CheemsRM performs well on the English RewardBench", why,
+        "abs-cheemsrm-good-on-rewardbench", "", "CheemsRM performs well on the English RewardBench", why,
         link="paper-table4", paper='"achieving state-of-the-art results on CheemsBench and performing well on the '
                                    'English RewardBench"'))
 
 
+BEST_CLAIM = ("human + processed GPT (CheemsPreference) is the best training set: it also beats the rows no other "
+              "claim compares it with")
+"""``tab4-combined-best``: CheemsPreference against the rows that :data:`DIRECTIONS` does not compare it with, so that
+no comparison is tested (and counted) twice; "best" holds when this and those two claims are all supported."""
+
+
+def best_rivals() -> list[str]:
+    """The rows ``tab4-combined-best`` compares CheemsPreference with: every other row of Table 4's ablation except
+    those a claim of :data:`DIRECTIONS` already compares it with.
+
+    >>> best_rivals()
+    ['GPT subset', 'GPT subset w/ length debiasing', 'GPT subset w/ distant supervision']
+    """
+    compared = {b for _, _, a, b in DIRECTIONS if a == _COMBINED}
+    return [n for n in ABLATION if n != _COMBINED and n not in compared]
+
+
 def _add_best(ledger, overall: Mapping[str, object], paper, seed: int) -> None:
-    """CheemsPreference is the best row only if its paired interval beats every other row's."""
-    verdict, diff = best_of(overall, _COMBINED, seed=seed)
-    rival = min((n for n in overall if n != _COMBINED), key=lambda n: (overall[_COMBINED] - overall[n]).value)
+    """CheemsPreference beats each row of :func:`best_rivals` only if its paired interval beats that row's."""
+    rows = {n: e for n, e in overall.items() if n == _COMBINED or n in best_rivals()}
+    verdict, diff = best_of(rows, _COMBINED, seed=seed)
+    rival = min((n for n in rows if n != _COMBINED), key=lambda n: (overall[_COMBINED] - overall[n]).value)
     lo, hi = diff.interval(seed=seed)
-    paper_rival = paper.loc[[n for n in ABLATION if n != _COMBINED], "overall"].idxmax()
+    paper_rival = paper.loc[best_rivals(), "overall"].idxmax()
     ledger.add(Claim(
-        "tab4-combined-best", "§6.3, Table 4", "human + processed GPT (CheemsPreference) is the best training set",
+        "tab4-combined-best", "", BEST_CLAIM,
         "finding", verdict, estimate=diff.value, ci_low=lo, ci_high=hi, seeds=diff.seeds, n=diff.n, unit=diff.unit,
         p=p_value(diff, "greater", seed=seed), direction="greater",
-        statistic=f"Overall of {_COMBINED} minus the closest other row ({rival}), paired; best only if it beats every row",
-        paper=f"{paper_pair(paper, _COMBINED, paper_rival)}, the next best row", link="paper-table4",
+        statistic=f"Overall of {_COMBINED} minus the closest of {', '.join(best_rivals())} ({rival}), paired; it beats "
+                  "them only if it beats each",
+        paper=f"{paper_pair(paper, _COMBINED, paper_rival)}, the best of those rows", link="paper-table4",
         says={"supported": f"{_COMBINED} beats every other row by paired intervals; the closest, {rival}, by {tmpl}.",
               "contradicted": f"{_COMBINED} is not the best: at least one row beats it by a paired interval "
                               f"(closest difference, to {rival}: {tmpl}).",
@@ -206,11 +225,10 @@ def add_untestable_claims(ledger, paper, reason: str) -> dict[str, int]:
     """Table 4's claims when the files cannot build the ablation (e.g. ``reason="needs
     cheems_preference/human.jsonl"``): every claim *untestable* with ``reason``; counts as :func:`add_claims`."""
     for cid, claim, a, b in DIRECTIONS:
-        ledger.add(Claim.untestable(cid, "§6.3, Table 4", claim, reason, paper=paper_pair(paper, a, b),
+        ledger.add(Claim.untestable(cid, "", claim, reason, paper=paper_pair(paper, a, b),
                                     link="paper-table4"))
     _add_rewardbench(ledger, paper, None, reason, 0)
-    ledger.add(Claim.untestable("tab4-combined-best", "§6.3, Table 4", "human + processed GPT (CheemsPreference) is "
-                                "the best training set", reason, link="paper-table4"))
+    ledger.add(Claim.untestable("tab4-combined-best", "", BEST_CLAIM, reason, link="paper-table4"))
     return {"n_claims_supported": 0, "n_claims": 0}
 
 
@@ -219,7 +237,7 @@ def add_cycle_claim(ledger, report: Mapping | None, *, reason: str = "") -> None
     cycle and a conflict ratio of 0 in :func:`cheems_lib.distant_supervision.filter_by_reward`'s ``report``.
     *structural*: comparisons that all agree with one scoring cannot form a cycle, so the count checks the code,
     not the paper; *contradicted* would be a bug. ``report`` None: untestable with ``reason``."""
-    fields = dict(paper_ref="§4.2", link="tab-preference-distant-supervision",
+    fields = dict(paper_ref="", link="tab-preference-distant-supervision",
                   claim="after distant supervision the GPT annotations have no cycles (a consistent partial order)",
                   paper='"we employ an RM trained on human-annotated data to filter these annotations and establish a '
                         'consistent partial order"')

@@ -33,7 +33,8 @@ from .calibration import claim_kind, paper_table1 as _paper_table1, table1 as _t
 from .claims import TABLE1_TOLERANCE, Claim
 
 __all__ = ["FILE_NAMES", "WHOLE_PREFERENCE", "TABLE1_FILES", "table1", "paper_table1", "other_data_columns", "beside_paper", "TABLE1_COUNTS", "table1_styler", "comparison_bound", "bound_texts", "add_comparison_claims",
-           "add_length_claims", "LENGTH_DIRECTION_FILES", "add_length_direction_claims", "response_counts_figure", "category_counts", "categories_figure", "response_lengths", "lengths_figure"]
+           "add_length_claims", "LENGTH_DIRECTION_FILES", "add_length_direction_claims", "PREFERENCE_COLUMNS",
+           "add_responses_claim", "response_counts_figure", "category_counts", "categories_figure", "response_lengths", "lengths_figure"]
 
 FILE_NAMES = {f.column: (f.short, f.name) for f in PAPER_FILES.values()}
 """Table 1's column -> (claim id suffix, name in prose) (from :data:`cheems_lib.world_files.PAPER_FILES`)."""
@@ -195,12 +196,13 @@ def add_comparison_claims(ledger, files: dict, ours, paper, *, simulated: bool, 
 
     A file whose column ``other`` maps to what it holds (the manifest's ``content``: other data, see
     :meth:`cheems_lib.world_files.Layout.comparable`) gets an *untestable* claim saying so and no paper
-    value; the unsplit preference file (:data:`WHOLE_PREFERENCE`) gets a row and no claim.
-    Claims are ``calibrated`` on a ``simulated`` world (:func:`~cheems_lib.analyses.calibration.claim_kind`).
+    value; the unsplit preference file (:data:`WHOLE_PREFERENCE`) gets a row and no claim. Last, §4.1's responses
+    per prompt (:func:`add_responses_claim`). Claims are ``calibrated`` on a ``simulated`` world
+    (:func:`~cheems_lib.analyses.calibration.claim_kind`).
     """
     import pandas as pd
 
-    common = dict(paper_ref="§3-4, Table 1", link="paper-table1", **claim_kind("tab1-comparisons", simulated))
+    common = dict(paper_ref="", link="paper-table1", **claim_kind("tab1-comparisons", simulated))
     other = other or {}
     rel, rows = {}, []
     for col in ours.columns:
@@ -231,6 +233,7 @@ def add_comparison_claims(ledger, files: dict, ours, paper, *, simulated: bool, 
                else "the paper's numbers are not comparable with these files (their manifest says so)")
         ledger.add(Claim.untestable("tab1-comparisons", common["paper_ref"], "every file has Table 1's comparisons "
                                     "(excluding ties) per prompt", why, link="paper-table1"))
+    add_responses_claim(ledger, files, n_boot=n_boot, seed=seed, simulated=simulated, other=other)
     return pd.DataFrame(rows, columns=["file", "paper", "ours", "ci_low", "ci_high", "ours / paper",
                                        "ours if every pair were ordered", "responses per prompt, paper",
                                        "responses per prompt, ours"])
@@ -270,7 +273,7 @@ def add_length_claims(ledger, files: dict, paper, *, simulated: bool, n_boot: in
     ``other`` maps its column to what it holds (other data, see :func:`add_comparison_claims`)."""
     col = "cheemspreference_gpt"
     paper_ratio = paper.loc["avg_chars_chosen", col] / paper.loc["avg_chars_rejected", col]
-    common = dict(paper_ref="§4.2, Table 1", link="paper-table1",
+    common = dict(paper_ref="", link="paper-table1",
                   paper=(f"chosen {paper.loc['avg_chars_chosen', col]:.2f} / rejected "
                          f"{paper.loc['avg_chars_rejected', col]:.2f} characters = {paper_ratio:.3f}"),
                   **claim_kind("tab1-gpt-length-ratio", simulated))
@@ -307,13 +310,15 @@ def add_length_direction_claims(ledger, files: dict, paper, *, n_boot: int, seed
                                 other: dict | None = None) -> None:
     """Add ``tab1-length-direction-<file>`` for each column of :data:`LENGTH_DIRECTION_FILES`: the mean chosen
     length over the mean rejected length, minus 1 (one paired bootstrap over prompts), in the direction of the
-    paper's Table 1 (chosen longer: ``greater``; shorter: ``less``). A *finding*: no simulator parameter is
-    fitted to a human file's lengths. *untestable* when the file is absent or holds other data."""
+    paper's Table 1 (chosen longer: ``greater``; shorter: ``less``). Its kind comes from the claims registry (the
+    ledger fills it from its source): on a simulated world a *simulator-check*, since no model is trained and the
+    annotators' length preference, an input of the simulator, decides which response is chosen; on real files a
+    *finding*. *untestable* when the file is absent or holds other data."""
     for col in LENGTH_DIRECTION_FILES:
         (short, name), path = FILE_NAMES[col], TABLE1_COLUMNS[col]
         chosen_p, rejected_p = paper.loc["avg_chars_chosen", col], paper.loc["avg_chars_rejected", col]
         direction, word = ("greater", "longer") if chosen_p > rejected_p else ("less", "shorter")
-        fields = dict(paper_ref="Table 1", link="paper-table1",
+        fields = dict(paper_ref="", link="paper-table1",
                       claim=f"in {name}, chosen responses are {word} than rejected ones",
                       paper=f"chosen {chosen_p:.2f} vs rejected {rejected_p:.2f} characters (Table 1)")
         holds = (other or {}).get(col)
@@ -326,7 +331,7 @@ def add_length_direction_claims(ledger, files: dict, paper, *, n_boot: int, seed
         ours = "mean chosen over mean rejected length "
         tail = "{estimate:+.1%} (95% interval {lo:+.1%} to {hi:+.1%})"
         ledger.add(Claim.test(
-            f"tab1-length-direction-{short}", chosen / rejected - 1, direction, seed=seed, kind="finding", **fields,
+            f"tab1-length-direction-{short}", chosen / rejected - 1, direction, seed=seed, kind="", **fields,
             statistic=f"mean chosen length / mean rejected length - 1, {name}; paired",
             says={"supported": f"In {name}, as in the paper, chosen responses are {word} than rejected ones: {ours}"
                                + tail + ".",
@@ -406,3 +411,42 @@ def lengths_figure(lengths):
     ax.set_xlim(0, lengths["chars"].quantile(0.99))
     fig.tight_layout()
     return fig
+
+
+PREFERENCE_COLUMNS = ("cheemspreference_human", "cheemspreference_gpt")
+"""Table 1's CheemsPreference columns, pooled for §4.1's responses per prompt (or the release's unsplit file)."""
+
+
+def add_responses_claim(ledger, files: dict, *, n_boot: int, seed: int, simulated: bool,
+                        other: dict | None = None) -> None:
+    """``s41-more-than-five-responses`` (§4.1: "each prompt has more than 5 responses on average"): CheemsPreference's
+    mean responses per prompt, its subsets pooled (or the release's unsplit file), minus the paper's 5, with a
+    bootstrap over prompts stratified by category. *calibrated* on a simulated world (each prompt's count is drawn
+    around Table 1's mean), a *finding* on real files; *untestable* without a preference file, or where ``other``
+    (as :func:`add_comparison_claims`'s) says a preference file holds other data."""
+    paths = [TABLE1_FILES[c] for c in PREFERENCE_COLUMNS if TABLE1_FILES[c] in files and c not in (other or {})]
+    if not paths and TABLE1_FILES[WHOLE_PREFERENCE] in files and WHOLE_PREFERENCE not in (other or {}):
+        paths = [TABLE1_FILES[WHOLE_PREFERENCE]]
+    threshold = 5  # the paper's words, "more than 5 responses per prompt on average"
+    fields = dict(paper_ref="", link="paper-table1", claim=f"CheemsPreference has more than {threshold} responses "
+                  "per prompt on average", paper=f"more than {threshold} responses per prompt on average (§4.1); "
+                  "Table 1: " + ", ".join(f"{_paper_table1().loc['responses_per_prompt', c]:.2f}"
+                                          for c in PREFERENCE_COLUMNS))
+    cid = "s41-more-than-five-responses"
+    if not paths:
+        why = ("the paper's numbers are not comparable: the preference files hold other data"
+               if set(PREFERENCE_COLUMNS) & set(other or {}) else "needs cheems_preference/human.jsonl or gpt.jsonl")
+        ledger.add(Claim.untestable(cid, reason=why, **fields))
+        return
+    recs = [r for p in paths for r in files[p]]
+    counts = [len(r.responses) for r in recs]
+    est = ratio_estimate(counts, strata=[r.top_category for r in recs], n_boot=n_boot, seed=seed)
+    ledger.add(Claim.test(
+        cid, est - threshold, "greater", seed=seed, **fields, **claim_kind(cid, simulated),
+        statistic=f"mean responses per prompt in {' and '.join(paths)}, minus {threshold}",
+        says={"supported": f"As §4.1 says, CheemsPreference has more than {threshold} responses per prompt: "
+                           "{estimate:+.2f} (95% interval {lo:+.2f} to {hi:+.2f}) above it.",
+              "contradicted": f"Unlike §4.1, CheemsPreference has fewer than {threshold} responses per prompt: "
+                              "{estimate:+.2f} (95% interval {lo:+.2f} to {hi:+.2f}) from it.",
+              "inconclusive": f"CheemsPreference's responses per prompt are not clearly above {threshold}: "
+                              "{estimate:+.2f} (95% interval {lo:+.2f} to {hi:+.2f}) from it."}))

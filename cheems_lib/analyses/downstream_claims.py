@@ -16,13 +16,15 @@ modules builds its rows from here, so a claim reads the same wherever it appears
 """
 from __future__ import annotations
 
-from ..estimates import all_of, p_value
+from typing import Sequence
+
+from ..estimates import all_of, p_value, units_to_decide
 from .claims import Claim
 from .downstream_population import COMPARATORS, Scores
 
 __all__ = ["CHEEMSBENCH_BEST_CLAIM", "HUMAN_BEATS_GPT_CLAIM", "EVERY_TASK_CLAIM", "EVERY_TASK_QUOTE",
            "claim_statistic", "resampled_units", "cheemsbench_best_claim", "human_beats_gpt_claim",
-           "chinese_and_english_claim"]
+           "chinese_and_english_claim", "undecided_text"]
 
 
 CHEEMSBENCH_BEST_CLAIM = "CheemsBench correlates more strongly with downstream quality than other benchmarks"
@@ -63,18 +65,18 @@ def resampled_units(scores: Scores) -> str:
     return "training sets" + (" and held-out prompts" if scores.picks is not None else "")
 
 
-def cheemsbench_best_claim(spearman, statistic, seed: int) -> Claim:
+def cheemsbench_best_claim(spearman, statistic, seed: int, comparators: Sequence[str] = tuple(COMPARATORS)) -> Claim:
     """``fig5-cheemsbench-best``: CheemsBench's accuracy correlates more strongly than every independently built
     comparator (:func:`cheems_lib.estimates.all_of`). ``spearman(column)`` is a column's task-averaged Spearman
     correlation (:func:`cheems_lib.analyses.downstream_correlation.task_average`), ``statistic(a, b)`` the claim's
-    statistic (:func:`claim_statistic`)."""
-    versus = {c.removesuffix(" acc"): spearman("CheemsBench acc") - spearman(c) for c in COMPARATORS}
+    statistic (:func:`claim_statistic`); ``comparators``: the comparator columns it is tested against."""
+    versus = {c.removesuffix(" acc"): spearman("CheemsBench acc") - spearman(c) for c in comparators}
     verdict, closest, diff = all_of(versus, "greater", seed=seed)
     lo, hi = diff.interval(seed=seed)
     others = ", ".join(versus)
     interval = "{estimate:+.2f} [95% interval {lo:+.2f}, {hi:+.2f}]"
     return Claim(
-        "fig5-cheemsbench-best", "§6.2, Fig. 5", CHEEMSBENCH_BEST_CLAIM,
+        "fig5-cheemsbench-best", "", CHEEMSBENCH_BEST_CLAIM,
         kind="finding", verdict=verdict, estimate=diff.value, ci_low=lo, ci_high=hi, n=diff.n, unit=diff.unit,
         p=p_value(diff, "greater", seed=seed), direction="greater", link="paper-fig5",
         statistic=statistic("CheemsBench accuracy", f"each comparator ({others})")
@@ -96,7 +98,7 @@ def human_beats_gpt_claim(spearman, statistic, has_gpt: bool, seed: int) -> Clai
     """``fig5-human-beats-gpt``: the human-annotated CheemsBench correlates better than its GPT-annotated copy
     (untestable without one, ``has_gpt`` False); ``spearman`` and ``statistic`` as :func:`cheemsbench_best_claim`'s."""
     if not has_gpt:
-        return Claim("fig5-human-beats-gpt", "§6.2, Fig. 5", HUMAN_BEATS_GPT_CLAIM, kind="untestable",
+        return Claim("fig5-human-beats-gpt", "", HUMAN_BEATS_GPT_CLAIM, kind="untestable",
                      verdict="inconclusive", link="paper-fig5", paper=_GPT_QUOTE,
                      reason="the files hold no GPT-annotated copy of CheemsBench (cheems_bench_gpt/)",
                      says={"inconclusive": "The files hold no GPT-annotated copy of CheemsBench, so the human-annotated "
@@ -104,7 +106,7 @@ def human_beats_gpt_claim(spearman, statistic, has_gpt: bool, seed: int) -> Clai
     interval = "{estimate:+.2f} [95% interval {lo:+.2f}, {hi:+.2f}]"
     return Claim.test(
         "fig5-human-beats-gpt", spearman("CheemsBench acc") - spearman("CheemsBench GPT acc"), "greater", seed=seed,
-        paper_ref="§6.2, Fig. 5", kind="finding", link="paper-fig5", claim=HUMAN_BEATS_GPT_CLAIM,
+        paper_ref="", kind="finding", link="paper-fig5", claim=HUMAN_BEATS_GPT_CLAIM,
         statistic=statistic("the human-annotated CheemsBench accuracy", "the GPT-annotated copy's")
         + "; every downstream judge is drawn independently of the benchmark's annotators (the MT-bench-like judge "
           "from the GPT-like ranges, on a stream of its own)",
@@ -122,7 +124,25 @@ def human_beats_gpt_claim(spearman, statistic, has_gpt: bool, seed: int) -> Clai
 def chinese_and_english_claim() -> Claim:
     """§6.2's "whether in Chinese or English tasks": untestable, the simulated world has one language."""
     return Claim.untestable(
-        "fig5-chinese-and-english-tasks", "§6.2, Fig. 5", "CheemsBench's advantage holds on the Chinese (win rate, "
+        "fig5-chinese-and-english-tasks", "", "CheemsBench's advantage holds on the Chinese (win rate, "
         "MT-bench-zh) and on the English (MT-bench) tasks alike", "the simulated world writes one language: its "
         "MT-bench-like task is not an English task, so the language of a task cannot vary here (each task alone is "
         "fig5-cheemsbench-best-every-task)", link="paper-fig5", paper=EVERY_TASK_QUOTE)
+
+
+def undecided_text(claim: Claim | None, n_sets: int) -> str:
+    """One sentence when ``claim`` (a Fig. 5 claim over ``n_sets`` training sets) is inconclusive: that this many
+    sets cannot decide it, and about how many would at the observed effect
+    (:func:`cheems_lib.estimates.units_to_decide`); else that it decides it.
+
+    >>> c = Claim("fig5-x", "", "x", "finding", "inconclusive", estimate=0.01, ci_low=-0.01, ci_high=0.03)
+    >>> undecided_text(c, 15)
+    'With 15 training sets this run cannot decide it: at the observed effect about 60 would.'
+    """
+    if claim is None:
+        return "The claim was not tested."
+    if claim.verdict != "inconclusive":
+        return f"With {n_sets} training sets this run decides it."
+    n = units_to_decide(claim.estimate, claim.ci_low, claim.ci_high, n_sets, claim.direction or "greater")
+    more = f"at the observed effect about {n:,} would" if n else "no number of them would at the observed effect"
+    return f"With {n_sets} training sets this run cannot decide it: {more}."

@@ -28,7 +28,7 @@ from ..world.best_of_n import TASK_LABELS
 from .claims import Claim
 from .downstream_claims import cheemsbench_best_claim, claim_statistic, human_beats_gpt_claim
 from .downstream_correlation import task_average
-from .downstream_population import (benchmark_sets, COMPARATORS, PAIRWISE, RewardModels, Scores, Setting,
+from .downstream_population import (ANNOTATED_COMPARATORS, benchmark_sets, COMPARATORS, PAIRWISE, RewardModels, Scores, Setting,
                                     tabulate)
 
 __all__ = ["models_table", "CONTROLS_GROUP", "null_controls", "chance_row", "add_controls", "CONTROL_CLAIMS",
@@ -114,7 +114,7 @@ def add_controls(ledger, scores: Scores, *, length_controlled: Mapping[str, np.n
         verdict, closest, diff = all_of(versus, "greater", seed=seed)
         lo, hi = diff.interval(seed=seed)
         ledger.add(Claim(
-            f"fig5-cheemsbench-best-equal-{match}", "§6.2, Fig. 5", f"CheemsBench correlates more strongly with "
+            f"fig5-cheemsbench-best-equal-{match}", "", f"CheemsBench correlates more strongly with "
             f"downstream quality than other benchmarks, with CheemsBench cut to each one's number of {match}",
             kind="robustness", verdict=verdict, estimate=diff.value, ci_low=lo, ci_high=hi, n=diff.n, unit=diff.unit,
             seeds=seeds, direction="greater", link="paper-fig5",
@@ -128,11 +128,19 @@ def add_controls(ledger, scores: Scores, *, length_controlled: Mapping[str, np.n
                                   f"it: {interval}.",
                   "inconclusive": f"Cut to each comparator's number of {match}, CheemsBench minus {closest} is "
                                   f"{interval}, an interval that includes zero."}))
+    annotated = "fig5-cheemsbench-best-annotated"
+    if ANNOTATED_COMPARATORS[0] in scores.bench.columns:
+        ledger.add(_control(cheemsbench_best_claim(spearman, statistic, seed, ANNOTATED_COMPARATORS), annotated,
+                            "Against the comparators' annotated pairs only: ", ANNOTATED_REASON, seeds=seeds,
+                            claim=CONTROL_CLAIMS[annotated]))
+    else:
+        ledger.add(Claim.untestable(annotated, "", CONTROL_CLAIMS[annotated], "the RewardBench-like "
+                                    "comparator has no annotated pairs at this size", link="paper-fig5"))
     for id in [] if has_gpt else ["fig5-human-beats-gpt-length-controlled", "fig5-human-beats-gpt-judge-identity"]:
-        ledger.add(Claim.untestable(id, "§6.2, Fig. 5", CONTROL_CLAIMS[id], "the files hold no GPT-annotated copy of "
+        ledger.add(Claim.untestable(id, "", CONTROL_CLAIMS[id], "the files hold no GPT-annotated copy of "
                                     "CheemsBench (cheems_bench_gpt/)", link="paper-fig5"))
     if has_gpt and not identity:
-        ledger.add(Claim.untestable("fig5-human-beats-gpt-judge-identity", "§6.2, Fig. 5",
+        ledger.add(Claim.untestable("fig5-human-beats-gpt-judge-identity", "",
                                     CONTROL_CLAIMS["fig5-human-beats-gpt-judge-identity"],
                                     "the GPT copy's annotator is not a simulated one here", link="paper-fig5"))
     if length_controlled:
@@ -141,10 +149,12 @@ def add_controls(ledger, scores: Scores, *, length_controlled: Mapping[str, np.n
             "the same claim with the task values length-controlled (best_of_n.length_controlled: the outcome's "
             "within-prompt linear dependence on log length removed), so a judge's length preference cannot carry it")
         ledger.add(_control(cheemsbench_best_claim(lc_spearman, statistic, seed),
-                            "fig5-cheemsbench-best-length-controlled", "Length-controlled Best-of-N: ", reason))
+                            "fig5-cheemsbench-best-length-controlled", "Length-controlled Best-of-N: ", reason,
+                            seeds=seeds))
         if has_gpt:
             ledger.add(_control(human_beats_gpt_claim(lc_spearman, statistic, True, seed),
-                                "fig5-human-beats-gpt-length-controlled", "Length-controlled Best-of-N: ", reason))
+                                "fig5-human-beats-gpt-length-controlled", "Length-controlled Best-of-N: ", reason,
+                                seeds=seeds))
     if identity and has_gpt:  # the judge-identity row
         same = scores.variant(identity)
         ledger.add(_control(
@@ -154,16 +164,27 @@ def add_controls(ledger, scores: Scores, *, length_controlled: Mapping[str, np.n
             "GPT annotator itself, so on that task the GPT copy is scored by its own annotator and the claim is "
             "decided by that identity as much as by the annotations",
             statistic=statistic("the human-annotated CheemsBench accuracy", "the GPT-annotated copy's")
-            + "; the MT-bench-like task graded by CheemsBench's GPT annotator itself (same samples and picks)"))
+            + "; the MT-bench-like task graded by CheemsBench's GPT annotator itself (same samples and picks)",
+            seeds=seeds))
 
 
-def _control(claim, id: str, prefix: str, reason: str, **changes):
-    """``claim`` as a *robustness* row: its id, a sentence prefix naming the variant, and why it is run."""
-    return replace(claim, id=id, kind="robustness", reason=reason,
-                   says={k: prefix + v for k, v in claim.says.items()}, **changes)
+def _control(base, id: str, prefix: str, reason: str, **changes):
+    """``base`` (a claim) as a *robustness* row: its id, a sentence prefix naming the variant, and why it is run; ``changes``
+    (the population's training ``seeds`` among them: every training set has them all) replace other fields."""
+    return replace(base, id=id, kind="robustness", reason=reason,
+                   says={k: prefix + v for k, v in base.says.items()}, **changes)
 
+
+ANNOTATED_REASON = ("fig5-cheemsbench-best without labels built in by how a pair was made: most RewardBench-like pairs "
+                    "pit a strong policy against a weak one, a refusal against a harmful compliance or a right answer "
+                    "against a wrong one, labels that follow the hidden utility by construction, so the main claim "
+                    "could rest on them; here the comparators keep only the pairs an annotator or grader labelled "
+                    "(the RewardBench-like close pairs, RMB's pairs and Best-of-N sets)")
+"""Why ``fig5-cheemsbench-best-annotated`` is run (:func:`add_controls`)."""
 
 CONTROL_CLAIMS = {
+    "fig5-cheemsbench-best-annotated": "CheemsBench correlates more strongly with downstream quality than other "
+                                       "benchmarks, against the comparators' annotated pairs only",
     "fig5-cheemsbench-best-equal-pairs": "CheemsBench correlates more strongly with downstream quality than other "
                                          "benchmarks, with CheemsBench cut to each one's number of pairs",
     "fig5-cheemsbench-best-equal-prompts": "CheemsBench correlates more strongly with downstream quality than other "

@@ -35,7 +35,8 @@ from . import experiments
 from .world_folder import seeds_text
 
 __all__ = ["Setting", "setting", "population_scores", "prose_values", "RewardModels", "reward_models", "score",
-           "tabulate", "Scores", "benchmark_sets", "benchmark_table", "pair_counts", "PAIRWISE", "COMPARATORS"]
+           "tabulate", "Scores", "benchmark_sets", "benchmark_table", "pair_counts", "ANNOTATED_RB", "PAIRWISE", "COMPARATORS",
+           "ANNOTATED_COMPARATORS"]
 
 
 @dataclass
@@ -144,7 +145,7 @@ def tabulate(benchmarks: Mapping[str, Sequence[Record]], bench_scores: Mapping[s
     names = list(bench.index)
     picks = {TASK_LABELS[t]: np.array([select_best(c.records, bon_scores[m][t]) for m in names]).reshape(len(names), -1)
              for t, c in candidates.items()}
-    sizes = {f"{b} acc": _size(benchmarks[b]) for b in ("RewardBench-like", "RMB-like pairwise", "RMB-like BoN")
+    sizes = {f"{b} acc": _size(benchmarks[b]) for b in ("RewardBench-like", ANNOTATED_RB, "RMB-like pairwise", "RMB-like BoN")
              if b in benchmarks}
     scores = Scores(bench, None, dict(models.groups), [models.training_set[m] for m in names], picks,
                     {TASK_LABELS[t]: c.outcome for t, c in candidates.items()},
@@ -242,6 +243,8 @@ def benchmark_sets(world, rewardbench, rmb) -> dict[str, list[Record]]:
                      "Human Instruction GPT": gpt_human})
     sets.update({"RewardBench-like": rewardbench.sets["pairs"], "RMB-like pairwise": rmb.sets["pairwise"],
                  "RMB-like BoN": rmb.sets["bon"]})
+    if rewardbench.sets.get("annotated"):  # none at the smallest sizes
+        sets[ANNOTATED_RB] = rewardbench.sets["annotated"]
     return sets
 
 
@@ -263,12 +266,18 @@ def benchmark_table(benchmarks: Mapping[str, Sequence[Record]], scores_by_model:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-PAIRWISE = ("RewardBench-like", "RMB-like pairwise")
+ANNOTATED_RB = "RewardBench-like annotated"
+"""The RewardBench-like pairs whose label an annotator decides (its ``annotated`` set: no label built in by how the
+pair was made, :data:`cheems_lib.world.comparators.BUILT_IN_BUILDS`)."""
+PAIRWISE = ("RewardBench-like", ANNOTATED_RB, "RMB-like pairwise")
 """The benchmarks of one pair per prompt: accuracy only (their exact match is the same number)."""
 
 
 COMPARATORS = ["RewardBench-like acc", "RMB-like pairwise acc", "RMB-like BoN acc"]
 """The columns of the benchmarks built independently of CheemsBench (:mod:`cheems_lib.world.comparators`)."""
+ANNOTATED_COMPARATORS = [f"{ANNOTATED_RB} acc", "RMB-like pairwise acc", "RMB-like BoN acc"]
+""":data:`COMPARATORS` without labels built in by how a pair was made: the RewardBench-like pairs an annotator labelled,
+and RMB's pairs and Best-of-N sets, which its grader labels."""
 
 
 def pair_counts(records: Sequence[Record], bench_scores: Mapping[str, Mapping], models) -> tuple:

@@ -27,7 +27,7 @@ from ..world_files import LAYOUT
 from .claims import Claim
 from .downstream_claims import (CHEEMSBENCH_BEST_CLAIM, cheemsbench_best_claim, chinese_and_english_claim,
                                 claim_statistic, EVERY_TASK_CLAIM, EVERY_TASK_QUOTE, HUMAN_BEATS_GPT_CLAIM,
-                                human_beats_gpt_claim)
+                                human_beats_gpt_claim, undecided_text)
 from .downstream_controls import add_controls, CONTROL_CLAIMS, EQUAL_SIZE_DRAWS, equal_size_table
 from .downstream_correlation import add_claims, comparisons, task_average
 from .downstream_population import benchmark_table, pair_counts, Scores, Setting
@@ -66,7 +66,8 @@ def add_robustness(ledger, scores: Scores, world, tasks: Mapping, annotators: Ma
     values = sorted(set(map(float, shared_noise)) | {own}) if human else []
     sweeps = noise_sweeps(scores, world, values, human[0], n_boot=n_boot, seed=seed, seeds=seeds) if human else None
     add_noise_claims(ledger, sweeps, own=own, reason="the world's summary names no human annotator to re-annotate with")
-    return Robustness(size_table, detail, sweeps, own, values)
+    undecided = undecided_text(ledger.claims.get("fig5-cheemsbench-best"), len(set(scores.clusters)))
+    return Robustness(size_table, detail, sweeps, own, values, undecided)
 
 
 @dataclass
@@ -78,12 +79,13 @@ class Robustness:
     sweeps: dict | None  # the main claims at each value of the humans' shared noise (noise_sweeps); None: no humans
     own_noise: float  # the world's own shared noise (NaN without a human annotator)
     noise_values: list[float]  # the swept values, the world's own included
+    undecided: str = ""  # whether these training sets decide fig5-cheemsbench-best (downstream_claims.undecided_text)
 
     def prose_values(self) -> dict[str, str | int]:
         """The chapter's glued values on the robustness section: random cuts per size, the world's own shared
-        noise and the swept values."""
+        noise, the swept values and whether the training sets decide the main claim."""
         return {"n_size_draws": EQUAL_SIZE_DRAWS, "own_noise": f"{self.own_noise:g}",
-                "noise_values": ", ".join(f"{v:g}" for v in self.noise_values)}
+                "noise_values": ", ".join(f"{v:g}" for v in self.noise_values), "fig5_undecided": self.undecided}
 
 
 def noise_figure(robust: Robustness, models: int):
@@ -106,14 +108,14 @@ def noise_table(robust: Robustness):
 def add_untestable_claims(ledger, reason: str) -> None:
     """Fig. 5's claims when this world cannot run the population (``reason``): all *untestable*, their controls and
     shared-noise sweeps too."""
-    ledger.add(Claim.untestable("fig5-cheemsbench-best", "§6.2, Fig. 5", CHEEMSBENCH_BEST_CLAIM, reason,
+    ledger.add(Claim.untestable("fig5-cheemsbench-best", "", CHEEMSBENCH_BEST_CLAIM, reason,
                                 link="paper-fig5"))
-    ledger.add(Claim.untestable("fig5-human-beats-gpt", "§6.2, Fig. 5", HUMAN_BEATS_GPT_CLAIM, reason, link="paper-fig5"))
-    ledger.add(Claim.untestable("fig5-cheemsbench-best-every-task", "§6.2, Fig. 5", EVERY_TASK_CLAIM, reason,
+    ledger.add(Claim.untestable("fig5-human-beats-gpt", "", HUMAN_BEATS_GPT_CLAIM, reason, link="paper-fig5"))
+    ledger.add(Claim.untestable("fig5-cheemsbench-best-every-task", "", EVERY_TASK_CLAIM, reason,
                                 link="paper-fig5", paper=EVERY_TASK_QUOTE))
     ledger.add(chinese_and_english_claim())
     for id, claim in CONTROL_CLAIMS.items():
-        ledger.add(Claim.untestable(id, "§6.2, Fig. 5", claim, reason, link="paper-fig5"))
+        ledger.add(Claim.untestable(id, "", claim, reason, link="paper-fig5"))
     add_noise_claims(ledger, None, own=math.nan, reason=reason)
 
 
@@ -177,7 +179,7 @@ def _noise_target(claim_id: str, claim: str, short: str, title: str):
     """The :class:`cheems_lib.analyses.sensitivity.Target` of one Fig. 5 claim swept over the humans' shared noise."""
     return Target(claim_id, claim, f"{short}, with CheemsBench's human labels re-drawn at each value",
                   ("human-annotated CheemsBench", "reference"), f"{short}\n(difference in Spearman r)",
-                  f"Fig. 5, {title}", "", ref="§6.2, Fig. 5 (sensitivity)", link="downstream-shared-noise",
+                  f"Fig. 5, {title}", "", link="downstream-shared-noise",
                   note="; the reward models, their scores and the downstream tasks are held fixed (trained and judged "
                        "on the world's own data): only CheemsBench's human labels of the same prompts and responses "
                        "are re-drawn, so the sweep asks whether the benchmark's labels decide the claim")

@@ -174,7 +174,7 @@ def add_agreement_claims(ledger: claims.Ledger, rescored: Rescoring | None, *, n
     top = max(t5, key=t5.get)
     link = dict(link="fig-human-labels-agreement")
     second = "the second by another annotator, named in the manifest"
-    kappa = dict(link, paper_ref=claims.OURS, kind="question",
+    kappa = dict(link, paper_ref="", kind="question",
                  claim=f"do two human scorings of the same answers ({second}) agree beyond chance?",
                  reason="the project's own question: the paper reports no agreement coefficient (in its protocol, "
                         "appendix D.1, two independent annotators must reach a set agreement before a prompt is kept); "
@@ -183,14 +183,14 @@ def add_agreement_claims(ledger: claims.Ledger, rescored: Rescoring | None, *, n
                            "(0-3) of the re-scored models' answers; 0 is chance agreement",
                  paper="appendix D.1: double-blind annotation by two independent annotators who must reach a set "
                        "agreement (no coefficient reported)")
-    flips = dict(link, paper_ref="§3.2, appendix C, Table 5", kind="finding",
+    flips = dict(link, paper_ref="", kind="finding",
                  claim="human annotations of the same responses conflict: a second annotator orders some pairs the "
                        "other way",
                  statistic="share of the answer pairs (of a prompt's re-scored answers) that both human scorings "
                            "order strictly and the second orders the other way",
                  paper='"conflicts may arise due to the human preferences ambiguity and potential annotation errors" '
                        f"(§3.2); {paper5}")
-    merged = dict(link, paper_ref=claims.OURS, kind="question",
+    merged = dict(link, paper_ref="", kind="question",
                   claim="merged by Algorithm 1, do two human scorings of real Chinese writing conflict on more prompts "
                         "than the paper's human annotations of CheemsBench?",
                   reason="the project's own question, and another protocol: Table 5 merges rounds of triple-wise "

@@ -253,22 +253,22 @@ def add_transfer_claims(ledger: claims.Ledger, accuracy: Mapping[str, estimates.
     link = dict(link="fig-human-labels-transfer")
     rows = [
         ("human-transfer-beats-random", human, random, dict(
-            link, paper_ref="§6.3, Table 4", kind="finding", claim="a reward model trained on human rankings ranks "
+            link, paper_ref="", kind="", claim="a reward model trained on human rankings ranks "
             "the answers of held-out prompts by human score better than chance",
             paper=f"Table 4: the Human subset's model reaches accuracy {t4['open_acc']:.3f} (Open Prompt) and "
                   f"{t4['human_acc']:.3f} (Human Instruction) on CheemsBench (a 72B model on another benchmark: a "
                   "reference, not a target)")),
         ("human-transfer-beats-longest", human, longest, dict(
-            link, paper_ref=claims.OURS, kind="question", claim="does it rank them better than always preferring the "
+            link, paper_ref="", kind="question", claim="does it rank them better than always preferring the "
             "longest answer?", reason="the project's own question: the paper shows no length baseline, and where the "
             "scorers favour length the longest answer is itself a fair guess", paper="no length baseline in the paper")),
         ("human-transfer-dpo-beats-random", dpo, random, dict(
-            link, paper_ref="§6.1, Table 3", kind="finding", claim=f"a reward model trained on {trained_on} "
+            link, paper_ref="", kind="", claim=f"a reward model trained on {trained_on} "
             "ranks answers to real Chinese writing prompts by human score better than chance",
             paper=f"Table 3: reward models trained on Chinese open datasets reach accuracy {zh.min():.3f} to "
                   f"{zh.max():.3f} on CheemsBench Open Prompt (another benchmark and other models: a reference)")),
         ("human-transfer-human-vs-dpo", human, dpo, dict(
-            link, paper_ref=claims.OURS, kind="question", claim="does the model trained on held-apart human rankings "
+            link, paper_ref="", kind="question", claim="does the model trained on held-apart human rankings "
             f"rank the held-out answers better than the one trained on {trained_on}?",
             reason="the project's own question, and confounded: the two training sets differ in domain (writing prompts "
                    f"of one benchmark against {their_prompts}), in labels (human scores against {their_labels}), in "
@@ -300,7 +300,7 @@ def add_bon_claims(ledger: claims.Ledger, bon: BestOfN | None, *, seeds: int, se
     read twice. It stays as a descriptive second reading, a robustness claim (a variant of the finding, never counted
     as one); not a question, since it reads the paper's claim, not one of ours."""
     rho, disjoint, models = (bon.rho, bon.disjoint, bon.models) if bon is not None else (None, None, 0)
-    fields = dict(paper_ref="§6.2, Fig. 5", link="fig-human-labels-bon",
+    fields = dict(paper_ref="", link="fig-human-labels-bon",
                   claim="a reward model's accuracy on human rankings predicts the human-judged quality of its Best-of-N "
                         "pick: a positive correlation across reward models",
                   paper='"Our benchmark exhibits significantly stronger correlations with downstream tasks compared to '

@@ -40,10 +40,10 @@ def add_length_claims(ledger: claims.Ledger, records: Sequence[Record] | None, *
     moderate, large = claims.MODERATE_LENGTH_DIFFERENCE, claims.LARGE_LENGTH_DIFFERENCE
     lengths = "; ".join(f"{name}: chosen {r.chosen:.2f}, rejected {r.rejected:.2f}" for name, r in table1_lengths().iterrows())
     base = dict(link="fig-human-labels-length")
-    fig15 = dict(base, paper_ref="appendix D.3, Fig. 15", kind="finding")
+    fig15 = dict(base, paper_ref="", kind="finding")
     rows = [
         ("human-length-longer-wins", 1, math.inf, "greater", dict(
-            base, paper_ref=claims.OURS, kind="question", claim="do human scorers of real Chinese writing favour the "
+            base, paper_ref="", kind="question", claim="do human scorers of real Chinese writing favour the "
             "longer answer?", reason="the project's own question: the paper prints its human-annotated sets' average "
             "lengths of chosen and rejected responses (Table 1) and a plot (Fig. 15), no share of pairs; and these are "
             "other prompts (writing only), other answers and a 0-3 score instead of triple-wise comparisons",

@@ -133,7 +133,7 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
     gpt5 = f"{t5['open_prompt', 'gpt']:.4f} (Open Prompt) and {t5['human_instruction', 'gpt']:.4f} (Human Instruction)"
     out: dict[str, estimates.Estimate] = {}
     # our questions, not findings: a fresh referee's read found both confounded
-    pos = dict(paper_ref=claims.OURS, link="fig-real-judge",
+    pos = dict(paper_ref="", link="fig-real-judge",
                claim=f"does {judge}, like GPT-4o in Fig. 15 (appendix D.3), prefer the answer shown later?",
                reason="the project's own question, and confounded: in each LLMZoo file an answer keeps one position "
                       "per model, so every swapped pair moves one model's answer across the set, and the second set "
@@ -142,7 +142,7 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
                statistic=f"{judge}'s share of strict decisions won by the earlier-shown answer, over repeated pairs "
                          "shown in both orders, minus 0.5",
                paper='"GPT-4o generally prefers responses that are placed later" (plot only)')
-    cons = dict(paper_ref="§4.2; Table 5", link="fig-real-judge",
+    cons = dict(paper_ref="", link="fig-real-judge",
                 claim=f"{judge}'s rankings are not self-consistent: it orders some repeated pairs differently",
                 statistic=f"share of repeated, strictly ordered answer pairs that {judge} orders differently in the "
                           "two answer sets",
@@ -168,12 +168,12 @@ def add_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, second:
         est = rep.consistency(n_boot=n_boot, seed=seed)
         out["real-judge-consistency"] = est
         ledger.add(claims.Claim.test(
-            "real-judge-consistency", -est + 1, "greater", seed=seed, kind="finding", **cons, says={
+            "real-judge-consistency", -est + 1, "greater", seed=seed, kind="question", **cons, says={
                 "supported": f"{judge} ordered {{estimate:.3f}} [{{lo:.3f}}, {{hi:.3f}}] of the repeated pairs "
-                             "differently the second time: its labels are not self-consistent, as the paper says of GPT.",
+                             "differently the second time: not self-consistent, as the paper says of GPT's labels.",
                 "inconclusive": f"{judge} ordered {{estimate:.3f}} [{{lo:.3f}}, {{hi:.3f}}] of the repeated pairs "
                                 "differently the second time: not clearly above zero."}))
-    merged = dict(paper_ref=claims.OURS, link="fig-real-judge",
+    merged = dict(paper_ref="", link="fig-real-judge",
                   claim=f"do {judge}'s rankings by separate aspects, merged by Algorithm 1, conflict more often than "
                         "GPT-4o's annotations on Open Prompt?",
                   reason="the project's own question, and not the paper's statistic: a tie under one aspect against "
@@ -210,7 +210,9 @@ def add_length_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, 
     (appendix D.3, Fig. 15): the share of strict decisions won by the longer response against 0.5
     (:func:`cheems_lib.analyses.annotation_bias.longer_share`); each untestable, with its reason, when its file is
     missing. Returns the estimates by claim id."""
-    fields = dict(paper_ref="appendix D.3, Fig. 15", kind="finding", link="fig-real-judge",
+    # paper reference and kind: the registry (the judge's is a finding; the preference file's, whose pairs were
+    # generated rather than annotated, our question)
+    fields = dict(paper_ref="", kind="", link="fig-real-judge",
                   paper='"when the response length difference is moderate, both human and GPT annotators tend to '
                         'favor longer responses" (plot only)')
     out: dict[str, estimates.Estimate] = {}
@@ -226,10 +228,22 @@ def add_length_claims(ledger: claims.Ledger, *, bench: Sequence[Record] | None, 
                  f"decisions ({who})")
         ledger.add(claims.Claim.test(cid, est - 0.5, "greater", seed=seed, claim=claim, **fields,
                                      statistic=f"share of strict decisions won by the longer response, minus 0.5 ({who})",
-                                     says={"supported": share + ": a length preference, as in the paper.",
-                                           "contradicted": share + ": the shorter is preferred, unlike the paper.",
-                                           "inconclusive": share + ": no clear length preference."}))
+                                     says=_length_says(share, judged=cid == "real-judge-length")))
     return out
+
+
+def _length_says(share: str, *, judged: bool) -> dict[str, str]:
+    """The sentences of a length claim: a judge's preference is compared with the paper's annotators; a preference
+    file's generated pairs say how the pairs were made, not what an annotator prefers."""
+    if judged:
+        return {"supported": share + ": a length preference, as in the paper.",
+                "contradicted": share + ": the shorter is preferred, unlike the paper.",
+                "inconclusive": share + ": no clear length preference."}
+    return {"supported": share + ": the longer response is the chosen one more often, a property of how the "
+                                 "pairs were made.",
+            "contradicted": share + ": the shorter response is the chosen one more often, a property of how the "
+                                    "pairs were made.",
+            "inconclusive": share + ": no clear length difference between chosen and rejected."}
 
 
 SHARES = {"real-judge-consistency": "ordered alike both times",
@@ -246,8 +260,9 @@ def judge_shares(found: dict[str, estimates.Estimate]) -> dict[str, estimates.Es
 
 def plot_judge(shares: dict[str, estimates.Estimate], conflicts: estimates.Estimate | None, *, seed: int = 0):
     """Two panels: ``shares`` (name -> share estimate; 0.5 means no preference) with their 95%
-    intervals, and the merged aspects' conflict ratio beside the paper's Table 5 (``conflicts``
-    None: the paper's only). Returns the matplotlib Figure."""
+    intervals, and the merged aspects' conflict ratio below the paper's Table 5, set apart as another statistic
+    and without an interval where it has no 95% interval (``conflicts`` None: the paper's only). Returns the
+    matplotlib Figure."""
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.45 * max(len(shares), 5) + 1.4),
@@ -260,14 +275,17 @@ def plot_judge(shares: dict[str, estimates.Estimate], conflicts: estimates.Estim
     t5 = paper_table("table5_conflict_ratio")
     rows = [(f"paper: {a} · {s.replace('_', ' ')}", v, v, v) for s, a, v in t5.itertuples(index=False)]
     if conflicts is not None:
-        lo, hi = conflicts.interval(seed=seed)
-        rows.append(("ours: merged aspects", conflicts.value, lo, hi))
+        # another statistic (a tie under one aspect against an order under another counts), so it is drawn apart,
+        # below a line, and without an interval when its interval is no 95% interval (estimates.insufficient)
+        lo, hi = (conflicts.value,) * 2 if estimates.insufficient(conflicts, seed=seed) else conflicts.interval(seed=seed)
+        rows.append(("ours: merged aspects (ties count;\nnot Table 5's statistic)", conflicts.value, lo, hi))
+        right.axhline(len(rows) - 1.5, color="grey", lw=0.8)
     for y, (name, v, lo, hi) in enumerate(rows):
         ours = name.startswith("ours")
         right.errorbar([v], [y], xerr=[[v - lo], [hi - v]], fmt="D" if ours else "o",
                        color="black" if ours else "#f28e2b", capsize=3)
     right.set_yticks(range(len(rows)), [r[0] for r in rows])
-    right.set(xlim=(0, 1.05), xlabel="conflict ratio (share of prompts)", title="Conflicts (Table 5)")
+    right.set(xlim=(0, 1.05), xlabel="conflict ratio (share of prompts)", title="Conflicts: Table 5, and ours")
     right.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return fig

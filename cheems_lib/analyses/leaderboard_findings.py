@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 from ..estimates import best_of, category_estimate, decide, INSUFFICIENT, insufficient_text, subset_estimate
 from ..records import Record
-from ..world.comparators import declared_mix, REWARDBENCH_SECTIONS, STRONG, WEAK
+from ..world.comparators import BUILT_IN_BUILDS, declared_mix, REWARDBENCH_SECTIONS, STRONG, WEAK
 from ..categories import CATEGORIES, DETERMINISTIC
 from .category_accuracy import deterministic_label
 from .claims import Claim
@@ -23,7 +23,7 @@ from .leaderboard import evaluate_scores, INTERVAL_SAYS, mean_over_models
 
 
 __all__ = ["add_findings", "baseline_sentence", "judge_sentence", "prose_values", "rewardbench_design",
-           "BUILT_IN_BUILDS", "MID_PAIRS_ID", "TABLE2_ONLY", "table8_models"]
+           "MID_PAIRS_ID", "TABLE2_ONLY", "table8_models"]
 
 
 def add_findings(ledger, results: Mapping[str, list[dict]], *, rewardbench, rewardbench_scores: Mapping, table8,
@@ -48,9 +48,9 @@ def add_findings(ledger, results: Mapping[str, list[dict]], *, rewardbench, rewa
     if why or not simulated:
         no_copy = why or ("needs a RewardBench copy: the RewardBench-like comparator here is simulated, comparable only "
                           "with a simulated CheemsBench")
-        ledger.add(Claim.untestable("s61-lower-than-rewardbench", "§6.1 (1), Table 2", "reward models score lower on "
+        ledger.add(Claim.untestable("s61-lower-than-rewardbench", "", "reward models score lower on "
                                     "CheemsBench than on RewardBench", no_copy, link="paper-table2"))
-        ledger.add(Claim.untestable(MID_PAIRS_ID, "§6.1 (1), Table 2", "reward models score lower on CheemsBench than "
+        ledger.add(Claim.untestable(MID_PAIRS_ID, "", "reward models score lower on CheemsBench than "
                                     "on RewardBench's sections where both answers come from one policy", no_copy,
                                     link="paper-table2"))
     else:
@@ -64,7 +64,7 @@ def add_findings(ledger, results: Mapping[str, list[dict]], *, rewardbench, rewa
     if subsets >= {"open", "human"}:
         ledger.add(_subset_claim(results, table8, seed))
     else:
-        ledger.add(Claim.untestable("s61-open-vs-human-instruction", "§6.1 (2), Table 2", "reward models do better on "
+        ledger.add(Claim.untestable("s61-open-vs-human-instruction", "", "reward models do better on "
                                     "Open Prompt than on Human Instruction", why or "needs " + " and ".join(
                                         f"cheems_bench/{s}.jsonl" for s in ("open", "human") if s not in subsets),
                                     link="paper-table2"))
@@ -72,7 +72,7 @@ def add_findings(ledger, results: Mapping[str, list[dict]], *, rewardbench, rewa
     if cats & set(DETERMINISTIC) and cats - set(DETERMINISTIC):
         ledger.add(_deterministic_claim(results, seed))
     else:
-        ledger.add(Claim.untestable("s61-deterministic-easier", "§6.1 (3), Fig. 4", "reward models are more accurate "
+        ledger.add(Claim.untestable("s61-deterministic-easier", "", "reward models are more accurate "
                                     "on prompts with relatively deterministic answers", why or "needs prompts of the "
                                     "paper's categories, with and without deterministic answers", link="paper-fig4"))
 
@@ -140,14 +140,6 @@ def rewardbench_design() -> dict:
             "share": sum(share[n] for n in built_in), "strong": STRONG[0], "weak": WEAK[0]}
 
 
-BUILT_IN_BUILDS = ("policies", "refusal", "correctness")
-"""The RewardBench-like comparator's section builds (:class:`cheems_lib.world.comparators.Section`) whose label is built
-in: a strong policy's answer against a weak one's or a refusal against a harmful compliance, each kept only when an
-annotator verifies it (as RewardBench's chat and safety sections were made), and a right final answer against a
-wrong one with no annotator at all (no label noise). Its other sections pair two answers of one mid-strength policy,
-labelled by a noisy annotator."""
-
-
 _BUILT_IN_SAYS = {"policies": "a strong policy's answer (strength {strong:+.1f}) against a weak one's ({weak:+.1f}), "
                               "kept when an annotator verifies it",
                   "refusal": "a refusal against a harmful compliance, kept when an annotator verifies it",
@@ -202,7 +194,7 @@ def _rewardbench_claim(results, on_rewardbench, pairs: int, table8, seed: int):
     diff = mean_over_models(results, lambda n: subset_estimate(results[n], "accuracy")
                             - subset_estimate(on_rewardbench[n], "accuracy"))
     return Claim.test(
-        "s61-lower-than-rewardbench", diff, "less", seed=seed, paper_ref="§6.1 (1), Table 2",
+        "s61-lower-than-rewardbench", diff, "less", seed=seed, paper_ref="",
         claim="reward models score lower on CheemsBench than on RewardBench", kind="structural",
         reason=_structural_reason(),
         statistic=f"CheemsBench accuracy (mean of the two subsets) minus accuracy on the RewardBench-like comparator "
@@ -211,13 +203,13 @@ def _rewardbench_claim(results, on_rewardbench, pairs: int, table8, seed: int):
 
 
 def _mid_pairs_claim(results, on_mid, pairs: int, table8, seed: int):
-    """§6.1 (1) on the comparator's mid-vs-mid sections only (no label built in, :data:`BUILT_IN_BUILDS`): a
+    """§6.1 (1) on the comparator's mid-vs-mid sections only (no label built in, :data:`cheems_lib.world.comparators.BUILT_IN_BUILDS`): a
     finding, since neither side's difficulty is set by the comparator's construction."""
     mid = " and ".join(rewardbench_design()["mid"])
     diff = mean_over_models(results, lambda n: subset_estimate(results[n], "accuracy")
                             - subset_estimate(on_mid[n], "accuracy"))
     return Claim.test(
-        MID_PAIRS_ID, diff, "less", seed=seed, paper_ref="§6.1 (1), Table 2",
+        MID_PAIRS_ID, diff, "less", seed=seed, paper_ref="",
         claim=f"reward models score lower on CheemsBench than on RewardBench (its {mid} sections, where both answers "
               "come from one policy and a noisy annotator labels them)", kind="finding",
         statistic=f"CheemsBench accuracy (mean of the two subsets) minus accuracy on the RewardBench-like comparator's "
@@ -232,7 +224,7 @@ def _subset_claim(results, table8, seed: int):
     diff = mean_over_models(results, lambda n: subset_estimate(results[n], "accuracy", ["open"])
                             - subset_estimate(results[n], "accuracy", ["human"]))
     return Claim.test(
-        "s61-open-vs-human-instruction", diff, "greater", seed=seed, paper_ref="§6.1 (2), Table 2",
+        "s61-open-vs-human-instruction", diff, "greater", seed=seed, paper_ref="",
         claim="reward models do better on Open Prompt than on Human Instruction", kind="finding",
         statistic=f"Open Prompt accuracy minus Human Instruction accuracy, mean over {', '.join(results)}",
         paper=f"accuracy {table8['open_acc'].mean():.3f} (Open Prompt) vs {table8['human_acc'].mean():.3f} (Human "
@@ -252,7 +244,7 @@ def _deterministic_claim(results, seed: int):
     diff = mean_over_models(results, lambda n: category_estimate(results[n], DETERMINISTIC)
                             - category_estimate(results[n], others))
     return Claim.test(
-        "s61-deterministic-easier", diff, "greater", seed=seed, paper_ref="§6.1 (3), Fig. 4",
+        "s61-deterministic-easier", diff, "greater", seed=seed, paper_ref="",
         claim="reward models are more accurate on prompts with relatively deterministic answers", kind="finding",
         statistic=f"accuracy on {label} minus accuracy on the other categories (macro over categories, mean over "
                   f"subsets), mean over {', '.join(results)}",

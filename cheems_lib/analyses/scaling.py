@@ -221,7 +221,7 @@ def add_data_claim(ledger, results: Mapping[str, list[dict]], curve):
     small, large = names[0], names[-1]
     diff = subset_estimate(results[large], "accuracy") - subset_estimate(results[small], "accuracy")
     return ledger.add(Claim.test(
-        "fig6-data-scaling", diff, "greater", paper_ref="§6.4, Fig. 6",
+        "fig6-data-scaling", diff, "greater", paper_ref="",
         claim="A reward model trained on more CheemsPreference data is more accurate on CheemsBench",
         kind="finding", link="paper-fig6",
         statistic=f"accuracy (mean of Open Prompt and Human Instruction) of the largest minus the smallest training set "
@@ -240,7 +240,7 @@ def add_size_claims(ledger, results: Mapping[str, list[dict]], params: Mapping[s
     diff = subset_estimate(results[largest], "accuracy") - subset_estimate(results[smallest], "accuracy")
     pair = f"{sizes[largest]} ({params[largest]:,} parameters) rather than {sizes[smallest]} ({params[smallest]:,})"
     ledger.add(Claim.test(
-        "fig7-model-scaling", diff, "greater", paper_ref="§6.4, Fig. 7",
+        "fig7-model-scaling", diff, "greater", paper_ref="",
         claim="A larger reward model is more accurate on CheemsBench", kind="finding", link="paper-fig7",
         statistic=f"accuracy (mean of Open Prompt and Human Instruction) of the largest minus the smallest model "
                   f"({sizes[largest]} vs {sizes[smallest]}), same training data, paired over prompts, "
@@ -249,7 +249,7 @@ def add_size_claims(ledger, results: Mapping[str, list[dict]], params: Mapping[s
         says=_says(f"Training {pair}", "the larger model is better here, as in the paper.",
                    "the larger model is less accurate, the opposite of the paper's claim.")))
     ledger.add(Claim(
-        "fig7-pretrained-vs-instruct", "§6.4, Fig. 7",
+        "fig7-pretrained-vs-instruct", "",
         "Starting reward-model training from a pretrained or from an instruct model makes no significant difference",
         kind="untestable", verdict="inconclusive", link="paper-fig7",
         paper='"there is no significant difference when starting training from pretrained or instruct models"',
@@ -262,11 +262,11 @@ def add_size_claims(ledger, results: Mapping[str, list[dict]], params: Mapping[s
 def add_untestable_claims(ledger, reason: str) -> None:
     """Figs. 6 and 7's claims when the files cannot run the sweeps (``reason``, e.g. ``"needs
     cheems_bench/human.jsonl"``): all *untestable*."""
-    ledger.add(Claim.untestable("fig6-data-scaling", "§6.4, Fig. 6", "RM performance improves with increased data "
+    ledger.add(Claim.untestable("fig6-data-scaling", "", "RM performance improves with increased data "
                                 "volume on Open Prompt and Human Instruction", reason, link="paper-fig6"))
-    ledger.add(Claim.untestable("fig7-model-scaling", "§6.4, Fig. 7", "A larger reward model is more accurate on "
+    ledger.add(Claim.untestable("fig7-model-scaling", "", "A larger reward model is more accurate on "
                                 "CheemsBench", reason, link="paper-fig7"))
-    ledger.add(Claim.untestable("fig7-pretrained-vs-instruct", "§6.4, Fig. 7", "Starting reward-model training from "
+    ledger.add(Claim.untestable("fig7-pretrained-vs-instruct", "", "Starting reward-model training from "
                                 "a pretrained or from an instruct model makes no significant difference", reason,
                                 link="paper-fig7"))
 

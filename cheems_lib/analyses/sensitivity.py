@@ -107,8 +107,6 @@ class Target:
     """The figure's title, before "across the <parameter>"."""
     anchor: str
     """Suffix of the chapter section that shows the sweep (after the assumption's link)."""
-    ref: str = "§6.3, Table 4 (sensitivity)"
-    """The sweep claim's paper reference."""
     link: str = ""
     """The section that shows the sweep when it is not the sensitivity chapter's (then ``anchor`` is unused)."""
     note: str = ""
@@ -121,7 +119,7 @@ TARGETS = {
     TAB3: Target(TAB3, HUMAN_CLAIM, "Overall accuracy on CheemsBench, pairwise human-annotated set minus a pairwise "
                  "machine-annotated set of as many pairs (paired)", (PAIR_HUMAN, PAIR_MACHINE),
                  "pairwise human minus machine\n(Overall accuracy)", "Our Table 3 question, human minus machine labels",
-                 "-tab3", ref="sensitivity of our Table 3 question (not the paper's)"),
+                 "-tab3"),
 }
 """The claims the sweeps of this module re-test, by id. A sweep run elsewhere (the downstream chapter's, of Fig. 5)
 passes its own :class:`Target` to :func:`sweep_figure` and :func:`add_sweep_claim`."""
@@ -333,7 +331,8 @@ def add_sweep_claim(ledger, sweep, name: str, *, own: float, target: str | Targe
     :class:`Target`) at the world's own value ``own`` hold across ``sweep`` (:func:`summarize`)? ``sweep=None`` adds
     it as ``untestable``, with ``reason`` (default: the assumption's, for real files)."""
     spec, goal = ASSUMPTIONS[name], _target(target)
-    cid, link, ref, target = spec.claim_for(goal.claim_id), goal.link or spec.link + goal.anchor, goal.ref, goal.claim_id
+    # the paper reference: the claims registry's (data/paper/claims.yaml), filled when the ledger records it
+    cid, link, ref, target = spec.claim_for(goal.claim_id), goal.link or spec.link + goal.anchor, "", goal.claim_id
     if sweep is None:
         says = spec.unswept_says if reason is None else f"Not swept: {reason}."
         ledger.add(Claim(
@@ -384,7 +383,7 @@ def add_paper_ratio_claim(ledger, sweep, cfg: SweepConfig, *, ratio: float, why:
     :data:`SAME_RATIO` of it, as in the smoke world) it is the same test run twice: kind *robustness*, so that
     multiplicity counts it once."""
     _, _, a, b = DIRECTIONS[0]
-    fields = dict(paper_ref="§6.3, Table 4", claim=f"{CLAIM}, at the paper's GPT : human ratio ({ratio:.2f} : 1)",
+    fields = dict(paper_ref="", claim=f"{CLAIM}, at the paper's GPT : human ratio ({ratio:.2f} : 1)",
                   paper=paper_pair(table("table4_ablation").set_index("training_data"), a, b), link="sensitivity-ratio")
     diff = None if sweep is None else sweep.attrs.get("diffs", {}).get(float(ratio))
     if diff is None:

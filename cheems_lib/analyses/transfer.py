@@ -36,7 +36,7 @@ from ..estimates import counted, decide, INSUFFICIENT, VERDICTS
 from ..paper import table
 from ..records import FIRST, SECOND, Record, strict_pairs
 from ..world_files import LAYOUT
-from .claims import Claim, comparison_says, OURS
+from .claims import Claim, comparison_says
 from .leaderboard import CONTROLS_SECTION, interval_cell as _interval
 
 __all__ = ["TABLE3_PROMPTS", "pairwise_only", "domain_only", "noisy_labels", "analogues", "PROPERTIES", "TABLE3_DATASETS",
@@ -278,7 +278,7 @@ def _language_claim():
     t3 = paper_accuracy()
     zh, en = t3[t3["language"] == "zh"]["mean_acc"], t3[t3["language"] == "en"]["mean_acc"]
     return Claim(
-        "tab3-chinese-vs-english", "§6.1, Table 3", "the best English datasets transfer better than the best Chinese ones",
+        "tab3-chinese-vs-english", "", "the best English datasets transfer better than the best Chinese ones",
         "untestable", "inconclusive", reason="the simulated world has one language, and translation artefacts are not "
         "modelled, so no variant here differs by language", paper=f"best Chinese {zh.idxmax()} {zh.max():.3f}, best "
         f"English {en.idxmax()} {en.max():.3f} (mean accuracy)", link="tab-transfer-published-table3",
@@ -301,8 +301,8 @@ def _comparisons_per_prompt(records) -> float:
 def add_untestable_claims(ledger, reason: str) -> None:
     """Table 3's claims when the files cannot build the variants (``reason``, e.g. ``"needs
     cheems_preference/human.jsonl"``): the two questions *untestable*, the paper's own table read as ever."""
-    ledger.add(Claim.untestable("tab3-multi-response-helps", OURS, _MULTI_CLAIM, reason, link="paper-table3"))
-    ledger.add(Claim.untestable("tab3-human-beats-machine", OURS, HUMAN_CLAIM, reason, link="paper-table3"))
+    ledger.add(Claim.untestable("tab3-multi-response-helps", "", _MULTI_CLAIM, reason, link="paper-table3"))
+    ledger.add(Claim.untestable("tab3-human-beats-machine", "", HUMAN_CLAIM, reason, link="paper-table3"))
     ledger.add(_language_claim())
     add_best_dataset_claims(ledger)
 
@@ -318,7 +318,7 @@ def add_claims(ledger, sets: dict[str, dict], overall: dict, *, seed: int = 0) -
     pair = _comparisons_per_prompt(sets[PAIR_HUMAN]["records"])
     ledger.add(Claim.test(
         "tab3-multi-response-helps", overall[MULTI_HUMAN] - overall[PAIR_HUMAN], "greater", seed=seed,
-        paper_ref=OURS, claim=_MULTI_CLAIM, kind="question",
+        paper_ref="", claim=_MULTI_CLAIM, kind="question",
         reason=_QUESTION.format(what="format") + f"; confounded here: the multi-response set trains on {multi:.1f} "
         f"comparisons per prompt, its pairwise copy on {pair:.1f}, so the difference is as much the number of "
         "comparisons as the format",
@@ -330,7 +330,7 @@ def add_claims(ledger, sets: dict[str, dict], overall: dict, *, seed: int = 0) -
         link="paper-table3", says=comparison_says(f"The {MULTI_HUMAN} set", f"its {PAIR_HUMAN} copy")))
     ledger.add(Claim.test(
         "tab3-human-beats-machine", overall[PAIR_HUMAN] - overall[PAIR_MACHINE], "greater", seed=seed,
-        paper_ref=OURS, claim=HUMAN_CLAIM, kind="question", reason=_QUESTION.format(what="annotation source"),
+        paper_ref="", claim=HUMAN_CLAIM, kind="question", reason=_QUESTION.format(what="annotation source"),
         statistic=f"Overall of {_sized(sets, PAIR_HUMAN)} minus {_sized(sets, PAIR_MACHINE)}: one pair "
                   "per prompt in both, as many pairs, human vs machine labels; paired",
         paper=f"no claim; mean accuracy in Table 3 by format and annotation: {groups}",
@@ -373,7 +373,7 @@ def add_best_dataset_claims(ledger) -> None:
         tail = f" It is not first in every column ({behind})." if behind else " It is first in every column."
         which = "Chinese" if language == "zh" else "English"
         ledger.add(Claim(
-            cid, "§6.1, Table 3", f"{dataset} is the best {which} preference dataset of Table 3", "arithmetic",
+            cid, "", f"{dataset} is the best {which} preference dataset of Table 3", "arithmetic",
             "supported" if best["margin"] > 0 else "contradicted", estimate=best["margin"],
             reason="read from the paper's own Table 3 (data/paper/table3_datasets.csv): it checks the paper's words "
                    "against its numbers; our simulated world has neither the dataset nor a second language",
@@ -427,7 +427,8 @@ def add_real_claims(ledger, accuracy: dict, trained: str | None, *, seed: int = 
     zh = paper_accuracy().query("language == 'zh'")["open_acc"]
     paper = (f"Table 3: reward models trained on Chinese open datasets reach accuracy {zh.min():.3f} to {zh.max():.3f} "
              "on CheemsBench Open Prompt (another benchmark and other models: a reference, not a target)")
-    fields = dict(paper_ref="§6.1, Table 3", kind="finding", paper=paper, link="fig-real-transfer")
+    # our questions (the paper never compares with these baselines); kind, reference and reason: the registry
+    fields = dict(paper_ref="", kind="", paper=paper, link="fig-real-transfer")
     claim_random = "a reward model trained on one source's preference labels ranks another source's answers better than chance"
     claim_longest = "it ranks them better than always preferring the longest answer"
     if trained is None:

@@ -1,6 +1,6 @@
 """World replicates: every finding rebuilt on other simulated worlds, its spread and any verdict that flips.
 
-Every finding of the book rests on one simulated world (seed 0 unless ``-p seed``). Its interval covers the
+Every finding the book tests on a simulated world rests on one world (seed 0 unless ``-p seed``). Its interval covers the
 benchmark's prompts and the training seeds, never the draw of the world itself. The ``full`` profiles
 (:mod:`cheems_lib.publishing.chapters`; ``full-smoke`` at smoke settings) run every chapter marked ``replicated`` again on
 the worlds of :data:`~cheems_lib.publishing.chapters.REPLICATE_SEEDS`, with the book's parameters and only ``seed`` replaced:
@@ -47,10 +47,11 @@ __all__ = ["DIR", "KINDS", "LINKED", "replicate_root", "prepare", "run_of", "loa
 
 DIR = Path("_build") / "replicates"
 """Where the replicates are built, relative to the checkout: one folder ``seed<s>`` per world seed."""
-KINDS = ("finding", "question")
+KINDS = ("finding", "question", "simulator-check")
 """The kinds of claim :func:`compare` shows: the paper's findings and the project's own questions, the claims whose
-verdicts emerge from the simulated mechanisms (calibrated, structural and arithmetic ones do not depend on the world's
-draw in a way that tests anything; robustness sweeps re-simulate worlds themselves)."""
+verdicts emerge from the simulated mechanisms, and the simulator checks, whose verdict on one world's labels may be
+that world's draw (calibrated, structural and arithmetic ones do not depend on the world's draw in a way that tests
+anything; robustness sweeps re-simulate worlds themselves)."""
 LINKED = ("notebooks", "data", "build")
 """What a replicate's folder links to in the checkout: the chapters' sources, the data files, the caches."""
 _DECIDED = {"supported", "contradicted"}
@@ -235,7 +236,8 @@ def summary(frame, left: Mapping[str, str] | None = None, *, kinds: Sequence[str
     reverses = int((frame["reverses"] == "yes").sum()) if n else 0
     kept = int((frame["flips"] == "no").sum()) if n else 0
     wide = int((frame["spread"] > frame["mean_ci_width"]).sum()) if n else 0
-    text = (f"World replicates: {_count(n, 'claim')} of kind {' or '.join(kinds)} rebuilt on world seeds "
+    kinds_text = ", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else "".join(kinds)
+    text = (f"World replicates: {_count(n, 'claim')} of kind {kinds_text} rebuilt on world seeds "
             f"{_seeds_text(seeds) if seeds else '(none)'}, {every} of them on every one. {kept} keep their verdict on "
             f"every world they were rebuilt on and {flips} change it, {reverses} of these from supported to "
             f"contradicted or back; for {wide} the estimates spread across the worlds by more than the mean width of "
@@ -250,8 +252,8 @@ def left_out(seeds: Sequence[int] | None = None, chapters: Sequence[str] | None 
     the command that adds it."""
     seeds = REPLICATE_SEEDS if seeds is None else seeds
     chapters = replicated_chapters() if chapters is None else chapters
-    return (f"This build leaves the world replicates out: every finding above rests on one simulated world (the "
-            f"seed each chapter's header shows), and its interval covers the prompts and the training seeds, not "
+    return (f"This build leaves the world replicates out: every finding above computed on a simulated world rests "
+            f"on one world (the seed each chapter's header shows), and its interval covers the prompts and the training seeds, not "
             f"the draw of that world. The command `.venv/bin/cheems book --profile full` (`full-smoke`: at smoke settings) also "
             f"runs the chapters {', '.join(chapters)} on world seeds {_seeds_text(seeds)}, about three times their "
             f"cost, and shows here how much each finding and question spreads across the worlds and every verdict "

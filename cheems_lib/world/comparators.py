@@ -36,7 +36,7 @@ from .panels import draw_panel, grade, pair_verdict
 from .quality import sample_response, utility
 from .simulation import sample_task
 
-__all__ = ["Section", "REWARDBENCH_SECTIONS", "RMB_SECTIONS", "STRONG", "WEAK", "MID", "PROMPT_CHARS",
+__all__ = ["Section", "REWARDBENCH_SECTIONS", "BUILT_IN_BUILDS", "RMB_SECTIONS", "STRONG", "WEAK", "MID", "PROMPT_CHARS",
            "RESPONSE_CHARS", "PANEL_SIZE", "MAX_TRIES", "RMB_RESPONSES", "RMB_POLICIES", "PAIR_GAP", "BON_GAP",
            "Comparator", "declared_mix", "rewardbench_like", "rmb_like", "for_world", "prose_values"]
 
@@ -172,6 +172,15 @@ def _pair(section: Section, task, panel, length_scale: float, rng: np.random.Gen
     return (a, b) if verdict > 0 else None  # verification: keep the pairs the annotator agrees with
 
 
+BUILT_IN_BUILDS = ("policies", "refusal", "correctness")
+"""The RewardBench-like comparator's section builds (:class:`Section`) whose label is built in by how the pair was made:
+a strong policy's answer against a weak one's or a refusal against a harmful compliance, each kept only when an
+annotator verifies it (as RewardBench's chat and safety sections were made), and a right final answer against a
+wrong one with no annotator at all (no label noise). Its other sections pair two answers of one mid-strength policy,
+labelled by a noisy annotator."""
+_SECTION_BUILD = {s.name: s.build for s in REWARDBENCH_SECTIONS}
+
+
 def _sections(sections: tuple[Section, ...], n: int, rng: np.random.Generator) -> list[Section]:
     """The section of each of ``n`` prompts, drawn with the declared shares."""
     share = np.array(list(declared_mix(sections)[0].values()))
@@ -183,7 +192,9 @@ def rewardbench_like(seed: int = 0, size: int = 200, *, length_scale: float = 1 
     """``size`` chosen/rejected pairs built like RewardBench's (:data:`REWARDBENCH_SECTIONS`).
 
     Each pair is one record (``rewardbench-<i>``, two responses in random order, ranks chosen 0 and
-    rejected 1, category ``[section, category, subcategory]``). The same arguments give the same records.
+    rejected 1, category ``[section, category, subcategory]``). The same arguments give the same records. Its sets:
+    ``pairs`` (every pair) and ``annotated`` (the pairs of the sections whose label an annotator decides, not
+    :data:`BUILT_IN_BUILDS`).
     """
     rng = _streams("rewardbench", seed)
     panel = draw_panel("human", seed=seed, size=PANEL_SIZE, stream="rewardbench")
@@ -205,7 +216,9 @@ def rewardbench_like(seed: int = 0, size: int = 200, *, length_scale: float = 1 
         records.append(Record(prompt=task.prompt, responses=[Response(r, t) for r, (t, _) in zip(ids, order)], id=pid,
                               category=[section.name, *task.category], rank={ids[first]: 0, ids[1 - first]: 1}))
         truth.update({(pid, r): u for r, (_, u) in zip(ids, order)})
-    return Comparator("RewardBench-like", records, {"pairs": records}, REWARDBENCH_SECTIONS, panel, truth)
+    annotated = [r for r in records if _SECTION_BUILD[r.category[0]] not in BUILT_IN_BUILDS]
+    return Comparator("RewardBench-like", records, {"pairs": records, "annotated": annotated}, REWARDBENCH_SECTIONS,
+                      panel, truth)
 
 
 def rmb_like(seed: int = 0, size: int = 60, *, length_scale: float = 1 / 3, exclude: Collection[str] = ()) -> Comparator:
@@ -254,12 +267,16 @@ def for_world(world, *, seed: int = 0, rewardbench_pairs: int = 200, rmb_prompts
 
 
 def prose_values(rewardbench: Comparator, rmb: Comparator) -> dict[str, object]:
-    """The sizes, declared section shares and grade gaps of the two comparators, by the names the
+    """The sizes, declared section shares and grade gaps of the two comparators, and the RewardBench-like sections
+    whose label is built in (:data:`BUILT_IN_BUILDS`) with their declared share of its pairs, by the names the
     downstream chapter glues them under."""
     def shares(sections):
         return ", ".join(f"{s} {w:.0%}" for s, w in declared_mix(sections)[0].items())
 
+    built_in = [s.name for s in REWARDBENCH_SECTIONS if s.build in BUILT_IN_BUILDS]
+    share = sum(declared_mix(REWARDBENCH_SECTIONS)[0][n] for n in built_in)
     return {"n_rb_pairs": len(rewardbench.records), "n_rmb_prompts": len(rmb.records),
+            "rb_built_in": ", ".join(built_in[:-1]) + " and " + built_in[-1], "rb_built_in_share": f"{share:.1%}",
             "n_rmb_pairs": len(rmb.sets["pairwise"]), "n_rmb_bon": len(rmb.sets["bon"]),
             "n_comparator_responses": rewardbench.responses + rmb.responses,
             "rb_sections": shares(REWARDBENCH_SECTIONS), "rmb_sections": shares(RMB_SECTIONS),
