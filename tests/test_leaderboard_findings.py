@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cheems_lib import paper
 from cheems_lib.analyses import leaderboard as lb, leaderboard_findings
 from cheems_lib.estimates import best_of, subset_estimate
 from cheems_lib.analyses.claims import Claim, Ledger
@@ -48,7 +49,8 @@ def test_add_findings_adds_the_s61_claims_with_hand_computed_estimates(chapter):
     ledger = Ledger("evaluation", "test")
     leaderboard_findings.add_findings(ledger, c["results"], rewardbench=rb, rewardbench_scores=rb_scores,
                                       table8=paper.table("table8_reward_models"), n_boot=60)
-    assert list(ledger.claims) == ["s61-lower-than-rewardbench", leaderboard_findings.MID_PAIRS_ID, "s61-open-vs-human-instruction",
+    assert list(ledger.claims) == ["s61-lower-than-rewardbench", leaderboard_findings.MID_PAIRS_ID,
+                                   leaderboard_findings.PAPER_SUBSET_ID, "s61-open-vs-human-instruction",
                                    "s61-deterministic-easier"]
     mid = [r for r in rb.sets["pairs"] if r.top_category == "chat-hard"]
     on_rb = lb.evaluate_scores(rb_scores, {"rb": rb.sets["pairs"], "mid": mid}, n_boot=0)
@@ -63,7 +65,8 @@ def test_add_findings_adds_the_s61_claims_with_hand_computed_estimates(chapter):
     assert all(isinstance(cl, Claim) and "{" not in cl.sentence for cl in ledger.claims.values())
     kinds = {cid: cl.kind for cid, cl in ledger.claims.items()}
     assert kinds == {"s61-lower-than-rewardbench": "structural", leaderboard_findings.MID_PAIRS_ID: "finding",
-                     "s61-open-vs-human-instruction": "finding", "s61-deterministic-easier": "finding"}
+                     "s61-open-vs-human-instruction": "finding", "s61-deterministic-easier": "finding",
+                     leaderboard_findings.PAPER_SUBSET_ID: "arithmetic"}
 
 
 def test_rewardbench_claim_on_the_whole_comparator_is_structural():
@@ -124,8 +127,10 @@ def test_findings_untestable_without_models_or_on_real_files():
     add_findings(ledger, {}, rewardbench=None, rewardbench_scores={}, table8=None, simulated=False)
     assert [(c.id, c.kind) for c in ledger.claims.values()] == [
         ("s61-lower-than-rewardbench", "untestable"), (leaderboard_findings.MID_PAIRS_ID, "untestable"),
-        ("s61-open-vs-human-instruction", "untestable"), ("s61-deterministic-easier", "untestable")]
-    assert all(c.reason == "needs trained models and cheems_bench/" for c in ledger.claims.values())
+        (leaderboard_findings.PAPER_SUBSET_ID, "arithmetic"), ("s61-open-vs-human-instruction", "untestable"),
+        ("s61-deterministic-easier", "untestable")]  # the paper's own numbers are checked whatever the files hold
+    assert all(c.reason == "needs trained models and cheems_bench/" for c in ledger.claims.values()
+               if c.kind == "untestable")
 
 
 def test_judge_sentence_on_too_few_prompts_says_insufficient_data(chapter):
@@ -135,3 +140,14 @@ def test_judge_sentence_on_too_few_prompts_says_insufficient_data(chapter):
     judged = lb.evaluate_scores({"judge": c["truth"]}, few, n_boot=60, seed=0)
     text = leaderboard_findings.judge_sentence(judged, c["base_scores"]["baseline:random"], few, n_boot=60)
     assert text.startswith("Insufficient data: ") and "needs at least 10" in text and "above" not in text
+
+
+def test_paper_subset_claim_reads_the_papers_table8():
+    """§6.1 (2) on the paper's own Table 8: the share of its models better on Open Prompt in both accuracy and exact
+    match, and the exceptions named, counted by hand from the CSV."""
+    t8 = leaderboard_findings.table8_models(paper.table("table8_reward_models"))
+    holds = (t8["open_acc"] > t8["human_acc"]) & (t8["open_exact"] > t8["human_exact"])
+    claim = leaderboard_findings.paper_subset_claim()
+    assert (claim.kind, claim.estimate, claim.n) == ("arithmetic", holds.mean(), len(t8))
+    assert claim.verdict == ("supported" if holds.all() else "inconclusive" if holds.mean() > 0.5 else "contradicted")
+    assert all(name in claim.sentence for name in t8.loc[~holds, "model"])

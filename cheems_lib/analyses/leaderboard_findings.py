@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from ..estimates import best_of, category_estimate, decide, INSUFFICIENT, insufficient_text, subset_estimate
+from ..paper import table as paper_table
 from ..records import Record
 from ..world.comparators import BUILT_IN_BUILDS, declared_mix, REWARDBENCH_SECTIONS, STRONG, WEAK
 from ..categories import CATEGORIES, DETERMINISTIC
@@ -23,7 +24,7 @@ from .leaderboard import evaluate_scores, INTERVAL_SAYS, mean_over_models
 
 
 __all__ = ["add_findings", "baseline_sentence", "judge_sentence", "prose_values", "rewardbench_design",
-           "MID_PAIRS_ID", "TABLE2_ONLY", "table8_models"]
+           "MID_PAIRS_ID", "PAPER_SUBSET_ID", "paper_subset_claim", "TABLE2_ONLY", "table8_models"]
 
 
 def add_findings(ledger, results: Mapping[str, list[dict]], *, rewardbench, rewardbench_scores: Mapping, table8,
@@ -61,6 +62,7 @@ def add_findings(ledger, results: Mapping[str, list[dict]], *, rewardbench, rewa
         ledger.add(_rewardbench_claim(results, on_rewardbench, len(rewardbench.records), table8, seed))
         on_mid = evaluate_scores(scores, {"RewardBench-like, mid": mid}, n_boot=n_boot, seed=seed)
         ledger.add(_mid_pairs_claim(results, on_mid, len(mid), table8, seed))
+    ledger.add(paper_subset_claim(table8))  # the paper's own numbers, whatever our data
     if subsets >= {"open", "human"}:
         ledger.add(_subset_claim(results, table8, seed))
     else:
@@ -235,6 +237,45 @@ def _subset_claim(results, table8, seed: int):
                               f"Instruction: {INTERVAL_SAYS}.",
               "inconclusive": f"On average the trained models' accuracy on Open Prompt and on Human Instruction is not "
                               f"separated: {INTERVAL_SAYS}."})
+
+
+PAPER_SUBSET_ID = "s61-open-vs-human-instruction-paper"
+"""§6.1 (2) checked on the paper's own Table 8 (:func:`paper_subset_claim`)."""
+
+
+def paper_subset_claim(table8=None) -> Claim:
+    """§6.1 (2), "these RMs perform better on open-source prompts than on human instructions", checked on the paper's
+    own numbers (kind *arithmetic*, no interval; ``table8`` None: read from ``data/paper``): the share of the models of
+    Table 8 (:func:`table8_models`) whose Open
+    Prompt accuracy and exact match are both above their Human Instruction ones, naming the exceptions. *supported*
+    when every model's are, *contradicted* when at most half are, else *inconclusive* (most, not all).
+
+    >>> import pandas as pd
+    >>> t8 = pd.DataFrame({"model": ["a", "b"], "open_acc": [0.7, 0.5], "human_acc": [0.6, 0.6],
+    ...                    "open_exact": [0.3, 0.2], "human_exact": [0.2, 0.1]})
+    >>> c = paper_subset_claim(t8)
+    >>> (c.verdict, c.estimate)
+    ('contradicted', 0.5)
+    """
+    rows = table8_models(paper_table("table8_reward_models") if table8 is None else table8)
+    holds = (rows["open_acc"] > rows["human_acc"]) & (rows["open_exact"] > rows["human_exact"])
+    share, failing = float(holds.mean()), list(rows.loc[~holds, "model"])
+    verdict = "supported" if holds.all() else "contradicted" if share <= 0.5 else "inconclusive"
+    names = ", ".join(failing) if failing else "none"
+    return Claim(
+        PAPER_SUBSET_ID, "", "in the paper's Table 8, reward models do better on Open Prompt than on Human Instruction",
+        "arithmetic", verdict, estimate=share, n=len(rows), link="tab-evaluation-published-table8",
+        reason="read from the paper's own Table 8 (data/paper/table8_reward_models.csv), as printed: it checks the "
+               "paper's words against its numbers, never our data (Table 2 prints other Open Prompt and Human "
+               "Instruction values for GPT-4o; data/paper/README.md)",
+        statistic=f"share of the {len(rows)} models of Table 8 whose Open Prompt accuracy and exact match are both "
+                  "above their Human Instruction ones",
+        says={"supported": "In the paper's Table 8, every model scores higher on Open Prompt than on Human "
+                           "Instruction, in accuracy and in exact match.",
+              "inconclusive": f"In the paper's Table 8, {int(holds.sum())} of {len(rows)} models score higher on Open "
+                              f"Prompt than on Human Instruction in accuracy and exact match; not {names}.",
+              "contradicted": f"In the paper's Table 8, only {int(holds.sum())} of {len(rows)} models score higher "
+                              f"on Open Prompt than on Human Instruction in accuracy and exact match; not {names}."})
 
 
 def _deterministic_claim(results, seed: int):

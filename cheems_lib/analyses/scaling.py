@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..baselines import CHANCE, CONTROLS, null_controls
-from ..estimates import subset_estimate
+from ..estimates import all_of, INSUFFICIENT, p_value, subset_estimate
 from ..input_files import read_json
 from ..records import Record, strict_pairs
 from ..world_files import missing_sentence
@@ -37,7 +37,7 @@ from .leaderboard import CONTROLS_SECTION
 from .world_folder import seeds_text, SUBSET_NAMES
 
 __all__ = ["ladder", "nested_subsets", "count_pairs", "sweep_points", "sweep_curve", "data_sweep", "size_sweep",
-           "plot_sweep", "CONTROLS_NOTE", "interval_table", "data_summary", "add_data_claim", "add_size_claims",
+           "plot_sweep", "CONTROLS_NOTE", "interval_table", "data_summary", "PER_SUBSET_ID", "add_data_claim", "add_size_claims",
            "add_untestable_claims", "why_skipped", "subset_labels", "size_training_set", "prose_values",
            "TRAIN_BYTES_PER_PARAMETER", "name_billions", "device_memory", "checkpoints_for"]
 
@@ -214,12 +214,18 @@ def _says(lead: str, supported: str, contradicted: str) -> dict[str, str]:
                             f"{seeds}: {_NEITHER}"}
 
 
+PER_SUBSET_ID = "fig6-data-scaling-per-subset"
+"""Fig. 6's claim on each CheemsBench subset alone (:func:`add_data_claim`)."""
+
+
 def add_data_claim(ledger, results: Mapping[str, list[dict]], curve):
     """Test Fig. 6's claim on ``ledger``: the largest training set (the last of ``results``) beats
-    the smallest (the first) in accuracy, paired over prompts and hierarchical over seeds."""
+    the smallest (the first) in accuracy, paired over prompts and hierarchical over seeds; then the same on each
+    subset alone (:data:`PER_SUBSET_ID`: every subset must hold, :func:`cheems_lib.estimates.all_of`)."""
     prompts, names = _prompts(curve), list(results)
     small, large = names[0], names[-1]
     diff = subset_estimate(results[large], "accuracy") - subset_estimate(results[small], "accuracy")
+    _add_per_subset(ledger, results, small, large, prompts)
     return ledger.add(Claim.test(
         "fig6-data-scaling", diff, "greater", paper_ref="",
         claim="A reward model trained on more CheemsPreference data is more accurate on CheemsBench",
@@ -231,6 +237,28 @@ def add_data_claim(ledger, results: Mapping[str, list[dict]], curve):
         says=_says(f"Training on {prompts[large]:,} rather than {prompts[small]:,} prompts",
                    "more data helps here, as in the paper.",
                    "less accurate with more data, the opposite of the paper's claim.")))
+
+
+def _add_per_subset(ledger, results, small: str, large: str, prompts) -> None:
+    """Fig. 6 per subset: the largest minus the smallest training set's accuracy on each subset, all above zero."""
+    subsets = [s for s in SUBSET_NAMES if s in results[large][0]]
+    versus = {SUBSET_NAMES[s]: subset_estimate(results[large], "accuracy", [s])
+              - subset_estimate(results[small], "accuracy", [s]) for s in subsets}
+    verdict, closest, diff = all_of(versus, "greater")
+    lo, hi = diff.interval()
+    interval = "{estimate:+.3f} [95% interval {lo:+.3f}, {hi:+.3f}]"
+    lead = f"On each subset alone, training on {prompts[large]:,} rather than {prompts[small]:,} prompts"
+    ledger.add(Claim(
+        PER_SUBSET_ID, "", "A reward model trained on more data is more accurate on each CheemsBench subset",
+        "", verdict, estimate=diff.value, ci_low=lo, ci_high=hi, seeds=diff.seeds, n=diff.n, unit=diff.unit,
+        p=float(np.max([p_value(d, "greater") for d in versus.values()])), direction="greater",
+        replicates=int(diff.boot.shape[1]), link="paper-fig6",
+        statistic=f"accuracy of the largest minus the smallest training set on each of {', '.join(versus)}, paired "
+                  "over prompts, hierarchical over training seeds; the estimate is the subset that decides the verdict",
+        says={"supported": f"{lead} raises accuracy; the smaller gain, on {closest}, is {interval}.",
+              "contradicted": f"{lead} lowers accuracy on {closest}: {interval}.",
+              "inconclusive": f"{lead} does not separate the two on {closest}: {interval}.",
+              INSUFFICIENT: f"On {closest} alone the comparison rests on too few prompts ({diff.n})."}))
 
 
 def add_size_claims(ledger, results: Mapping[str, list[dict]], params: Mapping[str, int], sizes: Mapping[str, str]):
@@ -264,6 +292,8 @@ def add_untestable_claims(ledger, reason: str) -> None:
     cheems_bench/human.jsonl"``): all *untestable*."""
     ledger.add(Claim.untestable("fig6-data-scaling", "", "RM performance improves with increased data "
                                 "volume on Open Prompt and Human Instruction", reason, link="paper-fig6"))
+    ledger.add(Claim.untestable(PER_SUBSET_ID, "", "A reward model trained on more data is more accurate on each "
+                                "CheemsBench subset", reason, link="paper-fig6"))
     ledger.add(Claim.untestable("fig7-model-scaling", "", "A larger reward model is more accurate on "
                                 "CheemsBench", reason, link="paper-fig7"))
     ledger.add(Claim.untestable("fig7-pretrained-vs-instruct", "", "Starting reward-model training from "
