@@ -144,3 +144,21 @@ def test_claims_page_counts_and_adjusts_the_families_apart():
         "Of the 3 findings on a simulated world, 3 are supported, 0 contradicted, 0 inconclusive and 0 with "
         "insufficient data. Of the 1 finding on real data, 1 is supported, 0 contradicted, 0 inconclusive and 0 "
         "with insufficient data.")
+
+
+def test_doctests_of_the_claims_modules():
+    """The worked examples in the docstrings of the claims' modules hold."""
+    import doctest
+
+    from cheems_lib.analyses import (claim_registry as registry_module, construction_ablation, downstream_claims,
+                                     leaderboard_findings, sample_batching)
+
+    for module in (registry_module, construction_ablation, downstream_claims, leaderboard_findings, sample_batching):
+        result = doctest.testmod(module)
+        assert result.failed == 0 and result.attempted > 0, module.__name__
+
+
+def test_construction_text_names_the_registrys_mechanism():
+    text = claim_registry.construction_text("tab4-human-beats-gpt")
+    assert text.startswith("On a simulated world, what could decide tab4-human-beats-gpt by construction: ")
+    assert claim_registry.entry("tab4-human-beats-gpt").mechanism[:40].lower() in text.lower() and text.endswith(".")

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..paper import data_dir
 
 __all__ = ["KINDS", "OURS_PREFIX", "ID_PATTERN", "REGISTRY_NAME", "DIRECTIONS", "Entry", "registry", "entry", "check",
-           "simulated_source", "families", "FAMILIES"]
+           "construction_text", "simulated_source", "families", "FAMILIES"]
 
 KINDS = ("calibrated", "simulator-check", "finding", "robustness", "question", "arithmetic", "structural",
          "untestable")
@@ -141,6 +141,18 @@ def entry(claim_id: str) -> Entry:
     except KeyError:
         raise KeyError(f"claim {claim_id!r} is not in data/paper/{REGISTRY_NAME} (fix: add an entry with its id, "
                        "chapter, kind, paper_ref, paper_words, direction and mechanism)") from None
+
+
+def construction_text(claim_id: str) -> str:
+    """One sentence on what could decide ``claim_id`` by construction on a simulated world (its entry's
+    :attr:`Entry.construction`), for a chapter to glue beside the claim.
+
+    >>> construction_text("tab1-length-direction-open-prompt").startswith("On a simulated world, what could decide")
+    True
+    """
+    text = entry(claim_id).construction
+    return f"On a simulated world, what could decide {claim_id} by construction: {text[:1].lower()}{text[1:]}" + (
+        "" if text.endswith(".") else ".")
 
 
 def simulated_source(source: str) -> bool:
