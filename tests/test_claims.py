@@ -20,13 +20,44 @@ def _est(values, seeds=1):
     return Estimate(values.mean(axis=1), values)
 
 
-class TestComparisonSays:
-    def test_comparison_says_one_sentence_per_verdict(self):
-        """The templates cover every verdict and fill in the estimate."""
-        says = claims.comparison_says("A", "B")
-        assert set(says) | {estimates.INSUFFICIENT} == set(estimates.VERDICTS)  # its sentence is the library's
-        c = Claim("a-b", "§1", "c", "finding", "contradicted", estimate=-0.1, ci_low=-0.2, ci_high=-0.05, seeds=3, says=says)
-        assert c.sentence.startswith("A scores lower Overall than B") and "-0.100 [-0.200, -0.050]" in c.sentence
+class TestClaimSentences:
+    @pytest.mark.parametrize("direction, margin, verdict, words", [
+        ("greater", 0.0, "supported", "Supported: A beats b. Overall of a minus b: -0.100 [-0.200, -0.050] (95% "
+                                      "interval resampling prompts; training seeds: 3), above 0."),
+        ("greater", 0.0, "contradicted", "Contradicted: Overall of a minus b: -0.100 [-0.200, -0.050] (95% interval "
+                                         "resampling prompts; training seeds: 3), below 0, against the claim that a "
+                                         "beats b."),
+        ("greater", 0.0, "inconclusive", "includes 0, so these data do not tell whether a beats b."),
+        ("greater", 0.1, "inconclusive", "neither above 0.1 nor below -0.1, so"),
+        ("less", 0.0, "contradicted", "above 0, against the claim"),
+        ("less", 0.1, "supported", "below -0.1."),
+        ("equal", 0.03, "supported", "within ±0.03."),
+        ("equal", 0.03, "inconclusive", "neither within ±0.03 nor wholly beyond it, so"),
+    ])
+    def test_one_sentence_per_verdict_from_the_claims_words(self, direction, margin, verdict, words):
+        """Every verdict of a claim tested on an interval gets a sentence from its words, statistic, direction and
+        margin, with the interval filled in; sentences a chapter gives itself win."""
+        c = Claim("a-b", "§1", "a beats b", "finding", verdict, estimate=-0.1, ci_low=-0.2, ci_high=-0.05, seeds=3,
+                  n=50, statistic="Overall of a minus b", direction=direction, margin=margin)
+        assert words in c.sentence and set(claims.claim_sentences(c)) == {"supported", "contradicted",
+                                                                           "inconclusive"}
+        c.says = {verdict: "its own"}
+        assert c.sentence == "its own"
+
+    @pytest.mark.parametrize("verdict, answer", [("supported", "Yes."), ("contradicted", "No, the reverse."),
+                                                  ("inconclusive", "These data do not tell.")])
+    def test_a_question_is_answered_not_asserted(self, verdict, answer):
+        c = Claim("a-b", "ours (relates to §1)", "does a beat b?", "question", verdict, estimate=0.1, ci_low=0.0,
+                  ci_high=0.2, statistic="accuracy of a minus b {x}", direction="greater")
+        assert c.sentence.startswith(f"Does a beat b? {answer} Accuracy of a minus b {{x}}: 0.100 [0.000, 0.200]")
+
+    def test_no_interval_is_said_so(self):
+        c = Claim("a-b", "§1", "a beats b", "finding", "inconclusive", estimate=0.1, statistic="d", direction="greater")
+        assert c.sentence == "Inconclusive: D: 0.100, with no interval to decide by, so these data do not tell whether a beats b."
+
+    def test_a_claim_tested_on_no_direction_shows_its_statistic(self):
+        c = Claim("a-b", "§1", "c", "finding", "supported", estimate=0.5, ci_low=0.4, ci_high=0.6, statistic="share")
+        assert claims.claim_sentences(c) == {} and c.sentence == "share: 0.500 [0.400, 0.600]"
 
 
 class TestClaim:

@@ -175,7 +175,7 @@ class TestClaims:
             claim = scaling.add_data_claim(Ledger("scaling", SOURCE), results, curve)
             assert claim.verdict == verdict and claim.seeds == 2
             assert claim.estimate == pytest.approx(0.2 if verdict == "supported" else -0.2)
-            assert claim.sentence.startswith("Training on 40 rather than 10 prompts ")
+            assert claim.sentence.startswith(verdict.capitalize()) and "(40 vs 10 prompts)" in claim.sentence
 
     def test_size_claims_compare_by_parameters(self):
         """The comparison is the most minus the fewest parameters, whatever the order; the instruct claim is untestable."""
@@ -186,7 +186,8 @@ class TestClaims:
         size, instruct = ledger.claims.values()
         assert size.id == "fig7-model-scaling" and size.verdict == "supported"
         assert size.estimate == pytest.approx(0.2)
-        assert size.sentence.startswith("Training tiny (900 parameters) rather than tiny-xs (10) raises accuracy")
+        assert size.sentence.startswith("Supported: A larger reward model is more accurate on CheemsBench.")
+        assert "(tiny, 900 parameters, vs tiny-xs, 10)" in size.sentence
         assert instruct.kind == "untestable" and instruct.verdict == "inconclusive"
 
 

@@ -171,8 +171,9 @@ def test_paper_ratio_claim_is_a_finding_from_the_sweeps_point():
     assert "Human subset minus GPT subset" in claim.statistic and "256 : 30, the paper's 8.55 : 1" in claim.statistic
     assert claim.paper == paper_pair(paper.table("table4_ablation").set_index("training_data"), "Human subset",
                                      "GPT subset")
-    assert claim.sentence.startswith("At the paper's GPT : human ratio (8.55 : 1), the paired Overall difference "
-                                     "between the Human subset and the GPT subset, 0.009 [")
+    assert claim.sentence.startswith("Inconclusive: Overall of Human subset minus GPT subset (tiny-xs reward models)")
+    assert claim.sentence.endswith("do not tell whether the GPT subset alone underperforms the human subset, at the "
+                                   "paper's GPT : human ratio (8.55 : 1).")
 
 
 @pytest.mark.parametrize("sweep, why, reason", [
@@ -250,7 +251,7 @@ def test_shared_noise_sweeps_build_each_world_once_for_both_claims(monkeypatch):
         return {"estimate": 0.0, "ci_low": -1.0, "ci_high": 1.0, "seeds": 1, "n": 50, "verdict": "inconclusive",
                 "diff": None}
 
-    monkeypatch.setattr(sensitivity, "_difference", fake)
+    monkeypatch.setattr(sensitivity, "difference", fake)
     sweeps = sensitivity.shared_noise_sweeps(world, [0.0, 0.8])
     assert list(sweeps) == [sensitivity.TAB4, sensitivity.TAB3] and len(built) == 2
     assert all(list(s["value"]) == [0.0, 0.8] for s in sweeps.values())

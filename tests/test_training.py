@@ -51,6 +51,19 @@ def test_training_learns_and_writes_a_checkpoint(records, tmp_path):
     assert any(not (init[k] == v).all() for k, v in _weights(tmp_path / "rm").items() if k in init)
 
 
+def test_a_one_step_run_learns(records, tmp_path):
+    """A training set that fits one micro-batch trains in one step; warmup, which starts at learning rate 0, must
+    leave that step out, or the model ends as it was initialised (the smoke books' small sets once did)."""
+    from cheems_lib.models.reward_model import build_tiny, load
+
+    summary = train(records[:6], small_cfg(max_length=64, max_tokens_per_batch=100_000), tmp_path / "rm",
+                    progress=False)
+    assert summary["steps"] == 1
+    _, tok = load(tmp_path / "rm")
+    init = build_tiny("tiny-xs", tok, seed=0, max_length=64).state_dict()
+    assert any(not (init[k] == v).all() for k, v in _weights(tmp_path / "rm").items() if k in init)
+
+
 def test_same_seed_same_weights(records, tmp_path):
     """Training twice with one seed gives identical weights."""
     train(records, small_cfg(), tmp_path / "a", progress=False)

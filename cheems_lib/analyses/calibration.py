@@ -7,9 +7,8 @@ target of the simulator with its value and whether it is met; the tests and the 
 both use it. A quantity that is both a calibration target and a claim is checked with the
 claim's threshold from :mod:`cheems_lib.analyses.claims`, so it has one threshold.
 :func:`calibrated_claims` names the claims whose numbers the simulator was fitted to (their
-kind is ``calibrated``) and what was fitted; :func:`structural_claims` those the simulator is built to
-make true with no number fitted (a design input, kind ``structural``) and which input. Both read the claims
-registry, ``data/paper/claims.yaml``.
+kind is ``calibrated``) and what was fitted, read from the claims registry, ``data/paper/claims.yaml``, which also
+names the claims the simulator is built to make true (kind ``structural``) and why.
 """
 from __future__ import annotations
 
@@ -30,7 +29,7 @@ from .claim_registry import entry, registry
 from .claims import CONFLICT_TOLERANCE, GPT_POSITION_TARGET, POSITION_EQUIVALENCE, TABLE1_TOLERANCE
 from .experiments import GPT_PROMPTS
 
-__all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "calibrated_claims", "structural_claims", "claim_kind", "table1", "table1_per_prompt",
+__all__ = ["TABLE1_COLUMNS", "TABLE5_FILES", "calibrated_claims", "claim_kind", "table1", "table1_per_prompt",
            "paper_table1", "paper_gpt_human_ratio", "table1_sizes", "table5", "table5_per_prompt", "checks",
            "PARAMETERS", "parameters", "fitted_to", "Thresholds", "THRESHOLDS"]
 
@@ -85,12 +84,6 @@ def calibrated_claims() -> dict[str, str]:
     """Claim id -> what the simulator was fitted to, for every claim the registry
     (:mod:`cheems_lib.analyses.claim_registry`) calls ``calibrated``."""
     return {e.id: e.reason for e in registry().values() if e.kind == "calibrated"}
-
-
-def structural_claims() -> dict[str, str]:
-    """Claim id -> the design input that makes it true on a simulated world (no number fitted), for every claim the
-    registry calls ``structural`` and that is a finding on real files."""
-    return {e.id: e.reason for e in registry().values() if e.kind == "structural" and e.real_kind == "finding"}
 
 
 def claim_kind(claim_id: str, simulated: bool) -> dict[str, str]:

@@ -2,6 +2,8 @@
 
 An entry is data, not code: the claim's id, the chapter that handles it, its kind, where the paper makes it
 (``paper_ref``) and in which words (``paper_words``, a short quote; empty for the project's own questions), the
+claim in the book's words (``statement``: what the ledger's ``claim`` column shows, and what the generated sentences
+say, :func:`cheems_lib.analyses.claims.claim_sentences`; a chapter may word it more precisely), the
 direction its statistic is tested in, ``reason`` (why a claim that is not a finding has its kind) and
 ``mechanism``: on a simulated world, what in the simulator's construction could decide the verdict whatever
 training does (``none`` when nothing does; a calibrated, structural or simulator-check claim's is its reason). The chapters compute estimates; a
@@ -55,6 +57,7 @@ class Entry:
     kind: str
     paper_ref: str
     paper_words: str = ""
+    statement: str = ""
     direction: str = ""
     reason: str = ""
     mechanism: str = ""
@@ -115,6 +118,9 @@ def _load(path: str, mtime: float) -> dict[str, Entry]:
         if (e.kind == "question") != e.paper_ref.startswith(OURS_PREFIX) and e.kind != "robustness":
             raise ValueError(f"{where} ({e.id}): a question, and only a question, has a paper_ref starting with "
                              f"{OURS_PREFIX!r} (fix: 'ours (relates to §x)' for our own question)")
+        if not e.statement:
+            raise ValueError(f"{where} ({e.id}): no statement (fix: the claim in the book's words, as the ledger "
+                             "shows it)")
         if e.kind not in ("question", "robustness") and e.kind != "untestable" and not e.paper_words:
             raise ValueError(f"{where} ({e.id}): a claim of the paper needs paper_words, a short quote of it")
         if e.kind in ("finding", "robustness") and not e.mechanism:
@@ -169,7 +175,8 @@ def check(claim, *, chapter: str, simulated: bool) -> None:
     """Check ``claim`` (a :class:`~cheems_lib.analyses.claims.Claim`) against its entry and complete it: its
     chapter, kind (its kind on a simulated world or on real files, or *untestable*) and direction must agree with
     the entry, and
-    a paper reference the code gives must be the entry's. Fills ``paper_ref``, ``paper_words``, an empty kind
+    a paper reference the code gives must be the entry's. Fills ``paper_ref``, ``paper_words``, empty words (the
+    entry's ``statement``), an empty kind
     (its kind on ``simulated`` data), for a non-finding an empty reason (the entry's), and on a simulated world
     what could decide it by construction (:attr:`Entry.construction`). A ValueError names the entry and the fix."""
     e = entry(claim.id)
@@ -188,6 +195,10 @@ def check(claim, *, chapter: str, simulated: bool) -> None:
     if claim.direction and e.direction and claim.direction != e.direction:
         raise ValueError(f"claim {claim.id!r} is tested {claim.direction!r}; the registry says {e.direction!r} {fix}")
     claim.paper_ref, claim.paper_words = e.paper_ref, e.paper_words
+    if not claim.claim:
+        if not e.statement:
+            raise ValueError(f"claim {claim.id!r} has no words: neither the code nor the registry gives them {fix}")
+        claim.claim = e.statement
     if claim.kind not in ("finding", "untestable") and not claim.reason:
         claim.reason = e.reason or e.construction
     if simulated and not claim.mechanism:

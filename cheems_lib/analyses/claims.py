@@ -54,12 +54,12 @@ import numpy as np
 from ..estimates import (HOLM_ALPHA, INSUFFICIENT, VERDICTS, Estimate, decide, holm_adjust, insufficient_text,
                          p_value, units_to_decide)
 from ..publishing.claims_files import write_claims
-from .claim_registry import check, families, ID_PATTERN, KINDS, OURS_PREFIX, simulated_source
+from .claim_registry import check, entry, families, ID_PATTERN, KINDS, OURS_PREFIX, simulated_source
 
 __all__ = ["POSITION_EQUIVALENCE", "GPT_POSITION_TARGET", "CONFLICT_TOLERANCE",
            "TABLE1_TOLERANCE", "MODERATE_LENGTH_DIFFERENCE", "LARGE_LENGTH_DIFFERENCE", "PRONOUNCED_BIAS",
            "NEAR_TIE_UTILITY", "CLAIM_COLUMNS", "MULTIPLICITY_COLUMNS", "CSV_COLUMNS", "HOLM_KINDS", "multiplicity",
-           "pd_na", "comparison_says", "Claim", "Ledger", "to_frame", "forced_verdicts"]
+           "pd_na", "claim_sentences", "Claim", "Ledger", "to_frame", "forced_verdicts"]
 
 
 
@@ -102,19 +102,45 @@ CSV_COLUMNS = CLAIM_COLUMNS + MULTIPLICITY_COLUMNS
 """Columns of ``tables/claims.csv`` (plus ``source``, which every download carries)."""
 
 
-def comparison_says(a: str, b: str, *, what: str = "Overall") -> dict[str, str]:
-    """Sentence templates for "``a`` scores higher ``what`` than ``b``", one per verdict (see :attr:`Claim.sentence`).
+def claim_sentences(claim: "Claim") -> dict[str, str]:
+    """The sentence of each verdict of a claim tested on an interval (:meth:`Claim.test`), generated from its words
+    (``claim``, the registry's ``statement`` by default: a statement, or a question ending in "?"), statistic,
+    direction and margin: what every claim without sentences of its own shows (:attr:`Claim.sentence`). Format
+    strings, as ``says``; empty for a claim with no direction.
 
-    >>> comparison_says("A", "B")["contradicted"].split(":")[0]
-    'A scores lower Overall than B'
-    >>> comparison_says("The x set", "y")["inconclusive"].split(",")[0]
-    'The paired Overall difference between the x set and y'
+    >>> c = Claim("x-y", "ours (relates to §1)", "a beats b", "question", "supported", estimate=0.1, ci_low=0.05,
+    ...           ci_high=0.15, seeds=3, n=80, statistic="accuracy of a minus b", direction="greater")
+    >>> c.sentence
+    'Supported: A beats b. Accuracy of a minus b: 0.100 [0.050, 0.150] (95% interval resampling prompts; training seeds: 3), above 0.'
+    >>> c.claim, c.verdict = "does a beat b?", "contradicted"
+    >>> c.sentence.split(": 0.100")[0]
+    'Does a beat b? No, the reverse. Accuracy of a minus b'
     """
-    interval = "{estimate:.3f} [{lo:.3f}, {hi:.3f}] (95% interval; training seeds: {seeds})"
-    mid = a[:1].lower() + a[1:] if a.split(" ", 1)[0] in ("The", "A", "An") else a  # "The x" inside a sentence
-    return {"supported": f"{a} scores higher {what} than {b}: the paired difference is {interval}.",
-            "contradicted": f"{a} scores lower {what} than {b}: the paired difference is {interval}.",
-            "inconclusive": f"The paired {what} difference between {mid} and {b}, {interval}, does not separate them."}
+    m = f"{claim.margin:g}"
+    sides = {"greater": (f"above {m}", f"below -{m}" if claim.margin else "below 0",
+                         f"neither above {m} nor below -{m}" if claim.margin else "includes 0"),
+             "less": (f"below -{m}" if claim.margin else "below 0", f"above {m}",
+                      f"neither below -{m} nor above {m}" if claim.margin else "includes 0"),
+             "equal": (f"within ±{m}", f"wholly beyond ±{m}", f"neither within ±{m} nor wholly beyond it")
+             }.get(claim.direction)
+    if sides is None:
+        return {}
+    # the words and the statistic are text, not templates: braces in them are kept as they are
+    what = claim.claim.rstrip(".").replace("{", "{{").replace("}", "}}")
+    stat = (claim.statistic[:1].upper() + claim.statistic[1:] if claim.statistic else "The statistic").replace(
+        "{", "{{").replace("}", "}}")
+    seeds = f"; training seeds: {claim.seeds}" if claim.seeds > 1 else ""
+    interval = "{estimate:.3f} [{lo:.3f}, {hi:.3f}] (95% interval resampling " + f"{claim.unit}s{seeds})"
+    if math.isnan(claim.ci_low) or math.isnan(claim.ci_high):  # decide() gives such an estimate "inconclusive"
+        sides, interval = (sides[0], sides[1], "with no interval to decide by"), "{estimate:.3f}"
+    head = what[:1].upper() + what[1:]
+    if what.endswith("?"):  # a question of ours: answered, not asserted
+        return {"supported": f"{head} Yes. {stat}: {interval}, {sides[0]}.",
+                "contradicted": f"{head} No, the reverse. {stat}: {interval}, {sides[1]}.",
+                "inconclusive": f"{head} These data do not tell. {stat}: {interval}, {sides[2]}."}
+    return {"supported": f"Supported: {head}. {stat}: {interval}, {sides[0]}.",
+            "contradicted": f"Contradicted: {stat}: {interval}, {sides[1]}, against the claim that {what}.",
+            "inconclusive": f"Inconclusive: {stat}: {interval}, {sides[2]}, so these data do not tell whether {what}."}
 
 
 def forced_verdicts() -> dict[str, str]:
@@ -185,9 +211,15 @@ class Claim:
             self.verdict, self.forced = forced, True
 
     @classmethod
-    def test(cls, id: str, diff: Estimate, direction: str, *, margin: float = 0.0, seed: int = 0,
+    def test(cls, id: str, diff: Estimate, direction: str = "", *, margin: float = 0.0, seed: int = 0,
              **fields) -> "Claim":
-        """A claim decided by :func:`~cheems_lib.estimates.decide` on ``diff``; ``fields`` are the other attributes."""
+        """A claim decided by :func:`~cheems_lib.estimates.decide` on ``diff`` in ``direction`` (default: its
+        registry entry's); ``fields`` are the other attributes. Without ``says`` its sentences are generated
+        (:func:`claim_sentences`), and without ``paper_ref``, ``claim`` or ``kind`` the ledger takes them from the
+        registry (:func:`cheems_lib.analyses.claim_registry.check`)."""
+        direction = direction or entry(id).direction
+        for name in ("paper_ref", "claim", "kind"):
+            fields.setdefault(name, "")
         lo, hi = diff.interval(seed=seed)
         return cls(id=id, verdict=decide(diff, direction, margin=margin, seed=seed), estimate=diff.value,
                    ci_low=lo, ci_high=hi, seeds=diff.seeds, n=diff.n, unit=diff.unit,
@@ -209,7 +241,8 @@ class Claim:
         if self.verdict == INSUFFICIENT and INSUFFICIENT not in self.says:
             text = insufficient_text(self.n, self.unit, self.claim)
             return text + (" (verdict forced for a test)" if self.forced else "")
-        template = self.says.get(self.verdict) or "{statistic}: {estimate:.3f} [{lo:.3f}, {hi:.3f}]"
+        template = (self.says.get(self.verdict) or claim_sentences(self).get(self.verdict)
+                    or "{statistic}: {estimate:.3f} [{lo:.3f}, {hi:.3f}]")
         text = template.format(estimate=self.estimate, lo=self.ci_low, hi=self.ci_high, seeds=self.seeds,
                                statistic=self.statistic, verdict=self.verdict, n=self.n)
         return text + (" (verdict forced for a test)" if self.forced else "")

@@ -31,7 +31,7 @@ from ..estimates import VERDICTS, best_of, p_value
 from ..world import comparators
 from . import experiments
 from .calibration import paper_gpt_human_ratio
-from .claims import Claim, comparison_says
+from .claims import Claim
 from .leaderboard import CONTROLS_SECTION, interval_cell, INTERVAL_SAYS as tmpl, leaderboard_frame
 
 __all__ = ["Rows", "evaluate_rows", "gap_sentence", "PAPER_COLUMNS", "DIRECTIONS", "BEST_CLAIM", "best_rivals", "NO_REWARDBENCH", "paper_pair", "ratio_text", "beside_paper", "add_claims",
@@ -42,17 +42,16 @@ PAPER_COLUMNS = ["paper open acc", "paper human acc", "paper overall"]
 
 _HUMAN, _GPT, _LENGTH, _DISTANT, _ALL, _COMBINED = ABLATION
 DIRECTIONS = (
-    ("tab4-human-beats-gpt", "the GPT subset alone underperforms the human subset", _HUMAN, _GPT),
-    ("tab4-length-debias-helps", "length debiasing improves the GPT subset", _LENGTH, _GPT),
-    ("tab4-distant-supervision-helps", "distant supervision improves the GPT subset", _DISTANT, _GPT),
-    ("tab4-all-strategies-beat-ds", "all strategies beat distant supervision alone", _ALL, _DISTANT),
-    ("tab4-all-strategies-beat-ld", "all strategies beat length debiasing alone", _ALL, _LENGTH),
-    ("tab4-combined-beats-human", "adding the processed GPT subset improves on the human subset alone",
-     _COMBINED, _HUMAN),
-    ("tab4-combined-beats-processed-gpt", "adding the human subset improves on the processed GPT subset alone",
-     _COMBINED, _ALL),
+    ("tab4-human-beats-gpt", _HUMAN, _GPT),
+    ("tab4-length-debias-helps", _LENGTH, _GPT),
+    ("tab4-distant-supervision-helps", _DISTANT, _GPT),
+    ("tab4-all-strategies-beat-ds", _ALL, _DISTANT),
+    ("tab4-all-strategies-beat-ld", _ALL, _LENGTH),
+    ("tab4-combined-beats-human", _COMBINED, _HUMAN),
+    ("tab4-combined-beats-processed-gpt", _COMBINED, _ALL),
 )
-"""Table 4's direction claims ``(claim id, claim, a, b)``: row ``a`` scores a higher Overall than row ``b``."""
+"""Table 4's direction claims ``(claim id, a, b)``: row ``a`` scores a higher Overall than row ``b`` (each claim's words
+are its registry entry's ``statement``, :mod:`cheems_lib.analyses.claim_registry`)."""
 
 
 def beside_paper(results: Mapping[str, list[dict]], paper, *, seed: int = 0,
@@ -102,12 +101,10 @@ def ratio_text(prompts: Mapping[str, int] | None) -> str:
 
 def _add_directions(ledger, overall: Mapping[str, object], paper, seed: int,
                     prompts: Mapping[str, int] | None = None) -> None:
-    for cid, claim, a, b in DIRECTIONS:
+    for cid, a, b in DIRECTIONS:  # direction, words and sentences: the registry's (claim_registry, claims.claim_sentences)
         ratio = ratio_text(prompts) if cid == DIRECTIONS[0][0] else ""
-        ledger.add(Claim.test(
-            cid, overall[a] - overall[b], "greater", seed=seed, paper_ref="", claim=claim,
-            kind="finding", statistic=f"Overall of {a} minus {b}, paired{ratio}", paper=paper_pair(paper, a, b),
-            link="paper-table4", says=comparison_says(a, b)))
+        ledger.add(Claim.test(cid, overall[a] - overall[b], seed=seed, statistic=f"Overall of {a} minus {b}, paired{ratio}",
+                              paper=paper_pair(paper, a, b), link="paper-table4"))
 
 
 def _add_rewardbench(ledger, paper, rewardbench: Mapping | None, why: str, seed: int) -> None:
@@ -174,7 +171,7 @@ def best_rivals() -> list[str]:
     >>> best_rivals()
     ['GPT subset', 'GPT subset w/ length debiasing', 'GPT subset w/ distant supervision']
     """
-    compared = {b for _, _, a, b in DIRECTIONS if a == _COMBINED}
+    compared = {b for _, a, b in DIRECTIONS if a == _COMBINED}
     return [n for n in ABLATION if n != _COMBINED and n not in compared]
 
 
@@ -224,8 +221,8 @@ def add_claims(ledger, overall: Mapping[str, object], paper, *, seed: int = 0, r
 def add_untestable_claims(ledger, paper, reason: str) -> dict[str, int]:
     """Table 4's claims when the files cannot build the ablation (e.g. ``reason="needs
     cheems_preference/human.jsonl"``): every claim *untestable* with ``reason``; counts as :func:`add_claims`."""
-    for cid, claim, a, b in DIRECTIONS:
-        ledger.add(Claim.untestable(cid, "", claim, reason, paper=paper_pair(paper, a, b),
+    for cid, a, b in DIRECTIONS:
+        ledger.add(Claim.untestable(cid, "", "", reason, paper=paper_pair(paper, a, b),
                                     link="paper-table4"))
     _add_rewardbench(ledger, paper, None, reason, 0)
     ledger.add(Claim.untestable("tab4-combined-best", "", BEST_CLAIM, reason, link="paper-table4"))

@@ -259,8 +259,8 @@ def add_transfer_claims(ledger: claims.Ledger, accuracy: Mapping[str, estimates.
                   f"{t4['human_acc']:.3f} (Human Instruction) on CheemsBench (a 72B model on another benchmark: a "
                   "reference, not a target)")),
         ("human-transfer-beats-longest", human, longest, dict(
-            link, paper_ref="", kind="question", claim="does it rank them better than always preferring the "
-            "longest answer?", reason="the project's own question: the paper shows no length baseline, and where the "
+            link, paper_ref="", kind="question", claim="does a reward model trained on human rankings rank the "
+            "answers of held-out prompts better than always preferring the longest answer?", reason="the project's own question: the paper shows no length baseline, and where the "
             "scorers favour length the longest answer is itself a fair guess", paper="no length baseline in the paper")),
         ("human-transfer-dpo-beats-random", dpo, random, dict(
             link, paper_ref="", kind="", claim=f"a reward model trained on {trained_on} "
@@ -285,8 +285,7 @@ def add_transfer_claims(ledger: claims.Ledger, accuracy: Mapping[str, estimates.
         a, b = accuracy[ours], accuracy[other]
         a, b = (e.broadcast(max(a.seeds, b.seeds)) if e.seeds == 1 else e for e in (a, b))
         ledger.add(claims.Claim.test(cid, a - b, "greater", seed=seed, **fields,
-                                     statistic=f"accuracy of {ours} minus that of {other} on the held-out half; paired",
-                                     says=claims.comparison_says(f"The reward model {ours}", other, what="accuracy")))
+                                     statistic=f"accuracy of {ours} minus that of {other} on the held-out half; paired"))
 
 
 def add_bon_claims(ledger: claims.Ledger, bon: BestOfN | None, *, seeds: int, seed: int = 0, missing: str = "") -> None:

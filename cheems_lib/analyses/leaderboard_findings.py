@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 from ..estimates import best_of, category_estimate, decide, INSUFFICIENT, insufficient_text, subset_estimate
 from ..paper import table as paper_table
 from ..records import Record
-from ..world.comparators import BUILT_IN_BUILDS, declared_mix, REWARDBENCH_SECTIONS, STRONG, WEAK
+from ..world.comparators import BUILT_IN_BUILDS, built_in_sections, REWARDBENCH_SECTIONS, STRONG, WEAK
 from ..categories import CATEGORIES, DETERMINISTIC
 from .category_accuracy import deterministic_label
 from .claims import Claim
@@ -136,10 +136,9 @@ def rewardbench_design() -> dict:
     """What decides the RewardBench-like comparator's difficulty, read from its definition: the sections built
     strong-vs-weak (``built_in``) and mid-vs-mid (``mid``), the built-in sections' share of its pairs by
     RewardBench's section sizes, and the strong and weak policies' strengths."""
-    share = declared_mix(REWARDBENCH_SECTIONS)[0]
-    built_in = [s.name for s in REWARDBENCH_SECTIONS if s.build in BUILT_IN_BUILDS]
-    return {"built_in": built_in, "mid": [s.name for s in REWARDBENCH_SECTIONS if s.build not in BUILT_IN_BUILDS],
-            "share": sum(share[n] for n in built_in), "strong": STRONG[0], "weak": WEAK[0]}
+    built_in, share = built_in_sections()
+    return {"built_in": built_in, "mid": [s.name for s in REWARDBENCH_SECTIONS if s.name not in built_in],
+            "share": share, "strong": STRONG[0], "weak": WEAK[0]}
 
 
 _BUILT_IN_SAYS = {"policies": "a strong policy's answer (strength {strong:+.1f}) against a weak one's ({weak:+.1f}), "

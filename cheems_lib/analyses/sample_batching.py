@@ -46,17 +46,15 @@ def add_claims(ledger, records: Sequence[Record] | None, *, what: str = "the tra
                seed: int = 0) -> dict[str, int] | None:
     """``s5-batching-no-duplicates`` and ``s5-batching-fewer-passes`` on ``records`` (``what`` names them); both
     *untestable* with ``reason`` when ``records`` is None. Returns :func:`counts`."""
-    ids = ("s5-batching-no-duplicates", "s5-batching-fewer-passes")
-    texts = ("sample-based batching forwards no response twice in an epoch",
-             "sample-based batching forwards fewer sequences than batching by pairs")
+    ids = ("s5-batching-no-duplicates", "s5-batching-fewer-passes")  # their words: the registry's statements
     if records is None:
-        for cid, text in zip(ids, texts):
-            ledger.add(Claim.untestable(cid, "", text, reason, link="preference-batching"))
+        for cid in ids:
+            ledger.add(Claim.untestable(cid, "", "", reason, link="preference-batching"))
         return None
     n = counts(records, seed=seed)
     ok = n["duplicated"] == 0 and n["missing"] == 0
     ledger.add(Claim(
-        ids[0], "", texts[0], "", "supported" if ok else "contradicted", estimate=n["duplicated"],
+        ids[0], "", "", "", "supported" if ok else "contradicted", estimate=n["duplicated"],
         n=len(records), statistic=f"responses of {what} forwarded more than once in one packed epoch",
         link="preference-batching",
         says={"supported": f"Packed as training packs it, {what} forwards each of its {n['responses']:,} responses "
@@ -66,7 +64,7 @@ def add_claims(ledger, records: Sequence[Record] | None, *, what: str = "the tra
     ratio = n["sample_passes"] / n["pair_passes"] if n["pair_passes"] else float("nan")
     verdict = "insufficient data" if not n["pair_passes"] else "supported" if ratio < 1 else "contradicted"
     ledger.add(Claim(
-        ids[1], "", texts[1], "", verdict, estimate=ratio - 1,
+        ids[1], "", "", "", verdict, estimate=ratio - 1,
         n=len(records), statistic=f"sequences forwarded per epoch over {what}, sample-based over by pairs, minus 1",
         link="preference-batching",
         says={"supported": f"Sample-based batching forwards {n['sample_passes']:,} sequences per epoch of {what}, "

@@ -45,16 +45,18 @@ from ..world.annotators import HumanAnnotator
 from ..world.simulation import build_world, SIZES, WorldConfig
 from ..world_files import LAYOUT
 from . import experiments
-from .claims import Claim, comparison_says
+from .claims import Claim
+from .claim_registry import entry
 from .construction_ablation import DIRECTIONS, paper_pair
 from .transfer import annotation_pairs, HUMAN_CLAIM, PAIR_HUMAN, PAIR_MACHINE
 
-__all__ = ["SweepConfig", "Target", "TARGETS", "TAB4", "TAB3", "Assumption", "ASSUMPTIONS", "CLAIM", "STATISTIC",
-           "PAPER_RATIO_ID", "HEADLINE_RULE", "shared_noise_sweeps", "add_shared_noise_claims",
+__all__ = ["SweepConfig", "Target", "TARGETS", "TAB4", "TAB3", "Assumption", "ASSUMPTIONS", "CATEGORICAL", "CLAIM", "STATISTIC",
+           "PAPER_RATIO_ID", "HEADLINE_RULE", "difference", "sweep_frame", "shared_noise_sweeps", "add_shared_noise_claims",
            "unfit", "ratio_sweep", "ratio_values", "summarize", "sweep_figure", "add_sweep_claim",
            "add_paper_ratio_claim", "headline"]
 
-_CLAIM_ID, CLAIM = DIRECTIONS[0][:2]
+_CLAIM_ID = DIRECTIONS[0][0]
+CLAIM = entry(_CLAIM_ID).statement
 """The claim (Table 4's first comparison, ``tab4-human-beats-gpt``) whose verdict is swept."""
 TAB4, TAB3 = _CLAIM_ID, "tab3-human-beats-machine"
 """The ids of the swept claims (:data:`TARGETS`)."""
@@ -163,11 +165,18 @@ ASSUMPTIONS = {
         "vs-ratio", "GPT : human ratio", "GPT-annotated prompts per human-annotated prompt",
         " paper's ratio", "sensitivity-ratio", "the sweep trains on the simulated subsets only",
         "These are real files: the ratio sweep runs on the simulated world only."),
+    "annotator": Assumption(
+        "separate-annotator", "human training annotator",
+        "annotator of the human training subset (own: the benchmark's; 1, 2, ...: drawn)", " benchmark's own annotator",
+        "sensitivity-annotator", "real files hold the labels they hold: there is no annotator to redraw",
+        "These are real files: their human subset keeps the labels it has."),
 }
-"""The two swept assumptions, by name."""
+"""The swept assumptions, by name (the annotator's: :mod:`cheems_lib.analyses.annotator_reuse`)."""
+CATEGORICAL = {"annotator": "own"}
+"""Assumptions whose points are categories, not a scale (the drawn annotators), with the label of the marked one."""
 
 
-def _difference(world, first, second, bench, cfg: SweepConfig, names: tuple[str, str] = TARGETS[TAB4].names):
+def difference(world, first, second, bench, cfg: SweepConfig, names: tuple[str, str] = TARGETS[TAB4].names):
     """Paired Overall accuracy, the model trained on ``first`` minus the one trained on ``second``, on ``bench``;
     ``diff`` is the :class:`~cheems_lib.estimates.Estimate` the row's numbers come from."""
     a, b = names
@@ -180,7 +189,7 @@ def _difference(world, first, second, bench, cfg: SweepConfig, names: tuple[str,
             "verdict": decide(diff, cfg.direction, seed=cfg.seed), "diff": diff}
 
 
-def _frame(rows: list[dict]):
+def sweep_frame(rows: list[dict]):
     """The sweep's table: one row per value without the estimates, which ride along in ``attrs["diffs"]``
     (``{value: Estimate}``) for a claim that needs its replicates (:func:`add_paper_ratio_claim`)."""
     import pandas as pd
@@ -219,8 +228,8 @@ def shared_noise_sweeps(world, values: Sequence[float], cfg: SweepConfig = Sweep
         if TAB3 in targets:
             sets[TAB3] = annotation_pairs(human, gpt_all, seed=cfg.seed)
         for t in targets:
-            rows[t].append({"value": float(v), **_difference(world, *sets[t], bench, cfg, TARGETS[t].names)})
-    return {t: _frame(rows[t]) for t in targets}
+            rows[t].append({"value": float(v), **difference(world, *sets[t], bench, cfg, TARGETS[t].names)})
+    return {t: sweep_frame(rows[t]) for t in targets}
 
 
 def add_shared_noise_claims(ledger, world, values: Sequence[float], cfg: SweepConfig = SweepConfig(), *, own: float,
@@ -265,8 +274,8 @@ def ratio_sweep(world, ratios: Sequence[float], cfg: SweepConfig = SweepConfig()
             raise ValueError(f"ratio {r}: {why}")
         n = round(float(r) * len(human))
         rows.append({"value": float(r), "gpt_prompts": n,
-                     **_difference(world, human, gpt_all[:n], world.bench, cfg)})
-    return _frame(rows)
+                     **difference(world, human, gpt_all[:n], world.bench, cfg)})
+    return sweep_frame(rows)
 
 
 def summarize(sweep, at: float) -> tuple[str, dict]:
@@ -307,7 +316,10 @@ def sweep_figure(sweep, name: str, *, marked: float, model: str, target: str = T
     spec, goal = ASSUMPTIONS[name], _target(target)
     fig, ax = plt.subplots(figsize=(7, 3.6))
     ax.axhline(0, color="black", lw=0.8)
-    ax.plot(sweep["value"], sweep["estimate"], color="#4e79a7", lw=1, zorder=1)
+    if name in CATEGORICAL:  # points with no order between them: no line, one tick each
+        ax.set_xticks(sweep["value"], [CATEGORICAL[name] if v == marked else f"{v:g}" for v in sweep["value"]])
+    else:
+        ax.plot(sweep["value"], sweep["estimate"], color="#4e79a7", lw=1, zorder=1)
     for verdict, d in sweep.groupby("verdict"):
         ax.errorbar(d["value"], d["estimate"], yerr=[d["estimate"] - d["ci_low"], d["ci_high"] - d["estimate"]],
                     fmt="o", color=_VERDICT_COLORS[verdict], capsize=3, label=verdict, zorder=2)
@@ -382,7 +394,7 @@ def add_paper_ratio_claim(ledger, sweep, cfg: SweepConfig, *, ratio: float, why:
     files), never absent. Where the preference chapter already trains at the paper's ratio (``book_ratio`` within
     :data:`SAME_RATIO` of it, as in the smoke world) it is the same test run twice: kind *robustness*, so that
     multiplicity counts it once."""
-    _, _, a, b = DIRECTIONS[0]
+    _, a, b = DIRECTIONS[0]
     fields = dict(paper_ref="", claim=f"{CLAIM}, at the paper's GPT : human ratio ({ratio:.2f} : 1)",
                   paper=paper_pair(table("table4_ablation").set_index("training_data"), a, b), link="sensitivity-ratio")
     diff = None if sweep is None else sweep.attrs.get("diffs", {}).get(float(ratio))
@@ -399,9 +411,7 @@ def add_paper_ratio_claim(ledger, sweep, cfg: SweepConfig, *, ratio: float, why:
     ledger.add(Claim.test(
         PAPER_RATIO_ID, diff, cfg.direction, seed=cfg.seed, kind="robustness" if same else "finding", **fields,
         statistic=f"Overall of {a} minus {b} ({cfg.model} reward models), paired; trained at GPT : human prompts "
-                  f"{int(row['gpt_prompts']):,} : {human:,}, the paper's {ratio:.2f} : 1",
-        says={v: f"At the paper's GPT : human ratio ({ratio:.2f} : 1), {t[:1].lower()}{t[1:]}"
-              for v, t in comparison_says(f"The {a}", f"the {b}").items()}))
+                  f"{int(row['gpt_prompts']):,} : {human:,}, the paper's {ratio:.2f} : 1"))
 
 
 def headline(frame) -> str:

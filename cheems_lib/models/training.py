@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -43,7 +42,7 @@ from .bt_loss import bt_loss, forward_rewards, grouped_rewards, StepMetrics
 from .run_folder import (Plan, agreed_plan, append_json_line, discarded_on_write_failure, launch_lock, publish,
                          save_checkpoint, start_fresh, trim_log)
 from .training_config import (CHECKPOINTING_FROM, TrainConfig, TrainError, default_device, effective_settings,
-                              start_line)
+                              start_line, warmup_steps)
 from .training_pairs import EncodedData, collate, encode_records
 from .training_steps import plan_epoch
 
@@ -248,7 +247,9 @@ def _setup(accelerator, cfg: TrainConfig, records: Sequence[Record], eff: dict, 
     pad_id = rm.absent_pad_id(tok, [s for p in data.sequences for s in p], rm.embedding_rows(model))
     model.config.pad_token_id = pad_id
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
-    scheduler = get_cosine_schedule_with_warmup(optimizer, math.ceil(cfg.warmup_ratio * total_steps), total_steps)
+    # warmup's first step has learning rate 0: a run of one step (a small set in one micro-batch) would not learn
+    # at all, so warmup always leaves the last step out (warmup_steps below)
+    scheduler = get_cosine_schedule_with_warmup(optimizer, warmup_steps(cfg.warmup_ratio, total_steps), total_steps)
     # the scheduler is not prepared: accelerate would step it once per process, so a 2-process
     # run would decay the learning rate twice as fast; it is registered for checkpoints instead
     model, optimizer = accelerator.prepare(model, optimizer)

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from .reward_model import is_tiny
 
-__all__ = ["TrainConfig", "TrainError", "choose_preset", "paper_machine_settings", "check_learning_rate",
+__all__ = ["TrainConfig", "TrainError", "warmup_steps", "choose_preset", "paper_machine_settings", "check_learning_rate",
            "JudgeTrainConfig", "effective_settings", "start_line", "BOOKKEEPING_FIELDS", "PRETRAINED_MAX_LR",
            "PRESETS", "SAVE_DTYPES", "CHECKPOINTING", "CHECKPOINTING_FROM", "default_device", "field_docs"]
 
@@ -218,6 +218,17 @@ def _table9_learning_rate() -> float:
         return float(dict(table("table9_hyperparameters").values)["learning_rate"])
     except (FileNotFoundError, KeyError, ImportError):
         return TrainConfig.paper().learning_rate
+
+
+def warmup_steps(ratio: float, total_steps: int) -> int:
+    """Warmup steps of a cosine schedule over ``total_steps``: ``ceil(ratio * total_steps)``, at most
+    ``total_steps - 1``. Warmup starts at learning rate 0, so a run of one step warmed up over that step (a small
+    training set in one micro-batch) would end exactly as it started.
+
+    >>> warmup_steps(0.1, 100), warmup_steps(0.1, 1), warmup_steps(0.1, 2), warmup_steps(0.0, 5)
+    (10, 0, 1, 0)
+    """
+    return max(0, min(math.ceil(ratio * total_steps), total_steps - 1))
 
 
 def check_learning_rate(cfg: TrainConfig, *, force: bool = False) -> None:

@@ -38,7 +38,7 @@ from .simulation import sample_task
 
 __all__ = ["Section", "REWARDBENCH_SECTIONS", "BUILT_IN_BUILDS", "RMB_SECTIONS", "STRONG", "WEAK", "MID", "PROMPT_CHARS",
            "RESPONSE_CHARS", "PANEL_SIZE", "MAX_TRIES", "RMB_RESPONSES", "RMB_POLICIES", "PAIR_GAP", "BON_GAP",
-           "Comparator", "declared_mix", "rewardbench_like", "rmb_like", "for_world", "prose_values"]
+           "Comparator", "declared_mix", "rewardbench_like", "rmb_like", "for_world", "built_in_sections", "prose_values"]
 
 
 @dataclass(frozen=True)
@@ -266,6 +266,13 @@ def for_world(world, *, seed: int = 0, rewardbench_pairs: int = 200, rmb_prompts
             rmb_like(seed, rmb_prompts, length_scale=world.length_scale, exclude=cheems_prompts))
 
 
+def built_in_sections() -> tuple[list[str], float]:
+    """The RewardBench-like sections whose label is built in (:data:`BUILT_IN_BUILDS`) and their declared share of its
+    pairs (RewardBench's section sizes)."""
+    built_in = [s.name for s in REWARDBENCH_SECTIONS if s.build in BUILT_IN_BUILDS]
+    return built_in, sum(declared_mix(REWARDBENCH_SECTIONS)[0][n] for n in built_in)
+
+
 def prose_values(rewardbench: Comparator, rmb: Comparator) -> dict[str, object]:
     """The sizes, declared section shares and grade gaps of the two comparators, and the RewardBench-like sections
     whose label is built in (:data:`BUILT_IN_BUILDS`) with their declared share of its pairs, by the names the
@@ -273,8 +280,7 @@ def prose_values(rewardbench: Comparator, rmb: Comparator) -> dict[str, object]:
     def shares(sections):
         return ", ".join(f"{s} {w:.0%}" for s, w in declared_mix(sections)[0].items())
 
-    built_in = [s.name for s in REWARDBENCH_SECTIONS if s.build in BUILT_IN_BUILDS]
-    share = sum(declared_mix(REWARDBENCH_SECTIONS)[0][n] for n in built_in)
+    built_in, share = built_in_sections()
     return {"n_rb_pairs": len(rewardbench.records), "n_rmb_prompts": len(rmb.records),
             "rb_built_in": ", ".join(built_in[:-1]) + " and " + built_in[-1], "rb_built_in_share": f"{share:.1%}",
             "n_rmb_pairs": len(rmb.sets["pairwise"]), "n_rmb_bon": len(rmb.sets["bon"]),
