@@ -206,12 +206,15 @@ def cmd_resolve(args) -> None:
     _print_json({"input": str(args.input), "output": str(args.output), **stats, **_skip_report(args)})
 
 
+@_writes(lambda a: ([a.per_item], [*(("--data", p) for p in a.data), *(("--scores", p) for p in a.scores)], False),
+         flag="--per-item", beside=(".lock", ".cheems.json"))
 def cmd_evaluate(args) -> None:
     """Per data file, :meth:`cheems_lib.metrics.SubsetResult.to_json` (``accuracy``, ``exact_match``,
     ``by_category``, ...; with ``--bootstrap`` ``accuracy_ci`` and ``exact_match_ci``, each only when it is a
     real 95% interval, else ``ci_note`` says why, e.g. fewer than 10 prompts with a comparison; and
     ``pooled_categories``); with two or more files ``overall``, and ``overall_ci`` or ``overall_ci_note``
-    likewise. One score file prints that object, several a ``{model: object}`` leaderboard."""
+    likewise. One score file prints that object, several a ``{model: object}`` leaderboard. ``--per-item FILE``
+    also writes one row per (model, prompt) and the protocol beside it (:mod:`cheems_lib.per_item`)."""
     from .analyses.score_evaluation import data_name, evaluate_scores, matched_scores
     from .input_files import DataError, show
     from .records import strict_pairs
@@ -225,7 +228,7 @@ def cmd_evaluate(args) -> None:
     if len(set(stems)) != len(stems):
         dup = next(s for s in stems if stems.count(s) > 1)
         raise UsageError(f"two --data files share the stem {show(dup)}, which keys the output (fix: rename one)")
-    per_model = {}
+    per_model, items = {}, []
     data_skipped = getattr(args, "skipped_invalid", 0)
     for path, name in zip(args.scores, _model_names(args.scores)):
         skipped = [] if args.skip_invalid else None
@@ -234,6 +237,16 @@ def cmd_evaluate(args) -> None:
         _report_skipped(skipped, args)
         out = evaluate_scores(files, subsets, scores, path, view=args.view, n_boot=args.bootstrap, seed=args.seed)
         per_model[name] = {**out, **_skip_report(args)}
+        if args.per_item:
+            from .analyses.per_item import rows
+
+            items += [row for stem, recs in subsets.items()
+                      for row in rows(name, stem, recs, scores, view=args.view, scores_path=str(path))]
+    if args.per_item:
+        from .analyses.per_item import protocol, write
+
+        write(args.per_item, items, protocol(list(files), dict(zip(_model_names(args.scores), args.scores)),
+                                             view=args.view))
     if len(per_model) == 1:
         _print_json(next(iter(per_model.values())))
         return
@@ -472,6 +485,10 @@ def _add_evaluate(sub) -> None:
                    f"{MAX_BOOTSTRAP:,})")
     e.add_argument("--seed", type=_int_at_least(0), default=0, help="bootstrap seed")
     e.add_argument("--skip-invalid", action="store_true", help=SKIP_HELP)
+    e.add_argument("--per-item", type=Path, metavar="FILE",
+                   help="also write one JSONL row per (model, prompt): comparisons, correct, exact match, tied gold "
+                   "pairs, tied score pairs, each response's rank and score; the protocol (tie rule, view, macro "
+                   "and micro, data SHA-256, model fingerprint) goes to FILE.cheems.json")
     e.set_defaults(func=cmd_evaluate)
 
 
