@@ -209,8 +209,8 @@ def cmd_resolve(args) -> None:
 @_writes(lambda a: ([a.per_item], [*(("--data", p) for p in a.data), *(("--scores", p) for p in a.scores)], False),
          flag="--per-item", beside=(".lock", ".cheems.json"))
 def cmd_evaluate(args) -> None:
-    """Per data file, :meth:`cheems_lib.metrics.SubsetResult.to_json` (``accuracy``, ``exact_match``,
-    ``by_category``, ...; with ``--bootstrap`` ``accuracy_ci`` and ``exact_match_ci``, each only when it is a
+    """Per data file, :meth:`cheems_lib.metrics.SubsetResult.to_json` (``accuracy``, ``exact_match``, their micro
+    averages, ``by_category``, ...; with ``--bootstrap`` ``accuracy_ci`` and ``exact_match_ci``, each only when it is a
     real 95% interval, else ``ci_note`` says why, e.g. fewer than 10 prompts with a comparison; and
     ``pooled_categories``); with two or more files ``overall``, and ``overall_ci`` or ``overall_ci_note``
     likewise. One score file prints that object, several a ``{model: object}`` leaderboard. ``--per-item FILE``

@@ -133,14 +133,32 @@ class SubsetResult:
         """The independent units its intervals resample: prompts with at least one comparison."""
         return self.prompts - self.prompts_without_comparisons
 
+    @property
+    def micro_accuracy(self) -> float:
+        """Correct comparisons / comparisons over the whole subset (every comparison weighs the same, whatever its
+        category), beside the paper's macro :attr:`accuracy`; NaN without a comparison."""
+        total = sum(c["comparisons"] for c in self.by_category.values())
+        return sum(round(c["accuracy"] * c["comparisons"]) for c in self.by_category.values()) / total if total \
+            else float("nan")
+
+    @property
+    def micro_exact_match(self) -> float:
+        """The share of the subset's prompts with a comparison whose comparisons are all correct (every prompt weighs
+        the same), beside the paper's macro :attr:`exact_match`; NaN without a comparison."""
+        prompts = sum(c["prompts"] for c in self.by_category.values())
+        return sum(round(c["exact_match"] * c["prompts"]) for c in self.by_category.values()) / prompts if prompts \
+            else float("nan")
+
     def to_json(self, ci: float = 0.95) -> dict:
-        """The metrics as ``cheems evaluate`` prints them: ``accuracy``, ``exact_match``, ``by_category``,
+        """The metrics as ``cheems evaluate`` prints them: ``accuracy``, ``exact_match`` (macro over top-level
+        categories, the paper's), ``micro_accuracy``, ``micro_exact_match`` (:attr:`micro_accuracy`), ``by_category``,
         ``prompts`` and ``prompts_without_comparisons`` always; with bootstrap replicates also
         ``accuracy_ci`` and ``exact_match_ci`` (``[low, high]``), each only when it is a real interval
         (:func:`checked_interval`), else ``ci_note`` says why it is left out ("insufficient data: 6 prompts
         with a comparison, needs at least 10 ..."); and ``pooled_categories`` when the bootstrap pooled
         small categories into one stratum."""
         out = {"accuracy": self.accuracy, "exact_match": self.exact_match,
+               "micro_accuracy": self.micro_accuracy, "micro_exact_match": self.micro_exact_match,
                "by_category": self.by_category, "prompts": self.prompts,
                "prompts_without_comparisons": self.prompts_without_comparisons}
         if self.boot_accuracy.size:

@@ -61,6 +61,13 @@ class TestEvaluateSubset:
         assert res.accuracy == pytest.approx(0.375) and res.exact_match == pytest.approx(0.25)
         assert res.prompts_without_comparisons == 1
 
+    def test_micro_average_beside_macro(self):
+        """Micro by hand on the same data: 3 correct of 5 comparisons; 1 of 3 prompts with a comparison exact."""
+        recs, scores = self._data()
+        res = evaluate_subset(recs, scores, n_boot=0)
+        assert res.micro_accuracy == pytest.approx(3 / 5) and res.micro_exact_match == pytest.approx(1 / 3)
+        assert res.to_json()["micro_accuracy"] == res.micro_accuracy
+
     def test_overall_is_mean_of_subset_scores(self):
         """The overall score is the mean of the subsets' accuracy and exact match."""
         recs, scores = self._data()
@@ -287,8 +294,9 @@ class TestBootstrap:
                                   "fewer gives no real 95% interval) (accuracy_ci and exact_match_ci left out)")
         assert out["pooled_categories"] == list("abcdef")
         assert {"accuracy", "exact_match", "by_category", "prompts", "prompts_without_comparisons"} <= set(out)
-        assert evaluate_subset(recs, scores, n_boot=0).to_json().keys() == {"accuracy", "exact_match", "by_category",
-                                                                             "prompts", "prompts_without_comparisons"}
+        assert evaluate_subset(recs, scores, n_boot=0).to_json().keys() == {
+            "accuracy", "exact_match", "micro_accuracy", "micro_exact_match", "by_category", "prompts",
+            "prompts_without_comparisons"}
 
     def test_an_interval_of_no_width_is_left_out(self):
         """12 prompts all right: every resample gives accuracy 1, so there is no interval to report, only why."""

@@ -68,6 +68,8 @@ def test_the_rows_rebuild_the_summary(tmp_path, view):
         assert got["exact_match"] == pytest.approx(summary[model][subset]["exact_match"], abs=1e-12)
         rows = [r for r in items if (r["model"], r["subset"]) == (model, subset)]
         assert got["micro_accuracy"] == sum(r["correct"] for r in rows) / sum(r["comparisons"] for r in rows)
+        assert got["micro_accuracy"] == pytest.approx(summary[model][subset]["micro_accuracy"], abs=1e-12)
+        assert got["micro_exact_match"] == pytest.approx(summary[model][subset]["micro_exact_match"], abs=1e-12)
     assert any(r["tied_score_pairs"] for r in items if r["model"] == "a")  # rounded scores tie, and count as wrong
 
 
