@@ -68,6 +68,17 @@ def _int_between(low: int, high: int, why: str):
     return parse
 
 
+def _margin(text: str) -> float:
+    """A length margin: a number in [0, 1) (the share of the longer answer's length two answers may differ by)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text}")
+    return value
+
+
 # 100,000 replicates put the Monte Carlo error of a 95% interval's ends far below the interval's
 # width; the draws take replicates x prompts x 8 bytes (about 1 GB for a 1,100-prompt subset there).
 MAX_BOOTSTRAP = 100_000
@@ -157,8 +168,8 @@ def _writes(io, *, lock: bool = True, flag: str = "-o", beside: tuple[str, ...] 
     (:func:`cheems_lib.input_files.check_not_input`: one line, exit 2, nothing read or written), and with
     ``lock`` the output's lock (:func:`cheems_lib.outputs.output_lock`) is held until it returns. ``score``
     and ``train`` take their lock themselves: once per ``accelerate launch``, in the main process. The files
-    a command writes beside its output (``beside``: the lock ``OUT.lock``; ``score``'s ``OUT.partial`` and
-    ``OUT.cheems.json`` too) may not be inputs either."""
+    a command writes beside its output (``beside``: the lock ``OUT.lock``; ``score``'s ``OUT.partial``,
+    ``OUT.cheems.json`` and a judge's ``OUT.verdicts.jsonl`` too) may not be inputs either."""
     import contextlib
     import functools
 
@@ -215,28 +226,29 @@ def cmd_evaluate(args) -> None:
     ``pooled_categories``); with two or more files ``overall``, and ``overall_ci`` or ``overall_ci_note``
     likewise. One score file prints that object, several a ``{model: object}`` leaderboard. ``--per-item FILE``
     also writes one row per (model, prompt) and the protocol beside it (:mod:`cheems_lib.per_item`)."""
-    from .analyses.score_evaluation import data_name, evaluate_scores, matched_scores
-    from .input_files import DataError, show
-    from .records import strict_pairs
+    from .analyses.score_evaluation import add_breakdowns, check_stems, evaluate_results, matched_scores, summary_json
 
     files = _read(args.data, args, need_rank=True)  # before the stems: one file given twice is named as such
-    for path, recs in files.items():  # nothing to score against: an accuracy of NaN is no result
-        if not any(strict_pairs(r.rank, r.response_ids) for r in recs):
-            raise DataError(path, None, f"no prompt of its {len(recs):,} has a comparison (each ranking is empty, or "
-                            "ties every response)", "evaluate on records that rank responses differently")
-    stems = [data_name(p) for p in files]
-    if len(set(stems)) != len(stems):
-        dup = next(s for s in stems if stems.count(s) > 1)
-        raise UsageError(f"two --data files share the stem {show(dup)}, which keys the output (fix: rename one)")
-    per_model, items = {}, []
+    if why := check_stems(files):
+        raise UsageError(why)
+    names = _model_names(args.scores)
+    if args.baseline is not None and (len(names) < 2 or args.baseline not in names):
+        raise UsageError(f"--baseline {args.baseline}: " + ("compares models, and one --scores file gives one" if
+                         len(names) < 2 else f"not a model here (the models are {', '.join(names)})") +
+                         " (fix: name one of two or more --scores files by its stem)")
+    per_model, results, items = {}, {}, []
     data_skipped = getattr(args, "skipped_invalid", 0)
-    for path, name in zip(args.scores, _model_names(args.scores)):
+    lengths, unit = _response_lengths(files, args.tokenizer)
+    for path, name in zip(args.scores, names):
         skipped = [] if args.skip_invalid else None
         scores, subsets = matched_scores(files, path, skipped=skipped)  # with skipped: scores of skipped rows left out
         args.skipped_invalid = data_skipped
         _report_skipped(skipped, args)
-        out = evaluate_scores(files, subsets, scores, path, view=args.view, n_boot=args.bootstrap, seed=args.seed)
-        per_model[name] = {**out, **_skip_report(args)}
+        results[name] = evaluate_results(files, subsets, scores, path, view=args.view, n_boot=args.bootstrap,
+                                         seed=args.seed)
+        per_model[name] = {**add_breakdowns(summary_json(results[name]), subsets, scores, path, lengths=lengths,
+                                            unit=unit, margin=args.length_margin, view=args.view,
+                                            n_boot=args.bootstrap, seed=args.seed), **_skip_report(args)}
         if args.per_item:
             from .analyses.per_item import rows
 
@@ -245,15 +257,35 @@ def cmd_evaluate(args) -> None:
     if args.per_item:
         from .analyses.per_item import protocol, write
 
-        write(args.per_item, items, protocol(list(files), dict(zip(_model_names(args.scores), args.scores)),
-                                             view=args.view))
+        write(args.per_item, items, protocol(list(files), dict(zip(names, args.scores)), view=args.view))
     if len(per_model) == 1:
         _print_json(next(iter(per_model.values())))
         return
-    from .analyses.leaderboard import leaderboard_text
+    from .analyses.score_evaluation import compare_models
 
-    print(leaderboard_text(per_model, stems), file=sys.stderr)
+    try:
+        text = compare_models(per_model, results, baseline=args.baseline, seed=args.seed)
+    except ValueError as e:  # --skip-invalid left a model other prompts than the baseline's: nothing to pair
+        raise UsageError(f"--baseline {args.baseline}: {e} (fix: score every prompt, or drop --baseline)") from None
+    print(text, file=sys.stderr)
     _print_json(per_model)
+
+
+def _response_lengths(files, tokenizer: str | None) -> tuple[dict | None, str]:
+    """The answers' lengths for ``by_length`` and their unit: characters (None: the default), or the tokens of
+    ``--tokenizer`` (a hub name or folder, loaded with transformers only when given)."""
+    if tokenizer is None:
+        return None, "characters"
+    from transformers import AutoTokenizer
+
+    from .analyses.length_strata import lengths, unit_name
+
+    try:
+        tok = AutoTokenizer.from_pretrained(tokenizer)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--tokenizer {tokenizer}: cannot load it ({str(e).splitlines()[0]}) (fix: pass a hub name "
+                         "or a folder with a tokenizer)") from None
+    return lengths([r for recs in files.values() for r in recs], tok), unit_name(tok)
 
 
 def _model_names(paths) -> list[str]:
@@ -334,7 +366,8 @@ def cmd_train(args) -> None:
 
 
 @_writes(lambda a: ([a.output], [*(("--data", p) for p in a.data), *(("--model", f) for f in _model_files(a.model))],
-                   False), lock=False, beside=(".lock", ".partial", ".cheems.json"))  # the lock: score_to_file, once per launch
+                   False), lock=False,  # the lock: score_to_file, once per launch
+         beside=(".lock", ".partial", ".cheems.json", ".verdicts.jsonl", ".verdicts.jsonl.partial"))
 def cmd_score(args) -> None:
     """Check the model name, read the data, then score into -o (see :func:`cheems_lib.models.score_output.score_to_file`)."""
     from .baselines import NAMES
@@ -485,6 +518,15 @@ def _add_evaluate(sub) -> None:
                    f"{MAX_BOOTSTRAP:,})")
     e.add_argument("--seed", type=_int_at_least(0), default=0, help="bootstrap seed")
     e.add_argument("--skip-invalid", action="store_true", help=SKIP_HELP)
+    e.add_argument("--length-margin", type=_margin, default=0.1, metavar="M",
+                   help="by_length: a compared pair is of similar length when the two answers' lengths differ by at "
+                   "most M times the longer's (default 0.1); else the preferred answer is longer or shorter")
+    e.add_argument("--tokenizer", metavar="NAME_OR_PATH",
+                   help="by_length: count lengths in this tokenizer's tokens (default: characters)")
+    e.add_argument("--baseline", metavar="NAME",
+                   help="with two or more --scores files: each model's paired difference from NAME (a score file's "
+                   "stem, as the leaderboard names models) overall, per data file and per category, with 95%% "
+                   "intervals and p-values, Holm-adjusted over categories")
     e.add_argument("--per-item", type=Path, metavar="FILE",
                    help="also write one JSONL row per (model, prompt): comparisons, correct, exact match, tied gold "
                    "pairs, tied score pairs, each response's rank and score; the protocol (tie rule, view, macro "

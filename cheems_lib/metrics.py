@@ -118,6 +118,11 @@ class SubsetResult:
     boot_category_accuracy: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
     """Per top-level category, its accuracy in each replicate (the resamples behind ``boot_accuracy``;
     NaN in a replicate that drew none of its prompts, which only a pooled category can)."""
+    boot_micro_accuracy: np.ndarray = field(repr=False, default_factory=lambda: np.empty(0))
+    """:attr:`micro_accuracy` in each replicate (the same resamples: correct comparisons / comparisons of the drawn
+    prompts)."""
+    boot_micro_exact_match: np.ndarray = field(repr=False, default_factory=lambda: np.empty(0))
+    """:attr:`micro_exact_match` in each replicate (the share of the drawn prompts whose comparisons are all right)."""
     pooled_categories: tuple[str, ...] = ()
     """The categories the bootstrap resampled together as one stratum because they had fewer than
     :data:`MIN_STRATUM` prompts with a comparison (with the smallest other category when even together they
@@ -153,7 +158,8 @@ class SubsetResult:
         """The metrics as ``cheems evaluate`` prints them: ``accuracy``, ``exact_match`` (macro over top-level
         categories, the paper's), ``micro_accuracy``, ``micro_exact_match`` (:attr:`micro_accuracy`), ``by_category``,
         ``prompts`` and ``prompts_without_comparisons`` always; with bootstrap replicates also
-        ``accuracy_ci`` and ``exact_match_ci`` (``[low, high]``), each only when it is a real interval
+        ``accuracy_ci``, ``exact_match_ci``, ``micro_accuracy_ci`` and ``micro_exact_match_ci`` (``[low, high]``), each
+        only when it is a real interval
         (:func:`checked_interval`), else ``ci_note`` says why it is left out ("insufficient data: 6 prompts
         with a comparison, needs at least 10 ..."); and ``pooled_categories`` when the bootstrap pooled
         small categories into one stratum."""
@@ -163,17 +169,26 @@ class SubsetResult:
                "prompts_without_comparisons": self.prompts_without_comparisons}
         if self.boot_accuracy.size:
             notes = {}
-            for key, boot in (("accuracy", self.boot_accuracy), ("exact_match", self.boot_exact_match)):
+            for key, boot in (("accuracy", self.boot_accuracy), ("exact_match", self.boot_exact_match),
+                              ("micro_accuracy", self.boot_micro_accuracy),
+                              ("micro_exact_match", self.boot_micro_exact_match)):
+                if not boot.size:  # a result built by hand with macro replicates only
+                    continue
                 interval, why = checked_interval(boot, self.units, ci, what=key)
                 if interval is None:
                     notes.setdefault(why, []).append(f"{key}_ci")
                 else:
                     out[f"{key}_ci"] = interval
             if notes:
-                out["ci_note"] = "; ".join(f"{why} ({' and '.join(keys)} left out)" for why, keys in notes.items())
+                out["ci_note"] = "; ".join(f"{why} ({_listed(keys)} left out)" for why, keys in notes.items())
             if self.pooled_categories:
                 out["pooled_categories"] = list(self.pooled_categories)
         return out
+
+
+def _listed(words: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join(words) if len(words) < 3 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _interval(samples: np.ndarray, ci: float) -> list[float]:
@@ -327,21 +342,24 @@ def evaluate_subset(records: Sequence[Record], scores: Mapping[tuple[str, str], 
     em = float(np.mean([v["exact_match"] for v in by_category.values()])) if by_category else float("nan")
     result = SubsetResult(acc, em, by_category, prompts=len(records), prompts_without_comparisons=int((~has).sum()))
     if n_boot and by_category:
-        boot_cat, boot_em, pooled = _category_replicates(correct, total, cats, has, n_boot, seed)
+        boot_cat, boot_em, pooled, micro = _category_replicates(correct, total, cats, has, n_boot, seed)
         with np.errstate(invalid="ignore"):  # a replicate averages the categories it drew (nanmean == mean without NaN)
             result.boot_accuracy = np.nanmean([boot_cat[c] for c in by_category], axis=0)
             result.boot_exact_match = np.nanmean([boot_em[c] for c in by_category], axis=0)
         result.boot_category_accuracy = {c: boot_cat[c] for c in by_category}
+        result.boot_micro_accuracy, result.boot_micro_exact_match = micro
         result.pooled_categories = pooled
     return result
 
 
 def _category_replicates(correct: np.ndarray, total: np.ndarray, cats: np.ndarray, has: np.ndarray, n_boot: int,
-                         seed: int | np.random.Generator) -> tuple[dict, dict, tuple[str, ...]]:
-    """Per category, its accuracy and exact match in each replicate of :func:`stratified_draws`, and the
-    categories pooled. A category of its own stratum sums its drawn prompts' counts row by row (a pooled
-    stratum: per category of each row, by ``bincount``); NaN where a replicate drew none of its prompts."""
+                         seed: int | np.random.Generator) -> tuple[dict, dict, tuple[str, ...], tuple]:
+    """Per category, its accuracy and exact match in each replicate of :func:`stratified_draws`, the
+    categories pooled, and the micro accuracy and exact match of each replicate. A category of its own stratum sums
+    its drawn prompts' counts row by row (a pooled stratum: per category of each row, by ``bincount``); NaN where a
+    replicate drew none of its prompts. The micro sums add every stratum's draws, so they use the same resamples."""
     exact = (correct == total).astype(float)
+    sums = np.zeros((3, n_boot))  # per replicate: correct comparisons, comparisons, prompts all right
     boot_acc: dict[str, np.ndarray] = {}
     boot_em: dict[str, np.ndarray] = {}
     pooled: list[str] = []
@@ -354,10 +372,12 @@ def _category_replicates(correct: np.ndarray, total: np.ndarray, cats: np.ndarra
             for cat in stratum.labels:
                 boot_acc[cat], boot_em[cat] = np.empty(n_boot), np.empty(n_boot)
             pooled += list(stratum.labels) if stratum.pooled else []
+        drawn_sums = c[draw].sum(1), t[draw].sum(1), e[draw].sum(1)
+        sums[:, rows] += drawn_sums
         if not stratum.pooled:
             (cat,) = stratum.labels
-            boot_acc[cat][rows] = c[draw].sum(1) / t[draw].sum(1)
-            boot_em[cat][rows] = e[draw].mean(1)
+            boot_acc[cat][rows] = drawn_sums[0] / drawn_sums[1]
+            boot_em[cat][rows] = drawn_sums[2] / draw.shape[1]
             continue
         cell = (np.arange(draw.shape[0])[:, None] * k + code[draw]).ravel()  # (replicate, category) of each draw
 
@@ -369,7 +389,8 @@ def _category_replicates(correct: np.ndarray, total: np.ndarray, cats: np.ndarra
             acc, em = per_cell(c[draw].ravel()) / comparisons, per_cell(e[draw].ravel()) / drawn
         for j, cat in enumerate(stratum.labels):
             boot_acc[cat][rows], boot_em[cat][rows] = acc[:, j], em[:, j]
-    return boot_acc, boot_em, tuple(sorted(pooled))
+    units = int(has.sum())  # every replicate draws as many prompts as there are: the micro exact match's denominator
+    return boot_acc, boot_em, tuple(sorted(pooled)), (sums[0] / sums[1], sums[2] / units)
 
 
 def overall(results: Sequence[SubsetResult]) -> float:

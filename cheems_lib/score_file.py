@@ -86,7 +86,8 @@ def write_scores(scores: Iterable[tuple[str, str, float]], path: str | Path, *, 
     """Write ``(prompt_id, response_id, score)`` triples as a spec §4 score file.
 
     A new file appears atomically; ``append=True`` adds whole lines to an existing file
-    in one write, flushed (how :class:`cheems_lib.models.score_output.ScoreOutput` streams its partial files).
+    in one write, flushed (:class:`cheems_lib.models.score_output.ScoreOutput` streams its partial files the same
+    way, through :func:`score_lines`).
     """
     scores = list(scores)
     data = score_lines(scores, path)

@@ -176,8 +176,11 @@ def test_every_download_names_its_source(smoke_book):
         assert "source" in frame.columns, path.name
         assert frame["source"].str.match(r"(paper|simulated|data)\b").all(), (path.name, frame["source"].unique())
     labels = {p.stem for p in tables.glob("*.csv")} - {"index"}
+    labels |= {p.name.removesuffix(".jsonl.gz") for p in tables.glob("*.jsonl.gz")}  # per-item results
     rows = list(csv.DictReader((tables / "index.csv").open(encoding="utf-8")))
-    assert {Path(r["file"]).stem for r in rows} == labels and all(r["chapter"] for r in rows)
+    assert {r["file"].removesuffix(".csv").removesuffix(".jsonl.gz") for r in rows} == labels
+    assert all(r["chapter"] for r in rows)
+    assert next(r for r in rows if r["label"] == "tab-evaluation-per-item")["file"].endswith(".jsonl.gz")
     assert not any(r["file"].startswith("paper-") for r in rows)  # a download's name says whose numbers it holds
     assert next(r for r in rows if r["label"] == "tab-evaluation-published-table8")["source"].startswith("paper, Table 8")
     assert next(r for r in rows if r["label"] == "paper-table1")["source"].startswith("simulated world (size smoke")

@@ -18,8 +18,9 @@ def test_category_table_models_then_controls(chapter):
 
     c = chapter
     t = category_accuracy.category_table(c["results"], c["subsets"], "open", seed=1)
-    assert list(t["model"]) == ["oracle", "noisy", *CONTROLS]
-    assert list(t["section"]) == ["reward models"] * 2 + [lb.CONTROLS_SECTION] * 4
+    assert list(t["model"]) == ["n (prompts / comparisons)", "oracle", "noisy", *CONTROLS]
+    assert list(t["section"]) == ["counts"] + ["reward models"] * 2 + [lb.CONTROLS_SECTION] * 4
+    assert list(t.columns[:4]) == ["section", "model", "all categories", "all categories (micro)"]
     per_seed = c["results"]["oracle"]
     cat = next(iter(per_seed[0]["open"].by_category))
     col = next(col for col in t.columns if col.startswith(category_accuracy.CATEGORIES[cat]))
@@ -30,6 +31,14 @@ def test_category_table_models_then_controls(chapter):
     # the random row is the leaderboard's baseline:random draw (seed 1 over all the subsets' records)
     assert t.set_index("model").loc["baseline:random", "all categories"] == f"{c['baselines']['baseline:random'][0]['open'].accuracy:.3f}"
     assert (t.drop(columns=["section", "model"]) != "nan").all().all()
+    # micro beside macro: the models' pooled share, the controls' category accuracies weighted by comparisons
+    first = per_seed[0]["open"]
+    assert t.set_index("model").loc["n (prompts / comparisons)", col] == \
+        f"{first.by_category[cat]['prompts']:,} / {first.by_category[cat]['comparisons']:,}"
+    assert t.set_index("model").loc["oracle", "all categories (micro)"] == \
+        f"{np.mean([r['open'].micro_accuracy for r in per_seed]):.3f}"
+    longest = c["baselines"]["baseline:longest"][0]["open"]
+    assert t.set_index("model").loc["baseline:longest", "all categories (micro)"] == f"{longest.micro_accuracy:.3f}"
 
 
 def test_findings_pair_a_one_run_model_with_each_training_seed(chapter):

@@ -208,6 +208,13 @@ def test_score_judge_and_baselines_then_leaderboard(scored_world, tmp_path):
     board = json.loads(ev.stdout)
     assert set(board) == {"judge", "longest", "random"} and all("overall" in v for v in board.values())
     assert "overall" in ev.stderr.splitlines()[0]  # the table goes to stderr, JSON stays on stdout
+    # the judge's verdicts in both orders were kept beside its scores: the flip share per data file, and a column
+    flips = {d.name.split(".")[0]: board["judge"][d.name.split(".")[0]]["position_flips"] for d in data}
+    assert sum(f["pairs"] for f in flips.values()) == 12 * 10 and all(f["pairs_missing"] == 0 for f in flips.values())
+    assert sum(f["flips"] for f in flips.values()) == sum(not v.consistent() for v in verdicts)
+    assert "position_flips" not in board["longest"]["open"]
+    head = ev.stderr.splitlines()[0].split()
+    assert head[-1] == "flips"
 
 
 def test_score_refuses_a_model_without_reward_head(scored_world, tmp_path):

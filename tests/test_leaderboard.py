@@ -45,14 +45,18 @@ def test_one_baseline_spelling_and_the_leaderboard_text_order():
 def test_table2_rows_kinds_prompts_and_intervals(chapter):
     """table2_as_shown lists the models in leaderboard_frame()'s order with their kind, own prompt count and
     intervals, then the null controls in their own section (CONTROLS' order), then the exact chance."""
+    from cheems_lib.analyses.model_comparison import rank_intervals, rank_text
     from cheems_lib.baselines import CHANCE, CONTROLS, chance_metrics
+    from cheems_lib.estimates import subset_estimate
 
     c = chapter
     kinds = {"oracle": "ours", "noisy": "ours", "judge": "judge"}
     shown = lb.table2_as_shown([(c["results"], c["subsets"]), (c["baselines"], c["subsets"]), (c["judged"], c["small"])], kinds)
     ref = lb.leaderboard_frame({**c["results"], **c["judged"]})
-    assert list(shown.columns) == ["section", "model", "Overall", "kind", "prompts", "seeds",
-                                   *(t for _, t in lb.TABLE2_COLUMNS if t != "Overall")]  # key column first
+    assert list(shown.columns) == ["section", "rank", "model", "Overall", "kind", "prompts", "seeds",
+                                   "Open Prompt acc.", "Open Prompt exact", "Open Prompt micro acc.",
+                                   "Open Prompt micro exact", "Human Instr. acc.", "Human Instr. exact",
+                                   "Human Instr. micro acc.", "Human Instr. micro exact"]  # key column first
     models, controls = shown[shown["section"] == lb.MODELS_SECTION], shown[shown["section"] == lb.CONTROLS_SECTION]
     assert list(shown["section"]) == [lb.MODELS_SECTION] * 3 + [lb.CONTROLS_SECTION] * 4  # never interleaved
     assert list(models["model"]) == list(ref["model"]) and list(models["kind"]) == [kinds[m] for m in ref["model"]]
@@ -67,6 +71,14 @@ def test_table2_rows_kinds_prompts_and_intervals(chapter):
     open_em = chance_metrics(c["subsets"]["open"])["exact_match"]
     assert chance["Open Prompt acc."] == "0.500 (exact)" and chance["Open Prompt exact"] == f"{open_em:.3f} (exact)"
     assert chance["seeds"] == "–"
+    assert chance["Open Prompt micro acc."] == "0.500 (exact)"
+    assert list(controls["rank"]) == ["–"] * 4 and models["rank"].iloc[0].startswith("1")
+    ranks = rank_intervals({m: subset_estimate({**c["results"], **c["judged"]}[m], "overall") for m in ref["model"]})
+    assert list(models["rank"]) == [rank_text(ranks[m]) for m in ref["model"]]
+    assert "order flips" not in shown
+    flips = lb.table2_as_shown([(c["results"], c["subsets"]), (c["judged"], c["small"])], kinds,
+                               consistency={"judge": 0.75})["order flips"]
+    assert sorted(flips) == ["", "", "0.250"]
 
 
 def test_score_models_equals_score_records_per_set(tmp_path):

@@ -209,6 +209,30 @@ class TestBootstrap:
             assert np.array_equal(res.boot_accuracy, acc) and np.array_equal(res.boot_exact_match, em)
             assert all(np.array_equal(a, b) for a, b in zip(res.boot_category_accuracy.values(), per_cat))
 
+    @pytest.mark.parametrize("cats", ["xyz", "xyzuvw"])
+    def test_micro_replicates_pool_the_same_resamples(self, monkeypatch, cats):
+        """Each replicate's micro accuracy and exact match are its drawn prompts' counts pooled over every stratum
+        (pooled small categories included: 120 prompts over six categories leave some under MIN_STRATUM only by
+        chance, so MIN_STRATUM is raised to force a pool), the resamples the macro replicates use."""
+        from cheems_lib import metrics
+
+        monkeypatch.setattr(metrics, "MIN_STRATUM", 25 if len(cats) > 3 else 5)
+        recs, scores = _random_subset(3, cats=cats)
+        res = evaluate_subset(recs, scores, n_boot=64, seed=4)
+        correct, total = metrics.prompt_outcomes([r.rank for r in recs], metrics.lookup_scores(recs, scores))
+        strata = np.array([r.top_category for r in recs], dtype=object)
+        c, t, e = (np.zeros(64) for _ in range(3))
+        for stratum, rows, draw in metrics.stratified_draws(strata, 64, 4, mask=total > 0):
+            picked = stratum.members[draw]
+            c[rows] += correct[picked].sum(1)
+            t[rows] += total[picked].sum(1)
+            e[rows] += (correct[picked] == total[picked]).sum(1)
+        assert bool(res.pooled_categories) == (len(cats) > 3)
+        assert np.allclose(res.boot_micro_accuracy, c / t, rtol=0, atol=1e-15)
+        assert np.allclose(res.boot_micro_exact_match, e / (total > 0).sum(), rtol=0, atol=1e-15)
+        lo, hi = res.to_json()["micro_accuracy_ci"]
+        assert lo <= res.micro_accuracy <= hi
+
     def test_draws_stay_within_the_chunk(self, monkeypatch):
         """Each draw holds at most BOOT_CHUNK indices (one row when a stratum is larger), every replicate row of
         every stratum once, strata in order: the memory-bounded path."""
@@ -291,7 +315,8 @@ class TestBootstrap:
         out = evaluate_subset(recs, scores, n_boot=500, seed=0).to_json()
         assert "accuracy_ci" not in out and "exact_match_ci" not in out
         assert out["ci_note"] == ("insufficient data: 6 prompts with a comparison, needs at least 10 (a bootstrap over "
-                                  "fewer gives no real 95% interval) (accuracy_ci and exact_match_ci left out)")
+                                  "fewer gives no real 95% interval) (accuracy_ci, exact_match_ci, micro_accuracy_ci and "
+                                  "micro_exact_match_ci left out)")
         assert out["pooled_categories"] == list("abcdef")
         assert {"accuracy", "exact_match", "by_category", "prompts", "prompts_without_comparisons"} <= set(out)
         assert evaluate_subset(recs, scores, n_boot=0).to_json().keys() == {
@@ -308,7 +333,11 @@ class TestBootstrap:
         assert out["ci_note"] == ("insufficient data: every bootstrap resample of the 12 prompts gives the same "
                                   "accuracy, so its 95% interval has no width (accuracy_ci left out); insufficient "
                                   "data: every bootstrap resample of the 12 prompts gives the same exact_match, so "
-                                  "its 95% interval has no width (exact_match_ci left out)")
+                                  "its 95% interval has no width (exact_match_ci left out); insufficient data: every "
+                                  "bootstrap resample of the 12 prompts gives the same micro_accuracy, so its 95% "
+                                  "interval has no width (micro_accuracy_ci left out); insufficient data: every "
+                                  "bootstrap resample of the 12 prompts gives the same micro_exact_match, so its 95% "
+                                  "interval has no width (micro_exact_match_ci left out)")
         assert overall_ci([res, res]) is None and "no width" in overall_ci_note([res, res])
 
     def test_overall_interval_needs_every_subset_to_have_enough_prompts(self):

@@ -107,3 +107,21 @@ def test_macro_rows_match_evaluate_subset_on_categories():
     want = evaluate_subset(recs, scores, n_boot=0)
     assert got["accuracy"] == pytest.approx(want.accuracy, abs=1e-12)
     assert got["exact_match"] == pytest.approx(want.exact_match, abs=1e-12)
+
+
+def test_leaderboard_rows_name_each_training_seed(tmp_path):
+    """A chapter's per-item rows: a model with several training seeds gives one model per seed, each row equal to
+    rows() of that seed's scores; its protocol names each data file's folder, name and SHA-256."""
+    recs = {f: read_records(BENCH / f"{f}.jsonl") for f in ("open", "human")}
+    rng = np.random.default_rng(0)
+    seeds = [{(r.id, x.id): float(rng.normal()) for rs in recs.values() for r in rs for x in r.responses}
+             for _ in range(2)]
+    out = per_item.leaderboard_rows({"trained": seeds, "baseline": seeds[0]}, recs)
+    assert [r["model"] for r in out].count("trained (seed 1)") == sum(map(len, recs.values()))
+    assert {r["model"] for r in out} == {"trained (seed 0)", "trained (seed 1)", "baseline"}
+    assert [r for r in out if r["model"] == "trained (seed 1)"] == \
+        [row for f, rs in recs.items() for row in per_item.rows("trained (seed 1)", f, rs, seeds[1])]
+    side = per_item.chapter_protocol({f: BENCH / f"{f}.jsonl" for f in recs}, ["trained", "baseline"])
+    assert side["data"]["open"] == {"file": "cheems_bench/open.jsonl",
+                                    "sha256": hashlib.sha256((BENCH / "open.jsonl").read_bytes()).hexdigest()}
+    assert side["models"]["trained"]["model_fingerprint"] == "unknown"

@@ -59,6 +59,25 @@ def test_table_csv_and_link(tmp_path):
     assert (tmp_path / "book/_extra/tables/simulated-table9.csv").read_text().splitlines()[0] == "row,x,source"
 
 
+def test_per_item_results_are_a_gzip_download_with_their_protocol(tmp_path):
+    """publish.items: the rows as gzip JSONL (the same rows, the same bytes), the protocol beside them with the
+    source, a provenance sidecar that puts the file in tables/index.csv, and the two links."""
+    import gzip
+
+    rows = [{"model": "m", "prompt_id": "p1", "correct": 1}, {"model": "m", "prompt_id": "p2", "correct": 0}]
+    line = publish.items(rows, "tab-test-items", {"protocol": {"tie_rule": "wrong"}}, root=tmp_path).data
+    folder = tmp_path / "book/_extra/tables"
+    data = (folder / "tab-test-items.jsonl.gz").read_bytes()
+    assert [json.loads(x) for x in gzip.decompress(data).decode("utf-8").splitlines()] == rows
+    protocol = json.loads((folder / "tab-test-items.jsonl.gz.cheems.json").read_text(encoding="utf-8"))
+    assert protocol == {"protocol": {"tie_rule": "wrong"}, "source": SIM}
+    assert 'href="../tables/tab-test-items.jsonl.gz"' in line and "2 rows" in line
+    publish.items(rows, "tab-test-items", {"protocol": {}}, root=tmp_path)
+    assert (folder / "tab-test-items.jsonl.gz").read_bytes() == data
+    index = provenance.write_index(tmp_path)["tables"].read_text(encoding="utf-8")
+    assert "tab-test-items.jsonl.gz" in index
+
+
 class TestDownloadNames:
     def test_a_paper_label_is_saved_under_whose_numbers_it_holds(self, tmp_path):
         """A ``paper-*`` table or figure is downloaded as simulated-*, data-<folder>-* or published-*, never paper-*;

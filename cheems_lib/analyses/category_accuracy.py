@@ -44,26 +44,36 @@ def category_figure(results: Mapping[str, list[dict]], *, seed: int = 0):
 def category_table(results: Mapping[str, list[dict]], subsets: Mapping[str, Sequence[Record]], subset: str, *,
                    seed: int = 0):
     """Fig. 4 as a table for one subset: per top-level category (deterministic ones marked ``*``) and over
-    all categories (macro), the accuracy of each model of ``results`` (mean over its seeds), then, in their
-    own section, the null controls of :func:`cheems_lib.baselines.null_controls` on the same records
-    (pick-longest, pick-shortest, random, drawn over all of ``subsets`` as in Table 2, and the exact chance). A category a model has no prompt of shows ``–``."""
+    all categories (macro, the paper's, and micro: over every comparison), the accuracy of each model of ``results``
+    (mean over its seeds), then, in their own section, the null controls of
+    :func:`cheems_lib.baselines.null_controls` on the same records (pick-longest, pick-shortest, random, drawn over
+    all of ``subsets`` as in Table 2, and the exact chance); a first row gives each category's prompts and
+    comparisons, the counts every average weighs. A category a model has no prompt of shows ``–``."""
     import pandas as pd
 
     nulls = null_controls(subsets, seed=seed)  # random drawn over all the subsets, as the leaderboard's baseline:random
     nulls = nulls[nulls["subset"] == subset]
     cats = [c for c in nulls["category"].drop_duplicates() if c]
     title = lambda c: f"{CATEGORIES.get(c, c)}{' *' if c in DETERMINISTIC else ''}" if c else "all categories"  # noqa: E731
-    rows = []
+    micro = "all categories (micro)"
+    counts = {c: (v["prompts"], v["comparisons"]) for c, v in next(iter(results.values()))[0][subset].by_category.items()}
+    total = tuple(map(sum, zip(*counts.values())))
+    rows = [{"section": "counts", "model": "n (prompts / comparisons)", micro: f"{total[0]:,} / {total[1]:,}"}
+            | {title(c): f"{n[0]:,} / {n[1]:,}" for c, n in ({"": total} | counts).items()}]
     for name, per_seed in results.items():
-        acc = {"": np.mean([r[subset].accuracy for r in per_seed])}
+        acc = {"": np.mean([r[subset].accuracy for r in per_seed]), "micro": np.mean([r[subset].micro_accuracy
+                                                                                     for r in per_seed])}
         acc |= {c: np.mean([r[subset].by_category[c]["accuracy"] for r in per_seed])
                 for c in cats if all(c in r[subset].by_category for r in per_seed)}
-        rows.append({"section": "reward models", "model": name} | {title(c): f"{acc[c]:.3f}" if c in acc else "–"
-                                                                   for c in ["", *cats]})
+        rows.append({"section": "reward models", "model": name, micro: f"{acc['micro']:.3f}"}
+                    | {title(c): f"{acc[c]:.3f}" if c in acc else "–" for c in ["", *cats]})
     for name, group in nulls.groupby("control", sort=False):
         acc = dict(zip(group["category"], group["accuracy"]))
-        rows.append({"section": CONTROLS_SECTION, "model": name} | {title(c): f"{acc[c]:.3f}" for c in ["", *cats]})
-    return pd.DataFrame(rows)
+        pooled = sum(acc[c] * counts[c][1] for c in counts) / total[1]  # a category's accuracy weighs its comparisons
+        rows.append({"section": CONTROLS_SECTION, "model": name, micro: f"{pooled:.3f}"}
+                    | {title(c): f"{acc[c]:.3f}" for c in ["", *cats]})
+    table = pd.DataFrame(rows)
+    return table[["section", "model", "all categories", micro, *[title(c) for c in cats]]]
 
 
 def category_tables(results: Mapping[str, list[dict]], subsets: Mapping[str, Sequence[Record]], *,

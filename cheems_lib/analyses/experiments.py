@@ -42,13 +42,13 @@ from ..records import Record
 from . import scaling
 from .leaderboard import baseline_scores, evaluate_scores, score_models
 from .transfer import analogues, TABLE3_PROMPTS
-from .world_folder import World
+from .world_folder import seeds_text, World
 
 
 __all__ = ["ModelSpec", "Family", "table4_sets", "table3_sets", "table3_family", "data_ladder", "ladder_family",
            "model_sizes", "leaderboard_family", "population", "train", "score_family", "evaluate",
            "evaluate_with_controls", "estimate", "GPT_PROMPTS", "PREFERENCE_FILE_MODEL", "preference_file_results",
-           "LeaderboardModels", "leaderboard_models", "leaderboard_judges", "ladder_records", "parameter_counts"]
+           "preference_file_scores", "LeaderboardModels", "leaderboard_models", "leaderboard_judges", "ladder_records", "parameter_counts"]
 
 
 GPT_PROMPTS = 800
@@ -256,8 +256,22 @@ def preference_file_results(world: World, subsets: Mapping[str, Sequence[Record]
     :func:`evaluate_with_controls`; ``(None, {})`` without a preference file or subsets."""
     if world.preference is None or not subsets:
         return None, {}
-    family = Family({PREFERENCE_FILE_MODEL: world.preference}, seeds=tuple(seeds), epochs=epochs, group="real data")
+    family = _preference_file_family(world, seeds, epochs)
     return PREFERENCE_FILE_MODEL, evaluate_with_controls(family, world, records=subsets, n_boot=n_boot, seed=seed)
+
+
+def preference_file_scores(world: World, subsets: Mapping[str, Sequence[Record]], *, seeds: Sequence[int],
+                           epochs: int) -> dict[str, list[dict]]:
+    """The scores behind :func:`preference_file_results` (``{PREFERENCE_FILE_MODEL: [scores per seed]}``, loaded from
+    the zoo's cache once trained and scored), for analyses that need scores rather than metrics; ``{}`` without a
+    preference file or subsets."""
+    if world.preference is None or not subsets:
+        return {}
+    return score_family(_preference_file_family(world, seeds, epochs), world, records=subsets, progress=False)
+
+
+def _preference_file_family(world: World, seeds: Sequence[int], epochs: int) -> Family:
+    return Family({PREFERENCE_FILE_MODEL: world.preference}, seeds=tuple(seeds), epochs=epochs, group="real data")
 
 
 def estimate(results: Mapping[str, list[dict]], name: str, metric: str = "overall", subsets: Sequence[str] | None = None):
@@ -274,6 +288,15 @@ class LeaderboardModels:
     kinds: dict  # model -> its kind in Table 2 ("discriminative", "discriminative (ours)")
     family: Family | None  # the embedded zoo's family, when it was trained here
     skipped: str | None = None  # the zoo models asked for that this world's files cannot train, and why
+
+    def prose_values(self, world: World, *, gpt_prompts: int, seeds: Sequence[int]) -> dict[str, object]:
+        """What the chapter's prose says of the embedded zoo, by glue name: the training sets (``zoo_sets``), the
+        GPT-annotated prompts its GPT-subset model trains on (``n_gpt_train``) and its seeds (``train_seeds_text``);
+        ``none`` and 0 when no zoo was trained here."""
+        trained = self.family is not None
+        return {"zoo_sets": ", ".join(self.family.sets) if trained and self.family.sets else "none",
+                "n_gpt_train": len(world.gpt(gpt_prompts)) if trained and world.gpt() is not None else 0,
+                "train_seeds_text": seeds_text(seeds) if trained else "none"}
 
 
 def leaderboard_models(world: World, rewardbench, *, models: Mapping[str, str] | Sequence[str] = (),

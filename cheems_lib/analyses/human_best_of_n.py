@@ -28,6 +28,7 @@ from ..records import Record
 from ..world.best_of_n import prompt_resamples, select_best
 from . import claims, experiments, leaderboard
 from .human_labels import HumanData, keep_answers, scores_of, split_halves
+from .length_strata import length_table
 from .transfer import pairwise_only
 
 __all__ = ["training_sets", "population", "outcomes", "spearman_rows", "prompt_correlation", "HELD_OUT", "BestOfN",
@@ -161,6 +162,11 @@ class Trained:
         """Table 2 as the evaluation chapter shows it: the models ranked, then the null controls and chance."""
         kinds = {s.name: f"trained on {s.group}" for s in self.specs}
         return leaderboard.table2_as_shown([(self.results, {HELD_OUT: self.data.held})], kinds, seed=seed)
+
+    def length_table(self, *, n_boot: int = estimates.N_BOOT, seed: int = 0):
+        """Every model's accuracy on the held-out half by the length of the preferred answer, beside the null controls
+        (:func:`cheems_lib.analyses.length_strata.length_table`, paired with ``seed``)."""
+        return length_table(self.scores, {HELD_OUT: self.data.held}, n_boot=n_boot, seed=seed)
 
     def transfer_figure(self, *, seed: int = 0):
         """The two compared models' accuracy and the controls' (:func:`cheems_lib.publishing.figures.overall_dots`)."""

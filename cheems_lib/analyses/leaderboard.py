@@ -19,6 +19,7 @@ import numpy as np
 
 from ..baselines import CHANCE, chance_metrics, CONTROLS, named_scores, NAMES
 from ..estimates import insufficient, mean_of, subset_estimate
+from .model_comparison import rank_intervals, rank_text
 from ..metrics import evaluate_subset
 from ..models.judging import judge_all
 from ..models.reward_model import load, placement_for
@@ -28,7 +29,7 @@ from ..records import Record
 
 
 __all__ = ["evaluate_scores", "leaderboard_frame", "table2_as_shown", "baseline_scores", "score_models",
-           "judge_results", "leaderboard_text", "TABLE2_COLUMNS", "INTERVAL_SAYS", "interval_cell", "interval_text", "MODELS_SECTION",
+           "judge_results", "leaderboard_text", "paired_text", "TABLE2_COLUMNS", "INTERVAL_SAYS", "interval_cell", "interval_text", "MODELS_SECTION", "RANK_NOTE", "table2_caption",
            "CONTROLS_SECTION", "EXACT_NOTE", "mean_over_models"]
 
 
@@ -46,17 +47,23 @@ def evaluate_scores(scores_by_model: Mapping[str, Mapping | Sequence[Mapping]], 
     return out
 
 
+_METRICS = (("acc", "accuracy"), ("exact", "exact_match"), ("micro_acc", "micro_accuracy"),
+            ("micro_exact", "micro_exact_match"))
+"""Each subset's columns of :func:`leaderboard_frame` (``<subset>_<short>``) and the metric each holds: the paper's
+macro averages over top-level categories, and the micro ones beside them (over comparisons, over prompts)."""
+
+
 def leaderboard_frame(results: Mapping[str, list[dict]], *, seed: int = 0):
     """One row per model of :func:`evaluate_scores` results: mean over seeds of each subset's
-    accuracy and exact match and of Overall, with hierarchical 95% intervals (``_lo``/``_hi``)
-    and the number of seeds; sorted by Overall."""
+    accuracy and exact match (macro, the paper's; and micro, :data:`_METRICS`) and of Overall, with hierarchical 95%
+    intervals (``_lo``/``_hi``) and the number of seeds; sorted by Overall."""
     import pandas as pd
 
     rows = []
     for name, per_seed in results.items():
         row: dict[str, Any] = {"model": name, "seeds": len(per_seed)}
         subsets = list(per_seed[0])
-        columns = [(f"{s}_acc", "accuracy", [s]) for s in subsets] + [(f"{s}_exact", "exact_match", [s]) for s in subsets]
+        columns = [(f"{s}_{short}", metric, [s]) for short, metric in _METRICS for s in subsets]
         for col, metric, subs in columns + [("overall", "overall", subsets)]:
             est = subset_estimate(per_seed, metric, subs)
             row[col] = est.value
@@ -68,16 +75,21 @@ def leaderboard_frame(results: Mapping[str, list[dict]], *, seed: int = 0):
 
 
 def table2_as_shown(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[str, Sequence[Record]]]],
-                    kinds: Mapping[str, str], *, seed: int = 0):
-    """Table 2 as the chapter shows it: section, model, Overall (its sort key, first so that it stays in view),
-    kind, prompts, seeds and the accuracy and exact match of each subset, each as ``value [95% interval]``. The reward models come first, sorted
-    by Overall (:data:`MODELS_SECTION`); the null controls follow in their own section
+                    kinds: Mapping[str, str], *, seed: int = 0, consistency: Mapping[str, float] | None = None):
+    """Table 2 as the chapter shows it: section, rank, model, Overall (its sort key, first so that it stays in view),
+    kind, prompts, seeds and the accuracy and exact match of each subset, macro (the paper's) then micro, each as
+    ``value [95% interval]``. The reward models come first, sorted by Overall (:data:`MODELS_SECTION`), each with its
+    rank, the rank's 95% interval over the bootstrap replicates and ``=1`` when it is statistically tied with the first
+    (:func:`cheems_lib.analyses.model_comparison.rank_intervals`; rows evaluated on other prompts, a judge's, are
+    compared unpaired); the null controls follow in their own section
     (:data:`CONTROLS_SECTION`, in :data:`cheems_lib.baselines.CONTROLS`' order, never ranked with
     the models), ending with the exact chance of the subsets the controls were evaluated on.
 
     ``evaluated`` lists ``(results, subsets)``: :func:`evaluate_scores` results and the subsets
     they were evaluated on (judges see fewer prompts); ``kinds`` maps each model to its kind. A
-    result named as a control (``baseline:longest``, ...) goes to the controls.
+    result named as a control (``baseline:longest``, ...) goes to the controls. ``consistency`` (a judge's
+    position consistency, :func:`judge_results`) adds the column ``order flips``: the share of pairs whose verdict
+    flips when the answers are swapped, blank for a reward model.
     """
     import pandas as pd
 
@@ -91,20 +103,29 @@ def table2_as_shown(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[
         rows = leaderboard_frame({n: results[n] for n in names}, seed=seed)
         if section == CONTROLS_SECTION:
             rows = rows.set_index("model").loc[names].reset_index()
-        shown = pd.DataFrame({"section": section, "model": rows["model"],
+            rank = ["–"] * len(rows)
+        else:
+            ranks = rank_intervals({n: subset_estimate(results[n], "overall") for n in names}, seed=seed)
+            rank = [rank_text(ranks[n]) for n in rows["model"]]
+        shown = pd.DataFrame({"section": section, "rank": rank, "model": rows["model"],
                               "kind": rows["model"].map(lambda n: _control_kind(n) if n in CONTROLS else kinds.get(n, "")),
                               "prompts": rows["model"].map(prompts), "seeds": rows["seeds"]})
         for col, title in _titles(list(results[names[0]][0])):
             if col in rows:  # a benchmark subset the files do not hold has no columns
                 shown[title] = interval_text(rows, col)
+        if consistency:
+            shown["order flips"] = rows["model"].map(lambda n: f"{1 - consistency[n]:.3f}" if n in consistency else "")
         parts.append(shown)
     control_subsets = next((subsets for group, subsets in evaluated if set(group) & set(CONTROLS)), None)
     if control_subsets:
         parts.append(pd.DataFrame([_chance_row(control_subsets)]))
     if not parts:
         return pd.DataFrame()
+    table = pd.concat(parts, ignore_index=True)
+    if "order flips" in table:  # the controls and the chance row have no verdicts to flip
+        table["order flips"] = table["order flips"].fillna("")
     # Overall, the sort key, right after the model: in view at a page's width before the other columns
-    return key_first(pd.concat(parts, ignore_index=True), "Overall")
+    return key_first(table, "Overall")
 
 
 def baseline_scores(records: Sequence[Record], *, seed: int = 0) -> dict[str, dict]:
@@ -140,18 +161,58 @@ def judge_results(judges: Mapping[str, str], subsets: Mapping[str, Sequence[Reco
 
 
 def leaderboard_text(per_model: Mapping[str, Mapping], subsets: Sequence[str]) -> str:
-    """Plain-text leaderboard of ``cheems evaluate`` JSON (``{model: {subset: {...}, "overall": x}}``):
-    accuracy and exact match per subset (and Overall with two or more subsets), sorted by
-    Overall (or, with one subset, its accuracy), ties in the given order."""
+    """Plain-text leaderboard of ``cheems evaluate`` JSON (``{model: {subset: {...}, "overall": x}}``): the rank
+    (with its 95% interval and ``=1`` for a model tied with the first, when the objects carry ``rank``:
+    :func:`cheems_lib.analyses.model_comparison.rank_text`), then per subset the paper's macro accuracy, the micro
+    accuracy beside it and the macro exact match, and Overall with two or more subsets; sorted by Overall (or, with
+    one subset, its accuracy), ties in the given order. A judge's share of pairs whose verdict flips with the order
+    (``position_flips``) is a last column when any model has one."""
     several = len(subsets) >= 2
     key = (lambda kv: kv[1].get("overall", 0)) if several else (lambda kv: kv[1][subsets[0]]["accuracy"])
-    head = ["model"] + [f"{s} {m}" for s in subsets for m in ("acc", "exact")] + (["overall"] if several else [])
-    rows = [[name] + [f"{res[s][m]:.3f}" for s in subsets for m in ("accuracy", "exact_match")]
-            + ([f"{res['overall']:.3f}"] if several else [])
+    ranked = any("rank" in res for res in per_model.values())
+    flips = any("position_flips" in res.get(s, {}) for res in per_model.values() for s in subsets)
+    metrics = (("acc", "accuracy"), ("micro", "micro_accuracy"), ("exact", "exact_match"))
+    head = (["rank"] if ranked else []) + ["model"] + [f"{s} {m}" for s in subsets for m, _ in metrics] + \
+        (["overall"] if several else []) + (["flips"] if flips else [])
+    rows = [([rank_text(res)] if ranked else []) + [name] + [f"{res[s][m]:.3f}" for s in subsets for _, m in metrics]
+            + ([f"{res['overall']:.3f}"] if several else []) + ([_flip_text(res, subsets)] if flips else [])
             for name, res in sorted(per_model.items(), key=key, reverse=True)]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     fmt = lambda row: "  ".join(str(x).ljust(w) for x, w in zip(row, widths))
-    return "\n".join([fmt(head), fmt(["-" * w for w in widths]), *map(fmt, rows)])
+    note = "\nrank: 95% interval over bootstrap replicates; =1: not distinguishable from the first (paired)" \
+        if ranked else ""
+    return "\n".join([fmt(head), fmt(["-" * w for w in widths]), *map(fmt, rows)]) + note
+
+
+def _flip_text(res: Mapping, subsets: Sequence[str]) -> str:
+    """A judge's pooled share of pairs whose verdict flips with the order, over the subsets; blank for a model."""
+    cells = [res[s]["position_flips"] for s in subsets if "position_flips" in res.get(s, {})]
+    pairs = sum(c["pairs"] - c["pairs_missing"] for c in cells)
+    return f"{sum(c['flips'] for c in cells) / pairs:.3f}" if pairs else ""
+
+
+def paired_text(paired: Mapping[str, Mapping], subsets: Sequence[str]) -> str:
+    """Plain-text table of :func:`cheems_lib.analyses.model_comparison.paired_differences`: per model its difference
+    from the baseline overall and in each subset's accuracy (``+0.012 [-0.004, +0.030]``), and the categories that
+    differ after Holm's adjustment (``+``: the model is better, ``-``: worse)."""
+    def cell(c: Mapping) -> str:
+        text = f"{c['difference']:+.3f}"
+        return text + (f" [{c['ci'][0]:+.3f}, {c['ci'][1]:+.3f}]" if "ci" in c else "")
+
+    first = next(iter(paired.values()), {})
+    head = ["model"] + (["overall"] if "overall" in first else []) + [f"{s} acc" for s in subsets] + \
+        ["categories that differ (Holm)"]
+    rows = []
+    for name, row in paired.items():
+        differ = [f"{s}/{c} {'+' if v['difference'] > 0 else '-'}" for s in subsets
+                  for c, v in row[s]["by_category"].items() if v.get("differs")]
+        rows.append([name] + ([cell(row["overall"])] if "overall" in row else []) +
+                    [cell(row[s]["accuracy"]) for s in subsets] + [", ".join(differ) or "none"])
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    fmt = lambda r: "  ".join(str(x).ljust(w) for x, w in zip(r, widths))  # noqa: E731
+    baseline = first.get("baseline", "")
+    return "\n".join([f"paired differences from {baseline} (95% intervals over the same resamples)", fmt(head),
+                      fmt(["-" * w for w in widths]), *map(fmt, rows)])
 
 
 TABLE2_COLUMNS = (("open_acc", "Open Prompt acc."), ("open_exact", "Open Prompt exact"),
@@ -184,6 +245,20 @@ CONTROLS_SECTION = "null controls (not ranked)"
 (:data:`cheems_lib.baselines.CONTROLS`) below them, never ranked with them."""
 
 
+RANK_NOTE = ("rank: 95% interval over the bootstrap replicates, =1: not distinguishable from the first (paired "
+             "difference; a judge, evaluated on fewer prompts, unpaired)")
+"""What a table's ``rank`` column shows (:func:`table2_as_shown`); the captions say it."""
+
+
+def table2_caption(simulated: bool) -> str:
+    """The caption of the evaluation chapter's Table 2: whose data, what the intervals, the rank and the micro
+    columns are, and that the controls are not ranked."""
+    return (f"Ours: {'simulated CheemsBench' if simulated else 'the benchmark files'}; trained models: mean over "
+            f"training seeds; 95% intervals over seeds and prompts; {RANK_NOTE}; acc. and exact: the paper's macro "
+            f"averages over categories, micro: over comparisons and over prompts; null controls in their own section, "
+            f"not ranked; {EXACT_NOTE}")
+
+
 EXACT_NOTE = ("–: the chance row is an exact expectation (cheems_lib.baselines.chance_level), "
               "so it has no seeds and no interval")
 """What a ``–`` in a table's chance row means; the captions say it."""
@@ -192,9 +267,14 @@ EXACT_NOTE = ("–: the chance row is an exact expectation (cheems_lib.baselines
 def _titles(subsets: Sequence[str]) -> list[tuple[str, str]]:
     """The shown columns for ``subsets``: Table 2's titles for its subsets, ``<subset> acc.``/``exact`` otherwise."""
     known = dict(TABLE2_COLUMNS)
-    cols = [(f"{s}_{m}", known.get(f"{s}_{m}", f"{s} {'acc.' if m == 'acc' else 'exact'}"))
-            for s in subsets for m in ("acc", "exact")]
+    words = {"acc": "acc.", "exact": "exact", "micro_acc": "micro acc.", "micro_exact": "micro exact"}
+    cols = [(f"{s}_{m}", known.get(f"{s}_{m}", f"{_SUBSET_TITLES.get(s, s)} {words[m]}"))
+            for s in subsets for m, _ in _METRICS]
     return cols + [("overall", "Overall")]
+
+
+_SUBSET_TITLES = {"open": "Open Prompt", "human": "Human Instr."}
+"""Table 2's names of the benchmark's subsets, for the columns the paper's table does not have (micro)."""
 
 
 def _control_kind(name: str) -> str:
@@ -206,8 +286,14 @@ def _chance_row(subsets: Mapping[str, Sequence[Record]]) -> dict:
     """The exact chance of ``subsets`` (:func:`cheems_lib.baselines.chance_metrics`) as a shown row."""
     chance = {s: chance_metrics(recs) for s, recs in subsets.items()}
     values = {f"{s}_{m}": c[key] for s, c in chance.items() for m, key in (("acc", "accuracy"), ("exact", "exact_match"))}
+    for s, c in chance.items():  # micro: every comparison's chance is 1/2; exact match weighs each prompt alike
+        cats = c["by_category"].values()
+        values[f"{s}_micro_acc"] = 0.5 if cats else float("nan")
+        prompts = sum(v["prompts"] for v in cats)
+        values[f"{s}_micro_exact"] = sum(v["exact_match"] * v["prompts"] for v in cats) / prompts if prompts \
+            else float("nan")
     values["overall"] = float(np.mean([(c["accuracy"] + c["exact_match"]) / 2 for c in chance.values()]))
-    row = {"section": CONTROLS_SECTION, "model": CHANCE, "kind": _control_kind(CHANCE),
+    row = {"section": CONTROLS_SECTION, "rank": "–", "model": CHANCE, "kind": _control_kind(CHANCE),
            "prompts": sum(len(r) for r in subsets.values()), "seeds": "–"}
     return row | {title: f"{values[col]:.3f} (exact)" for col, title in _titles(list(subsets)) if col in values}
 

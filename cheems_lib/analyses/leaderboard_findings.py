@@ -23,7 +23,7 @@ from .claims import Claim
 from .leaderboard import evaluate_scores, INTERVAL_SAYS, mean_over_models
 
 
-__all__ = ["add_findings", "baseline_sentence", "judge_sentence", "prose_values", "rewardbench_design",
+__all__ = ["add_findings", "baseline_sentence", "judge_sentence", "table2_values", "prose_values", "rewardbench_design",
            "MID_PAIRS_ID", "PAPER_SUBSET_ID", "paper_subset_claim", "TABLE2_ONLY", "table8_models"]
 
 
@@ -119,6 +119,24 @@ def judge_sentence(judged: Mapping[str, list[dict]], random_scores: Mapping, sub
         "inconclusive": f"Its mean accuracy over the two subsets is not separated from the random baseline's: {d}.",
         INSUFFICIENT: insufficient_text(diff.n, diff.unit, "whether its accuracy beats the random baseline's"),
     }[decide(diff, "greater", seed=seed)]
+
+
+def table2_values(results: Mapping[str, list[dict]], baselines: Mapping[str, list[dict]],
+                  judged: Mapping[str, list[dict]], consistency: Mapping[str, float], random_scores: Mapping,
+                  judge_subsets: Mapping[str, Sequence[Record]], *, n_boot: int = 1000, seed: int = 0) -> dict:
+    """The values the leaderboard's prose glues, by name: ``baseline_sentence`` (with trained models), and with a
+    judge ``judge_sentence``, its position consistency ``judge_consistency`` and order flips ``judge_flips``, the
+    prompts it saw (``judge_prompts_used``) and per subset (``judge_prompts_each``)."""
+    out: dict[str, object] = {}
+    if results:
+        out["baseline_sentence"] = baseline_sentence(results, baselines, seed=seed)
+    if judged:
+        name = next(iter(judged))
+        out |= {"judge_sentence": judge_sentence(judged, random_scores, judge_subsets, n_boot=n_boot, seed=seed),
+                "judge_consistency": float(consistency[name]), "judge_flips": 1 - float(consistency[name]),
+                "judge_prompts_used": sum(len(s) for s in judge_subsets.values()),
+                "judge_prompts_each": min(len(s) for s in judge_subsets.values())}
+    return out
 
 
 def prose_values(ledger, rewardbench) -> dict[str, object]:

@@ -24,7 +24,8 @@ from ..metrics import lookup_scores, prompt_outcomes
 from ..outputs import atomic_open
 from ..records import Record, strict_pairs
 
-__all__ = ["PROTOCOL", "COLUMNS", "rows", "summary", "model_fingerprint_of", "protocol", "write"]
+__all__ = ["PROTOCOL", "COLUMNS", "rows", "leaderboard_rows", "summary", "model_fingerprint_of", "protocol",
+           "chapter_protocol", "write"]
 
 PROTOCOL = {
     "tie_rule": "a compared pair counts as correct only when the better-ranked response has the strictly higher "
@@ -71,6 +72,20 @@ def rows(model: str, subset: str, records: Sequence[Record], scores: Mapping[tup
     return out
 
 
+def leaderboard_rows(scores_by_model: Mapping[str, Mapping | Sequence[Mapping]],
+                     subsets: Mapping[str, Sequence[Record]], *, view: str = "layers") -> list[dict]:
+    """The per-item rows of a leaderboard's models (``{name: scores}``, or a list of scores per training seed, as
+    :func:`cheems_lib.analyses.leaderboard.evaluate_scores` takes them) on every subset: :func:`rows` per model and
+    subset; a model trained with several seeds gives one model per seed, named ``<name> (seed <k>)``."""
+    out = []
+    for name, scores in scores_by_model.items():
+        per_seed = [scores] if isinstance(scores, Mapping) else list(scores)
+        for k, sc in enumerate(per_seed):
+            model = name if len(per_seed) == 1 else f"{name} (seed {k})"
+            out += [row for sub, recs in subsets.items() for row in rows(model, sub, recs, sc, view=view)]
+    return out
+
+
 def summary(items: Sequence[Mapping]) -> dict[tuple[str, str], dict[str, float]]:
     """Per (model, subset): the macro ``accuracy`` and ``exact_match`` (over top-level categories, as
     :func:`cheems_lib.metrics.evaluate_subset`), the micro ones (over comparisons, and over prompts), and the count of
@@ -108,6 +123,16 @@ def protocol(data: Sequence[str | Path], models: Mapping[str, str | Path], *, vi
             "data": {str(p): file_hash(p) for p in data},
             "models": {name: {"scores": str(path), "scores_sha256": file_hash(path),
                               "model_fingerprint": model_fingerprint_of(path)} for name, path in models.items()}}
+
+
+def chapter_protocol(data: Mapping[str, str | Path], models: Sequence[str], *, view: str = "layers") -> dict:
+    """The sidecar of a per-item file a chapter publishes: :data:`PROTOCOL`, the view, each data file's folder and
+    name and SHA-256 (``data``: the subset -> its path) and the models, scored in the chapter itself, so without a
+    score file whose sidecar would name their fingerprint."""
+    return {"protocol": PROTOCOL, "view": view, "columns": list(COLUMNS),
+            "data": {name: {"file": "/".join(Path(path).parts[-2:]), "sha256": file_hash(path)}
+                     for name, path in data.items()},
+            "models": {name: {"scores": "scored in the chapter", "model_fingerprint": "unknown"} for name in models}}
 
 
 def write(path: str | Path, items: Sequence[Mapping], sidecar: Mapping) -> None:

@@ -225,6 +225,12 @@ class World:
         return {name: self.files[SIMULATED_FILES[name]] for name in SUBSET_NAMES if SIMULATED_FILES[name] in self.files}
 
     @property
+    def bench_paths(self) -> dict[str, Path]:
+        """The file of each subset of :attr:`bench` (``{"open": path, ...}``), where the folder holds it as a file."""
+        paths = self.layout.paths if self.layout is not None else {}
+        return {name: paths[name] for name in self.bench if name in paths}
+
+    @property
     def bench_records(self) -> list[Record]:
         return [r for s in self.bench.values() for r in s]
 

@@ -15,6 +15,11 @@ pairs, ``P(win) + 0.5 * P(tie)``, averaged over the two orders. The official cod
 each pair once in random order and offers no tie; here a tie (``C``) is half credit.
 
 :func:`judge_all` runs several judges, each loaded once, on one record set.
+
+A judge's ``cheems score`` run keeps each pair's verdicts in both orders beside its score file
+(:func:`verdicts_path`, one line per pair, :func:`verdict_lines`), so the share of pairs whose
+verdict flips when the answers are swapped can be shown later for any subset of the records
+(:func:`flip_summary`). :func:`read_verdicts` reads such a file back.
 """
 from __future__ import annotations
 
@@ -22,8 +27,12 @@ import contextlib
 import math
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Mapping, Sequence
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
 
+import orjson
+
+from ..input_files import DataError, json_lines, show
 from ..records import Record
 from .batching import (budget_groups, forward_groups, forward_in_batches, forward_options, last_token_logits, pack,
                        pad_right)
@@ -35,7 +44,8 @@ from .training_config import default_device, JudgeTrainConfig
 
 __all__ = ["JUDGE_TEMPLATE", "CRITERIA", "CATEGORY_CRITERION", "judge_prompt", "PairVerdict", "judge_records",
            "judge_scores", "position_consistency", "letter_ids", "load_judge", "train_tiny_judge", "train_judge",
-           "judge_examples", "judge_all"]
+           "judge_examples", "judge_all", "VERDICT_FIELDS", "verdicts_path", "verdict_lines", "read_verdicts",
+           "flip_summary"]
 
 # Fig. 11 of the paper (appendix B; a copy is data/paper/fig11_judge_prompt.txt), verbatim, with the
 # placeholders {criteria}, {query}, {reference}, {answer_a}, {answer_b} as printed there.
@@ -153,11 +163,13 @@ class PairVerdict:
         pa_second = self.ba[1] + 0.5 * self.ba[2]
         return (pa_first + pa_second) / 2
 
+    def letters(self) -> tuple[str, str]:
+        """The verdict of each order, its likeliest letter (the first of equals): ``(with a first, with b first)``."""
+        return tuple("ABC"[max(range(3), key=lambda k: p[k])] for p in (self.ab, self.ba))
+
     def consistent(self) -> bool:
         """The verdict survives the swap: A<->B, C<->C."""
-        first = max(range(3), key=lambda k: self.ab[k])
-        second = max(range(3), key=lambda k: self.ba[k])
-        return (first, second) in ((0, 1), (1, 0), (2, 2))
+        return self.letters() in (("A", "B"), ("B", "A"), ("C", "C"))
 
 
 def _judge_messages(text: str) -> list[dict]:
@@ -267,6 +279,111 @@ def judge_scores(verdicts: Sequence[PairVerdict]) -> dict[tuple[str, str], float
 def position_consistency(verdicts: Sequence[PairVerdict]) -> float:
     """Share of pairs whose verdict is the same after swapping the answers."""
     return sum(v.consistent() for v in verdicts) / len(verdicts) if verdicts else float("nan")
+
+
+VERDICT_FIELDS = ("prompt_id", "a", "b", "ab", "ba", "verdict_ab", "verdict_ba", "flips")
+"""The fields of a line of a verdicts file, in the order they are written."""
+
+
+def verdicts_path(score_path: str | Path) -> Path:
+    """Where a judge's verdicts lie: beside its score file, named after it
+    (``S.jsonl`` -> ``S.jsonl.verdicts.jsonl``)."""
+    path = Path(score_path)
+    return path.with_name(path.name + ".verdicts.jsonl")
+
+
+def verdict_lines(verdicts: Iterable[PairVerdict], path: str | Path | None = None) -> bytes:
+    """One JSON line per pair: :data:`VERDICT_FIELDS`, ``ab``/``ba`` the letter probabilities of each order,
+    ``verdict_ab``/``verdict_ba`` their likeliest letters and ``flips`` whether the verdict changes with the
+    order (``not consistent()``). Refuses a non-finite probability (``path``: the file, for the message)."""
+    out = []
+    for v in verdicts:
+        if not all(math.isfinite(x) for x in (*v.ab, *v.ba)):  # JSON has no NaN: the line could not be read back
+            raise DataError(path, None, f"refusing to write non-finite letter probabilities for {v.prompt_id} "
+                            f"{v.a}/{v.b}")
+        first, second = v.letters()
+        out.append(orjson.dumps({"prompt_id": v.prompt_id, "a": v.a, "b": v.b, "ab": list(v.ab), "ba": list(v.ba),
+                                 "verdict_ab": first, "verdict_ba": second, "flips": not v.consistent()}) + b"\n")
+    return b"".join(out)
+
+
+def _probabilities(value) -> tuple[float, float, float] | None:
+    """Three finite numbers as floats, else None."""
+    if not isinstance(value, list) or len(value) != 3:
+        return None
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in value):
+        return None
+    return tuple(float(x) for x in value)
+
+
+def _verdict_line(obj, path: Path, n: int) -> PairVerdict:
+    """The :class:`PairVerdict` of line ``n``; its letters and ``flips`` must be what its probabilities say."""
+    if not isinstance(obj, dict) or any(k not in obj for k in VERDICT_FIELDS):
+        raise DataError(path, n, "expected {" + ", ".join(f'"{k}"' for k in VERDICT_FIELDS) + "}",
+                        "one line per judged pair, as cheems score --judge writes")
+    ab, ba = _probabilities(obj["ab"]), _probabilities(obj["ba"])
+    if ab is None or ba is None:
+        bad = "ab" if ab is None else "ba"
+        raise DataError(path, n, f"{bad} {show(obj[bad])} is not three finite numbers (P(A), P(B), P(C))",
+                        "rescore with cheems score --judge")
+    v = PairVerdict(str(obj["prompt_id"]), str(obj["a"]), str(obj["b"]), ab, ba)
+    said = (obj["verdict_ab"], obj["verdict_ba"], obj["flips"])
+    if said != (*v.letters(), not v.consistent()) or not isinstance(said[2], bool):
+        raise DataError(path, n, f"verdict_ab, verdict_ba, flips {show(list(said))} are not what ab and ba say "
+                        f"{show([*v.letters(), not v.consistent()])}", "rescore with cheems score --judge")
+    return v
+
+
+def read_verdicts(path: str | Path, *, allow_repeats: bool = False) -> list[PairVerdict]:
+    """The verdicts of a verdicts file (:func:`verdict_lines`), in file order.
+
+    A malformed line, one whose letters or ``flips`` disagree with its probabilities, or a pair
+    (prompt, a, b) on a second line is a :class:`~cheems_lib.input_files.DataError` naming the file and the
+    line. With ``allow_repeats`` a repeated pair is kept (a resumed run's partial file may judge a pair again;
+    its reader keeps the later line).
+    """
+    path = Path(path)
+    out: list[PairVerdict] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for n, obj in json_lines(path):
+        v = _verdict_line(obj, path, n)
+        key = (v.prompt_id, v.a, v.b)
+        if key in seen and not allow_repeats:
+            raise DataError(path, n, f"second verdict for prompt {show(key[0])} pair {show(key[1])}/{show(key[2])}",
+                            f"keep one line per pair (first at line {seen[key]})")
+        seen.setdefault(key, n)
+        out.append(v)
+    return out
+
+
+def flip_summary(score_path: str | Path, records: Sequence[Record]) -> dict | None:
+    """How often a judge's verdict flips when the answers are swapped, on the ranked pairs of ``records``.
+
+    Reads the verdicts file beside ``score_path`` (:func:`verdicts_path`; beside the file a symbolic link
+    points to, where ``cheems score`` writes it); None when there is none (not a judge's scores). The pairs are
+    those of each record whose two responses are both in ``rec.rank``, looked up in either order. Returns
+    ``{"pairs", "flips", "flip_share", "consistency", "pairs_missing"}``: ``pairs`` the pairs with a verdict,
+    ``flips`` those whose verdict flips, ``flip_share = flips / pairs``, ``consistency = 1 - flip_share`` (both
+    None without pairs) and ``pairs_missing`` the pairs without one (a score file of an older cheems whose
+    scores a later run reused has no verdicts for them).
+    """
+    path = verdicts_path(Path(score_path).resolve())
+    if not path.is_file():
+        return None
+    table = {(v.prompt_id, v.a, v.b): v for v in read_verdicts(path)}
+    pairs = flips = missing = 0
+    for rec in records:
+        ranked = [x for x in rec.response_ids if x in (rec.rank or {})]
+        for a, b in combinations(ranked, 2):
+            v = table.get((rec.id, a, b)) or table.get((rec.id, b, a))  # flipping is the same seen from either side
+            if v is None:
+                missing += 1
+                continue
+            pairs += 1
+            flips += not v.consistent()
+    share = flips / pairs if pairs else None
+    return {"pairs": pairs, "flips": flips, "flip_share": share, "consistency": None if share is None else 1 - share,
+            "pairs_missing": missing}
 
 
 def train_tiny_judge(records: Sequence[Record], output_dir, *, progress: bool = False, **settings):

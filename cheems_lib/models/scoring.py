@@ -201,7 +201,8 @@ def make_scorer(model: str, state, *, judge: bool = False, dtype: str | None = N
     ``trust_remote_code`` runs a checkpoint's own code; ``reward_head`` and ``reward_token`` say how a reward
     model is read (:mod:`cheems_lib.models.reward_heads`); ``max_tokens_per_batch`` bounds a batch's padded
     tokens (:func:`score_records`; a judge outside the tiny family too).
-    Each batch's scores go to the sink as soon as they exist, so an interrupt loses at most one batch.
+    Each batch's scores go to the sink as soon as they exist, so an interrupt loses at most one batch; a judge's
+    go with the verdicts they came from (``sink(scores, verdicts)``), which the score file keeps beside it.
     The scorer's ``fingerprint`` attribute is :func:`cheems_lib.models.score_output.model_fingerprint` of what it loaded.
     """
     import sys
@@ -250,8 +251,9 @@ def _judge_scorer(model: str, state, *, dtype, batch_size: int, max_length: int 
         for start in chunks:  # whole records per chunk: a response's score needs all of its pairs
             part = judge_records(lm, tok, records[start:start + JUDGE_CHUNK], batch_size=batch_size,
                                  max_length=max_length, max_tokens_per_batch=max_tokens_per_batch)
-            scores = judge_scores(part)
-            sink(scores)
+            # a record cut by a torn last line has some scores on disk already: a second line would be a duplicate
+            scores = {k: v for k, v in judge_scores(part).items() if k not in done}
+            sink(scores, part)  # the verdicts too, kept beside the scores
             verdicts += part
             scored += len(scores)
         return {"scored": scored, "position_consistency": position_consistency(verdicts), "pairs_judged": len(verdicts)}

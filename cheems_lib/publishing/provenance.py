@@ -249,11 +249,12 @@ def _chapters_of(root: Path) -> dict[str, str]:
     return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.md"))} if folder.is_dir() else {}
 
 
-def _read_sidecars(folder: Path, ext: str, chapters: Mapping[str, str]) -> list[dict]:
+def _read_sidecars(folder: Path, exts: Sequence[str], chapters: Mapping[str, str]) -> list[dict]:
     rows = []
     for meta in sorted(folder.glob("*.meta.json")):
         stem = meta.name[: -len(".meta.json")]
-        if not (folder / f"{stem}.{ext}").is_file():
+        ext = next((e for e in exts if (folder / f"{stem}.{e}").is_file()), None)
+        if ext is None:
             continue  # its download is gone: nothing to index
         try:
             info = json.loads(meta.read_text(encoding="utf-8"))
@@ -270,7 +271,8 @@ def _read_sidecars(folder: Path, ext: str, chapters: Mapping[str, str]) -> list[
 
 def downloads_digest(root: str | Path, owned: Callable[[str], bool]) -> str:
     """sha256 (16 hex digits) of the downloads under ``root``'s ``book/_extra/{tables,figures}`` whose sidecar label
-    ``owned`` accepts: every file of each such download (CSV, SVG, PNG, PDF and the sidecar), by name and content.
+    ``owned`` accepts: every file of each such download (CSV, SVG, PNG, PDF, a per-item JSONL and its protocol, and
+    the sidecar), by name and content.
     A chapter's executed page records it, so a download another run rewrote since (a papermill run in the
     checkout, say) is seen, and the chapter is executed again rather than shown beside files it did not write."""
     h = hashlib.sha256()
@@ -285,7 +287,8 @@ def downloads_digest(root: str | Path, owned: Callable[[str], bool]) -> str:
                 continue
             stem = meta.name[: -len(".meta.json")]
             for path in sorted(folder.glob(f"{glob.escape(stem)}.*")):
-                if path.name == f"{stem}.meta.json" or path.suffix in (".csv", ".svg", ".png", ".pdf"):
+                if path.name in (f"{stem}.meta.json", f"{stem}.jsonl.gz", f"{stem}.jsonl.gz.cheems.json") or \
+                        path.suffix in (".csv", ".svg", ".png", ".pdf"):
                     h.update(f"{kind}/{path.name}\0".encode())
                     h.update(path.read_bytes())
                     h.update(b"\0")
@@ -295,7 +298,8 @@ def downloads_digest(root: str | Path, owned: Callable[[str], bool]) -> str:
 def write_index(root: str | Path = ".") -> dict[str, Path]:
     """Merge the sidecars of ``book/_extra/{tables,figures}`` into their ``index.csv``; returns the paths.
 
-    Columns: label (the page's), file (the download's name, which says whose numbers it holds:
+    Columns: label (the page's), file (the download's name, which says whose numbers it holds, a table's CSV or a
+    per-item JSONL:
     :func:`download_name`), artefact (the paper's table or figure a
     ``paper-*`` label stands for), caption (tables only), source, and the chapter whose source
     names the label (empty when none does). Rows are sorted by label; a sidecar whose download
@@ -304,8 +308,8 @@ def write_index(root: str | Path = ".") -> dict[str, Path]:
     root = Path(root)
     chapters = _chapters_of(root)
     written = {}
-    for kind, ext, columns in (("tables", "csv", ["label", "file", "artefact", "caption", "source", "chapter"]),
-                               ("figures", "svg", ["label", "file", "artefact", "source", "chapter"])):
+    for kind, ext, columns in (("tables", ("csv", "jsonl.gz"), ["label", "file", "artefact", "caption", "source", "chapter"]),
+                               ("figures", ("svg",), ["label", "file", "artefact", "source", "chapter"])):
         folder = root / "book" / "_extra" / kind
         if not folder.is_dir():
             continue

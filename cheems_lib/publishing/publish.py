@@ -52,7 +52,7 @@ from .provenance import (artefact, check_source, download_name, download_of, dro
                          file_source, footer_text, paper_source, resolve_source, set_source, sha256, sidecar_json,
                          world_source, write_index)
 
-__all__ = ["EXTRA", "LABEL", "figure", "downloads", "table", "key_first", "header", "footer", "PACKAGES", "VENV_BIN",
+__all__ = ["EXTRA", "LABEL", "figure", "downloads", "table", "items", "key_first", "header", "footer", "PACKAGES", "VENV_BIN",
            "rerun_commands", "run_facts", "md_code", "md_text", "glue_values", "note"]
 
 EXTRA = Path("book") / "_extra"
@@ -169,6 +169,37 @@ def downloads(label: str):
     links = " · ".join(f'<a href="../figures/{stem}.{ext}" download>{ext.upper()}</a>' for ext in _FORMATS)
     named = f" as <code>{stem}</code>" if stem != label else ""
     return HTML(f'<p class="cheems-downloads">Download figure <code>{label}</code>{named}: {links}</p>')
+
+
+def items(rows: Sequence[Mapping], label: str, sidecar: Mapping, *, root: str | Path = ".", source: str | None = None):
+    """Publish per-item results (one JSON object per row, :mod:`cheems_lib.analyses.per_item`) as a download: the
+    rows, gzip-compressed (a leaderboard's items run to tens of megabytes as text; the archive's time stamp is
+    fixed, so the same rows give the same bytes), to ``tables/<name>.jsonl.gz``, ``sidecar`` (their protocol, with
+    the provenance ``source`` added) to ``tables/<name>.jsonl.gz.cheems.json``, each atomically, and the sidecar
+    ``<name>.meta.json`` that lists it in ``tables/index.csv``; returns the download line (an HTML display object)
+    with both links."""
+    import gzip
+
+    from IPython.display import HTML
+
+    _check(label)
+    source = resolve_source(label, source)
+    stem = download_name(label, source)
+    out = Path(root) / EXTRA / "tables"
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out / f"{stem}.jsonl.gz") as tmp, open(tmp, "wb") as raw:
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
+            for row in rows:
+                gz.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
+    with atomic_path(out / f"{stem}.jsonl.gz.cheems.json") as tmp:
+        tmp.write_text(json.dumps({**sidecar, "source": source}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    with atomic_path(out / f"{stem}.meta.json") as tmp:
+        tmp.write_text(sidecar_json(label, source, f"per-item results, {len(rows):,} rows", artefact=artefact(label)),
+                       encoding="utf-8")
+    drop_other_downloads(out, label, stem, ("jsonl.gz", "jsonl.gz.cheems.json"))
+    return HTML(f'<p class="cheems-downloads">Download the per-item results <code>{label}</code>: '
+                f'<a href="../tables/{stem}.jsonl.gz" download>JSONL (gzip)</a> ({len(rows):,} rows) · '
+                f'<a href="../tables/{stem}.jsonl.gz.cheems.json" download>protocol</a></p>')
 
 
 def _check_columns(label: str, data, paper_columns: PaperColumns | None) -> None:
