@@ -266,6 +266,8 @@ def cmd_evaluate(args) -> None:
     try:
         text = compare_models(per_model, results, baseline=args.baseline, seed=args.seed)
     except ValueError as e:  # --skip-invalid left a model other prompts than the baseline's: nothing to pair
+        if args.baseline is None:
+            raise
         raise UsageError(f"--baseline {args.baseline}: {e} (fix: score every prompt, or drop --baseline)") from None
     print(text, file=sys.stderr)
     _print_json(per_model)

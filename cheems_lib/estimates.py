@@ -233,7 +233,8 @@ def subset_estimate(per_seed: Sequence[Mapping[str, object]], metric: str = "ove
     ``per_seed[s]`` maps subset name to that seed's result (all evaluated with the same
     bootstrap ``seed``). ``metric``: ``overall`` (the paper's Overall), ``accuracy`` or
     ``exact_match`` (the paper's macro averages), or ``micro_accuracy`` or ``micro_exact_match``
-    (:attr:`cheems_lib.metrics.SubsetResult.micro_accuracy`), each the mean over ``subsets`` (default: all). Its ``n`` is
+    (:attr:`cheems_lib.metrics.SubsetResult.micro_accuracy`), or ``overall_micro``
+    (:func:`cheems_lib.metrics.overall_micro`), each the mean over ``subsets`` (default: all). Its ``n`` is
     the fewest prompts with a comparison of any chosen subset (each subset is resampled alone); its
     ``note`` names the categories a subset's bootstrap pooled (``SubsetResult.pooled_categories``).
     """
@@ -243,12 +244,15 @@ def subset_estimate(per_seed: Sequence[Mapping[str, object]], metric: str = "ove
         if metric == "overall":
             point = np.mean([(r.accuracy + r.exact_match) / 2 for r in chosen])
             boot = np.mean([(r.boot_accuracy + r.boot_exact_match) / 2 for r in chosen], axis=0)
+        elif metric == "overall_micro":
+            point = np.mean([(r.micro_accuracy + r.micro_exact_match) / 2 for r in chosen])
+            boot = np.mean([(r.boot_micro_accuracy + r.boot_micro_exact_match) / 2 for r in chosen], axis=0)
         elif metric in ("accuracy", "exact_match", "micro_accuracy", "micro_exact_match"):
             point = np.mean([getattr(r, metric) for r in chosen])
             boot = np.mean([getattr(r, f"boot_{metric}") for r in chosen], axis=0)
         else:
-            raise ValueError(f"unknown metric {metric!r}; use overall, accuracy, exact_match, micro_accuracy or "
-                             "micro_exact_match")
+            raise ValueError(f"unknown metric {metric!r}; use overall, overall_micro, accuracy, exact_match, "
+                             "micro_accuracy or micro_exact_match")
         pooled = [f"{', '.join(r.pooled_categories)} ({name})" for name, r in zip(subsets or list(results), chosen)
                   if getattr(r, "pooled_categories", ())]
         note = (f"categories pooled for the bootstrap (fewer than {MIN_STRATUM} prompts): {'; '.join(pooled)}"

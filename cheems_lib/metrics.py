@@ -44,7 +44,7 @@ from .input_files import DataError, show
 from .records import Record, strict_pairs
 
 __all__ = ["MIN_UNITS", "MIN_STRATUM", "no_width", "NO_WIDTH_TOLERANCE", "BOOT_CHUNK", "prompt_outcomes", "Stratum", "stratify", "stratified_draws", "accuracy",
-           "exact_match", "SubsetResult", "evaluate_subset", "overall", "overall_ci", "overall_ci_note",
+           "exact_match", "SubsetResult", "evaluate_subset", "overall", "overall_micro", "overall_ci", "overall_ci_note",
            "checked_interval", "lookup_scores"]
 
 MIN_UNITS = 10
@@ -123,6 +123,9 @@ class SubsetResult:
     prompts)."""
     boot_micro_exact_match: np.ndarray = field(repr=False, default_factory=lambda: np.empty(0))
     """:attr:`micro_exact_match` in each replicate (the share of the drawn prompts whose comparisons are all right)."""
+    prompt_ids: tuple[str, ...] = ()
+    """The ids of the records evaluated, in order: the prompts its resamples index (two results pair only when these
+    are the same)."""
     pooled_categories: tuple[str, ...] = ()
     """The categories the bootstrap resampled together as one stratum because they had fewer than
     :data:`MIN_STRATUM` prompts with a comparison (with the smallest other category when even together they
@@ -340,7 +343,8 @@ def evaluate_subset(records: Sequence[Record], scores: Mapping[tuple[str, str], 
                             "prompts": int(idx.size), "comparisons": int(t.sum())}
     acc = float(np.mean([v["accuracy"] for v in by_category.values()])) if by_category else float("nan")
     em = float(np.mean([v["exact_match"] for v in by_category.values()])) if by_category else float("nan")
-    result = SubsetResult(acc, em, by_category, prompts=len(records), prompts_without_comparisons=int((~has).sum()))
+    result = SubsetResult(acc, em, by_category, prompts=len(records), prompts_without_comparisons=int((~has).sum()),
+                          prompt_ids=tuple(rec.id for rec in records))
     if n_boot and by_category:
         boot_cat, boot_em, pooled, micro = _category_replicates(correct, total, cats, has, n_boot, seed)
         with np.errstate(invalid="ignore"):  # a replicate averages the categories it drew (nanmean == mean without NaN)
@@ -398,21 +402,31 @@ def overall(results: Sequence[SubsetResult]) -> float:
     return float(np.mean([r.score for r in results]))
 
 
-def _overall_checked(results: Sequence[SubsetResult], ci: float) -> tuple[list[float] | None, str]:
+def overall_micro(results: Sequence[SubsetResult]) -> float:
+    """:func:`overall` of the micro averages: mean over subsets of (micro accuracy + micro exact match) / 2, every
+    comparison and every prompt of a subset weighing the same (beside the paper's macro Overall)."""
+    return float(np.mean([(r.micro_accuracy + r.micro_exact_match) / 2 for r in results]))
+
+
+def _overall_checked(results: Sequence[SubsetResult], ci: float, micro: bool = False) -> tuple[list[float] | None, str]:
     if not results or not all(r.boot_accuracy.size for r in results):
         return None, ""
-    boots = np.mean([(r.boot_accuracy + r.boot_exact_match) / 2 for r in results], axis=0)
-    return checked_interval(boots, min(r.units for r in results), ci, what="overall")
+    if micro:
+        boots = np.mean([(r.boot_micro_accuracy + r.boot_micro_exact_match) / 2 for r in results], axis=0)
+    else:
+        boots = np.mean([(r.boot_accuracy + r.boot_exact_match) / 2 for r in results], axis=0)
+    return checked_interval(boots, min(r.units for r in results), ci, what="overall_micro" if micro else "overall")
 
 
-def overall_ci(results: Sequence[SubsetResult], ci: float = 0.95) -> list[float] | None:
-    """Bootstrap interval of :func:`overall` (subsets are resampled independently); None without
-    replicates, or when it is no real interval (:func:`checked_interval`, over the fewest prompts with a
-    comparison of any subset: each is resampled alone), which :func:`overall_ci_note` then says."""
-    return _overall_checked(results, ci)[0]
+def overall_ci(results: Sequence[SubsetResult], ci: float = 0.95, *, micro: bool = False) -> list[float] | None:
+    """Bootstrap interval of :func:`overall` (of :func:`overall_micro` with ``micro``; subsets are resampled
+    independently); None without replicates, or when it is no real interval (:func:`checked_interval`, over the
+    fewest prompts with a comparison of any subset: each is resampled alone), which :func:`overall_ci_note` then
+    says."""
+    return _overall_checked(results, ci, micro)[0]
 
 
-def overall_ci_note(results: Sequence[SubsetResult], ci: float = 0.95) -> str:
+def overall_ci_note(results: Sequence[SubsetResult], ci: float = 0.95, *, micro: bool = False) -> str:
     """Why :func:`overall_ci` gives no interval although every subset has replicates ("insufficient data:
     ..."); empty when it gives one, or when there are no replicates to give one from."""
-    return _overall_checked(results, ci)[1]
+    return _overall_checked(results, ci, micro)[1]

@@ -140,10 +140,11 @@ def _line(pid, a, b, ab, ba, first, second, flips) -> str:
 
 
 def test_flip_summary_counts_a_hand_made_verdicts_file(tmp_path):
-    """By hand: p1 ranks a, b, c (d unranked): (a, b) keeps its verdict (A then B), (a, c) flips (A twice), (b, c)
-    is stored as (c, b) and keeps C; (a, d) flips but d is unranked. p2's one pair flips (B twice). p3 has no
-    ranking, p4 no verdict line, and "zz" is not in the records. 4 pairs, 2 flips, 1 missing. No file beside the
-    scores: None; through a link to the scores: the file beside the scores it points to."""
+    """By hand, over every pair the judge saw (as position_consistency counts them): p1's (a, b) keeps its verdict
+    (A then B), (a, c) flips (A twice), (b, c) is stored as (c, b) and keeps C, (a, d) flips, (b, d) and (c, d) have
+    no line. p2's one pair flips (B twice), p3's too, p4's has no line, and "zz" is not in the records. 6 pairs, 4
+    flips, 3 missing. No file beside the scores: None; through a link to the scores: the file beside the scores it
+    points to."""
     recs = [make_record("p1", "abcd", rank={"a": 0, "b": 1, "c": 1}), make_record("p2", "xy", rank={"x": 0, "y": 1}),
             make_record("p3", "uv"), make_record("p4", "mn", rank={"m": 0, "n": 0})]
     out = tmp_path / "s.jsonl"
@@ -157,14 +158,31 @@ def test_flip_summary_counts_a_hand_made_verdicts_file(tmp_path):
              _line("p3", "u", "v", [.2, .5, .3], [.2, .5, .3], "B", "B", True),
              _line("zz", "u", "v", [.2, .5, .3], [.2, .5, .3], "B", "B", True)]
     (tmp_path / "s.jsonl.verdicts.jsonl").write_text("\n".join(lines) + "\n")
-    want = {"pairs": 4, "flips": 2, "flip_share": 0.5, "consistency": 0.5, "pairs_missing": 1}
+    want = {"pairs": 6, "flips": 4, "flip_share": 4 / 6, "consistency": 1 - 4 / 6, "pairs_missing": 3}
     assert flip_summary(out, recs) == want
     link = tmp_path / "elsewhere" / "link.jsonl"
     link.parent.mkdir()
     link.symlink_to(out)
     assert flip_summary(link, recs) == want
-    assert flip_summary(out, recs[2:]) == {"pairs": 0, "flips": 0, "flip_share": None, "consistency": None,
+    assert flip_summary(out, recs[2:]) == {"pairs": 1, "flips": 1, "flip_share": 1.0, "consistency": 0.0,
                                            "pairs_missing": 1}
+    assert flip_summary(out, recs[3:]) == {"pairs": 0, "flips": 0, "flip_share": None, "consistency": None,
+                                           "pairs_missing": 1}
+
+
+def test_verdicts_that_do_not_give_the_scores_beside_them_are_refused(tmp_path):
+    """p2's verdicts give x and y one half each (P(A) .2 + half of P(C) .3 in the first order, P(B) .5 + .15 in the
+    second): with those scores the file is read; with a score file it did not produce (x 0.9), one line names it."""
+    recs = [make_record("p2", "xy", rank={"x": 0, "y": 1})]
+    out = tmp_path / "s.jsonl"
+    out.write_text("")
+    (tmp_path / "s.jsonl.verdicts.jsonl").write_text(_line("p2", "x", "y", [.2, .5, .3], [.2, .5, .3], "B", "B", True)
+                                                     + "\n")
+    assert flip_summary(out, recs, {("p2", "x"): 0.5, ("p2", "y"): 0.5})["flips"] == 1
+    with pytest.raises(DataError) as e:
+        flip_summary(out, recs, {("p2", "x"): 0.9, ("p2", "y"): 0.1})
+    assert str(e.value).startswith(f"{tmp_path / 's.jsonl.verdicts.jsonl'}: its verdicts of prompt \"p2\"")
+    assert "\n" not in str(e.value)
 
 
 GOOD = _line("p", "a", "b", [.7, .2, .1], [.1, .8, .1], "A", "B", False)

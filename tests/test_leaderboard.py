@@ -29,6 +29,7 @@ def test_one_baseline_spelling_and_the_leaderboard_text_order():
     """Baselines carry the CLI's names; `cheems evaluate`'s text table sorts like leaderboard_frame() (Overall, descending)."""
     from cheems_lib.baselines import NAMES
     from cheems_lib.analyses.leaderboard import evaluate_scores, leaderboard_frame, leaderboard_text
+    from cheems_lib.analyses.score_evaluation import summary_json
     from cheems_lib.metrics import overall
 
     w = build_world(WorldConfig(size="smoke", seed=0))
@@ -36,8 +37,8 @@ def test_one_baseline_spelling_and_the_leaderboard_text_order():
     scores = baseline_scores([r for s in subsets.values() for r in s], seed=1)
     assert tuple(scores) == NAMES == ("baseline:random", "baseline:longest", "baseline:shortest")
     results = evaluate_scores(scores, subsets, n_boot=0)
-    per_model = {m: {**{s: r.to_json() for s, r in res[0].items()}, "overall": overall(list(res[0].values()))}
-                 for m, res in results.items()}
+    per_model = {m: summary_json(res[0]) for m, res in results.items()}
+    assert all(p["overall"] == overall(list(r[0].values())) for p, r in zip(per_model.values(), results.values()))
     lines = leaderboard_text(per_model, list(subsets)).splitlines()
     assert [l.split()[0] for l in lines[2:]] == list(leaderboard_frame(evaluate_scores(scores, subsets, n_boot=20))["model"])
 
@@ -56,7 +57,8 @@ def test_table2_rows_kinds_prompts_and_intervals(chapter):
     assert list(shown.columns) == ["section", "rank", "model", "Overall", "kind", "prompts", "seeds",
                                    "Open Prompt acc.", "Open Prompt exact", "Open Prompt micro acc.",
                                    "Open Prompt micro exact", "Human Instr. acc.", "Human Instr. exact",
-                                   "Human Instr. micro acc.", "Human Instr. micro exact"]  # key column first
+                                   "Human Instr. micro acc.", "Human Instr. micro exact",
+                                   "Overall (micro)"]  # key column first
     models, controls = shown[shown["section"] == lb.MODELS_SECTION], shown[shown["section"] == lb.CONTROLS_SECTION]
     assert list(shown["section"]) == [lb.MODELS_SECTION] * 3 + [lb.CONTROLS_SECTION] * 4  # never interleaved
     assert list(models["model"]) == list(ref["model"]) and list(models["kind"]) == [kinds[m] for m in ref["model"]]
@@ -73,7 +75,11 @@ def test_table2_rows_kinds_prompts_and_intervals(chapter):
     assert chance["seeds"] == "–"
     assert chance["Open Prompt micro acc."] == "0.500 (exact)"
     assert list(controls["rank"]) == ["–"] * 4 and models["rank"].iloc[0].startswith("1")
-    ranks = rank_intervals({m: subset_estimate({**c["results"], **c["judged"]}[m], "overall") for m in ref["model"]})
+    # the judge saw other prompts: ranked, not tested for a tie with the first
+    groups = {m: "small" if m == "judge" else "all" for m in ref["model"]}
+    ranks = rank_intervals({m: subset_estimate({**c["results"], **c["judged"]}[m], "overall") for m in ref["model"]},
+                           groups=groups)
+    assert ranks["judge"]["tied_with_first"] is (True if ranks["judge"]["rank"] == 1 else None)
     assert list(models["rank"]) == [rank_text(ranks[m]) for m in ref["model"]]
     assert "order flips" not in shown
     flips = lb.table2_as_shown([(c["results"], c["subsets"]), (c["judged"], c["small"])], kinds,
@@ -120,12 +126,12 @@ def test_judge_results_evaluate_every_judge_on_all_the_subsets_records(chapter, 
         return {name: c["truth"] for name in judges}, {name: 0.75 for name in judges}
 
     monkeypatch.setattr(lb, "judge_all", judge_all)
-    results, consistency = lb.judge_results({"judge": "path"}, c["small"], device="cpu", batch_size=4,
-                                            n_boot=60, seed=0)
+    results, consistency, scores = lb.judge_results({"judge": "path"}, c["small"], device="cpu", batch_size=4,
+                                                    n_boot=60, seed=0)
     assert calls == [({"judge": "path"}, [r.id for s in c["small"].values() for r in s], "cpu", None, 4)]
-    assert consistency == {"judge": 0.75}
+    assert consistency == {"judge": 0.75} and scores == {"judge": c["truth"]}
     expected = c["judged"]["judge"][0]
     assert {sub: r.accuracy for sub, r in results["judge"][0].items()} == {sub: r.accuracy for sub, r in expected.items()}
     assert (results["judge"][0]["open"].boot_accuracy == expected["open"].boot_accuracy).all()
-    assert lb.judge_results({}, c["small"]) == ({}, {}) and lb.judge_results({"judge": "path"}, {}) == ({}, {})
+    assert lb.judge_results({}, c["small"]) == ({}, {}, {}) and lb.judge_results({"judge": "path"}, {}) == ({}, {}, {})
     assert len(calls) == 1

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from cheems_lib.analyses.model_comparison import paired_differences, rank_intervals, rank_text, same_prompts
-from cheems_lib.estimates import Estimate, holm_adjust
+from cheems_lib.estimates import Estimate, holm_adjust, subset_estimate
 from cheems_lib.metrics import evaluate_subset
 from cheems_lib.records import write_records
 from cheems_lib.score_file import write_scores
@@ -50,12 +50,12 @@ def test_differences_are_the_paired_replicates(two_models):
     subsets, results = two_models
     out = paired_differences(results, "weak")["good"]
     good, weak = results["good"][0]["open"], results["weak"][0]["open"]
-    cell = out["open"]["accuracy"]
+    cell = out["subsets"]["open"]["accuracy"]
     assert cell["difference"] == pytest.approx(good.accuracy - weak.accuracy, abs=1e-15)
     diff = good.boot_accuracy - weak.boot_accuracy
     assert cell["ci"] == pytest.approx(list(np.quantile(diff, [0.025, 0.975])), abs=1e-15)
-    assert cell["p"] == pytest.approx(min(1.0, 2 * min(np.mean(diff <= 0), np.mean(diff >= 0))))
-    cat = out["open"]["by_category"]["x"]
+    assert cell["p"] == pytest.approx(max(2 / 400, min(1.0, 2 * min(np.mean(diff <= 0), np.mean(diff >= 0)))))
+    cat = out["subsets"]["open"]["by_category"]["x"]
     cat_diff = good.boot_category_accuracy["x"] - weak.boot_category_accuracy["x"]
     assert cat["difference"] == pytest.approx(good.by_category["x"]["accuracy"] - weak.by_category["x"]["accuracy"])
     assert cat["ci"] == pytest.approx(list(np.quantile(cat_diff, [0.025, 0.975])), abs=1e-15)
@@ -70,7 +70,7 @@ def test_holm_runs_over_every_category_of_every_file(two_models):
     """The categories' adjusted p-values are Holm's over all six (three categories in each of two files)."""
     _, results = two_models
     row = paired_differences(results, "weak")["good"]
-    cells = [row[s]["by_category"][c] for s in ("open", "human") for c in "xyz"]
+    cells = [row["subsets"][s]["by_category"][c] for s in ("open", "human") for c in "xyz"]
     assert [c["p_holm"] for c in cells] == pytest.approx(holm_adjust([c["p"] for c in cells]).tolist())
     assert all(c["differs"] == (c["p_holm"] <= 0.05) for c in cells)
     assert "6 categories" in row["holm"]
@@ -79,8 +79,60 @@ def test_holm_runs_over_every_category_of_every_file(two_models):
 def test_a_model_equal_to_the_baseline_has_no_interval(two_models):
     """Identical scores: a difference of zero in every replicate, which is no 95% interval (insufficient data)."""
     _, results = two_models
-    cell = paired_differences({"a": results["good"], "b": results["good"]}, "b")["a"]["open"]["accuracy"]
+    cell = paired_differences({"a": results["good"], "b": results["good"]}, "b")["a"]["subsets"]["open"]["accuracy"]
     assert cell["difference"] == 0 and "ci" not in cell and "every bootstrap resample" in cell["ci_note"]
+
+
+def test_a_p_value_of_no_replicate_beyond_zero_is_its_bound(two_models):
+    """A model far better than the baseline: no replicate of the overall difference at or below zero, so its p is
+    reported as 2 / n_boot, the most such a bootstrap can say, and Holm's note names too few replicates."""
+    subsets, results = two_models
+    row = paired_differences(results, "weak")["good"]
+    assert row["overall"]["p"] == 2 / 400 and "smallest p" not in row["holm"]  # 400 >= 2 x 6 / 0.05
+    every = [r for recs in subsets.values() for r in recs]
+    few = {n: [_results(subsets, _scores(every, k, skill), n_boot=100)] for k, (n, skill) in
+           enumerate((("good", 1.0), ("weak", 0.1)))}
+    assert "with 100 replicates the smallest p is 0.02" in paired_differences(few, "weak")["good"]["holm"]
+    assert "--bootstrap 240" in paired_differences(few, "weak")["good"]["holm"]
+
+
+def test_same_counts_on_other_prompts_are_not_paired(two_models):
+    """Each model lacks another prompt of one category (so every count is the same): not the same prompts."""
+    from dataclasses import replace
+
+    subsets, results = two_models
+    other = {n: recs[:-1] + [replace(recs[-1], id="other")] if n == "open" else recs for n, recs in subsets.items()}
+    every = [r for recs in [*subsets.values(), other["open"]] for r in recs]
+    a, b = _results(subsets, _scores(every, 4, 1.0)), _results(other, _scores(every, 5, 1.0))
+    assert [a["open"].by_category[c]["prompts"] for c in "xyz"] == [b["open"].by_category[c]["prompts"] for c in "xyz"]
+    assert not same_prompts(a, b)
+    with pytest.raises(ValueError, match="different prompts"):
+        paired_differences({"a": [a], "b": [b]}, "b")
+
+
+def test_without_replicates_nothing_is_tested_or_tied():
+    """--bootstrap 0: differences alone, no Holm; ranks alone, and only the first is tied with the first."""
+    subsets = {"open": _subset(1)}
+    every = subsets["open"]
+    results = {n: [_results(subsets, _scores(every, k, skill), n_boot=0)] for k, (n, skill) in
+               enumerate((("good", 1.0), ("weak", 0.1)))}
+    row = paired_differences(results, "weak")["good"]
+    assert set(row["subsets"]["open"]["accuracy"]) == {"difference"}
+    assert row["holm"].endswith("none was tested")
+    from cheems_lib.analyses.leaderboard import paired_text
+    assert "not tested (no intervals)" in paired_text({"good": row}, ["open"])
+    ranks = rank_intervals({n: subset_estimate(r, "accuracy") for n, r in results.items()})
+    assert ranks == {"good": {"rank": 1, "rank_ci": None, "tied_with_first": True},
+                     "weak": {"rank": 2, "rank_ci": None, "tied_with_first": None}}
+
+
+def test_a_model_on_other_prompts_is_ranked_but_not_called_tied():
+    """groups: a model evaluated on other prompts than the first gets a rank interval but no tie verdict."""
+    reps = np.linspace(-0.05, 0.05, 100)
+    e = {"a": Estimate.single(0.8, 0.8 + reps, n=50), "judge": Estimate.single(0.79, 0.79 + reps[::-1], n=20)}
+    out = rank_intervals(e, groups={"a": "all prompts", "judge": "first 20"})
+    assert out["judge"]["rank_ci"] == [1, 2] and out["judge"]["tied_with_first"] is None
+    assert rank_intervals(e)["judge"]["tied_with_first"] is True
 
 
 def test_other_prompts_cannot_be_paired(two_models):
@@ -148,7 +200,7 @@ def test_cli_baseline_and_ranks(files):
     assert "vs_baseline" not in out["weak"]
     assert out["good"]["vs_baseline"]["baseline"] == "weak"
     assert out["good"]["vs_baseline"]["overall"]["ci"][0] > 0
-    assert set(out["good"]["vs_baseline"]["open"]["by_category"]) == {"x", "y", "z"}
+    assert set(out["good"]["vs_baseline"]["subsets"]["open"]["by_category"]) == {"x", "y", "z"}
     assert out["good"]["rank"] == 1 and out["weak"]["rank"] == 3
     assert all(len(out[m]["rank_ci"]) == 2 for m in out)
     assert "paired differences from weak" in res.stderr and "open micro" in res.stderr
@@ -188,6 +240,13 @@ def test_cli_by_length_equals_the_library_with_controls(files):
     assert sum(got["strata"][s]["comparisons"] for s in STRATA) == sum(c["comparisons"] for c in
                                                                          out["open"]["by_category"].values())
     assert set(got["controls"]) >= {"baseline:longest", "baseline:shortest", "baseline:random"}
+    # the controls per category too: pick-longest there is stratified() of its scores on the category's prompts
+    from cheems_lib.baselines import named_scores
+
+    cat = next(iter(got["by_category"]))
+    longest = stratified([r for r in recs if r.top_category == cat], named_scores("baseline:longest", recs), margin=0.2)
+    assert got["by_category"][cat]["controls"]["baseline:longest"] == {s: longest["strata"][s]["accuracy"]
+                                                                        for s in STRATA}
 
 
 def test_cli_by_length_in_tokens(files, tmp_path):
@@ -210,4 +269,4 @@ def test_a_model_on_too_few_prompts_gets_a_rank_but_no_interval():
     """Five prompts give no 95% interval (the library's rule), so no rank interval and no tie mark either."""
     reps = np.linspace(-0.05, 0.05, 100)
     out = rank_intervals({"a": Estimate.single(0.8, 0.8 + reps, n=50), "few": Estimate.single(0.3, 0.3 + reps, n=5)})
-    assert out["few"] == {"rank": 2, "rank_ci": None, "tied_with_first": False} and rank_text(out["few"]) == "2"
+    assert out["few"] == {"rank": 2, "rank_ci": None, "tied_with_first": None} and rank_text(out["few"]) == "2"

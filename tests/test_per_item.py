@@ -121,7 +121,8 @@ def test_leaderboard_rows_name_each_training_seed(tmp_path):
     assert {r["model"] for r in out} == {"trained (seed 0)", "trained (seed 1)", "baseline"}
     assert [r for r in out if r["model"] == "trained (seed 1)"] == \
         [row for f, rs in recs.items() for row in per_item.rows("trained (seed 1)", f, rs, seeds[1])]
-    side = per_item.chapter_protocol({f: BENCH / f"{f}.jsonl" for f in recs}, ["trained", "baseline"])
+    side = per_item.chapter_protocol({f: BENCH / f"{f}.jsonl" for f in recs}, {"trained": seeds, "baseline": seeds[0]})
+    assert list(side["models"]) == ["trained (seed 0)", "trained (seed 1)", "baseline"]
     assert side["data"]["open"] == {"file": "cheems_bench/open.jsonl",
                                     "sha256": hashlib.sha256((BENCH / "open.jsonl").read_bytes()).hexdigest()}
-    assert side["models"]["trained"]["model_fingerprint"] == "unknown"
+    assert side["models"]["trained (seed 1)"]["model_fingerprint"] == "unknown"

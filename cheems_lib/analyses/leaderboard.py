@@ -64,7 +64,7 @@ def leaderboard_frame(results: Mapping[str, list[dict]], *, seed: int = 0):
         row: dict[str, Any] = {"model": name, "seeds": len(per_seed)}
         subsets = list(per_seed[0])
         columns = [(f"{s}_{short}", metric, [s]) for short, metric in _METRICS for s in subsets]
-        for col, metric, subs in columns + [("overall", "overall", subsets)]:
+        for col, metric, subs in columns + [("overall", "overall", subsets), ("overall_micro", "overall_micro", subsets)]:
             est = subset_estimate(per_seed, metric, subs)
             row[col] = est.value
             # too few prompts, or no width: no 95% interval (the one rule, estimates.insufficient)
@@ -94,7 +94,8 @@ def table2_as_shown(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[
     import pandas as pd
 
     results = {name: res for group, _ in evaluated for name, res in group.items()}
-    prompts = {name: sum(len(s) for s in subsets.values()) for group, subsets in evaluated for name in group}
+    subsets_of = {name: subsets for group, subsets in evaluated for name in group}
+    prompts = {name: sum(len(s) for s in subsets.values()) for name, subsets in subsets_of.items()}
     parts = []
     for section, names in ((MODELS_SECTION, [n for n in results if n not in CONTROLS]),
                            (CONTROLS_SECTION, [n for n in CONTROLS if n in results])):
@@ -105,7 +106,8 @@ def table2_as_shown(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[
             rows = rows.set_index("model").loc[names].reset_index()
             rank = ["–"] * len(rows)
         else:
-            ranks = rank_intervals({n: subset_estimate(results[n], "overall") for n in names}, seed=seed)
+            ranks = rank_intervals({n: subset_estimate(results[n], "overall") for n in names}, seed=seed,
+                                   groups={n: _prompts_key(subsets_of[n]) for n in names})
             rank = [rank_text(ranks[n]) for n in rows["model"]]
         shown = pd.DataFrame({"section": section, "rank": rank, "model": rows["model"],
                               "kind": rows["model"].map(lambda n: _control_kind(n) if n in CONTROLS else kinds.get(n, "")),
@@ -148,66 +150,80 @@ def score_models(names: Sequence[str], record_sets: Sequence[Sequence[Record]], 
 
 def judge_results(judges: Mapping[str, str], subsets: Mapping[str, Sequence[Record]], *, device: str | None = None,
                   dtype=None, batch_size: int = 16, n_boot: int = 1000, seed: int = 0
-                  ) -> tuple[dict[str, list[dict]], dict[str, float]]:
-    """``(results, consistency)``: each judge of ``judges`` (row name -> hub name or path) shown every pair of
+                  ) -> tuple[dict[str, list[dict]], dict[str, float], dict[str, dict]]:
+    """``(results, consistency, scores)``: each judge of ``judges`` (row name -> hub name or path) shown every pair of
     ``subsets`` in both orders (:func:`cheems_lib.models.judging.judge_all`), its scores evaluated like the models'
-    (:func:`evaluate_scores`, bootstrapped with ``seed``), and its position consistency; ``({}, {})`` without
-    judges or subsets."""
+    (:func:`evaluate_scores`, bootstrapped with ``seed``), its position consistency (over every pair it judged) and
+    the scores themselves (for per-item results); ``({}, {}, {})`` without judges or subsets."""
     if not judges or not subsets:
-        return {}, {}
+        return {}, {}, {}
     scores, consistency = judge_all(judges, [r for recs in subsets.values() for r in recs], device=device,
                                     dtype=dtype, batch_size=batch_size)
-    return evaluate_scores(scores, subsets, n_boot=n_boot, seed=seed), consistency
+    return evaluate_scores(scores, subsets, n_boot=n_boot, seed=seed), consistency, scores
 
 
 def leaderboard_text(per_model: Mapping[str, Mapping], subsets: Sequence[str]) -> str:
     """Plain-text leaderboard of ``cheems evaluate`` JSON (``{model: {subset: {...}, "overall": x}}``): the rank
     (with its 95% interval and ``=1`` for a model tied with the first, when the objects carry ``rank``:
-    :func:`cheems_lib.analyses.model_comparison.rank_text`), then per subset the paper's macro accuracy, the micro
-    accuracy beside it and the macro exact match, and Overall with two or more subsets; sorted by Overall (or, with
-    one subset, its accuracy), ties in the given order. A judge's share of pairs whose verdict flips with the order
-    (``position_flips``) is a last column when any model has one."""
+    :func:`cheems_lib.analyses.model_comparison.rank_text`), then per subset the paper's macro accuracy and exact
+    match each beside its micro counterpart, Overall and its micro counterpart with two or more subsets, a judge's
+    share of pairs whose verdict flips with the order (``position_flips``) when any model has one, and per subset
+    its prompts with a comparison and comparisons; sorted by Overall (or, with one subset, its accuracy), ties in
+    the given order."""
     several = len(subsets) >= 2
     key = (lambda kv: kv[1].get("overall", 0)) if several else (lambda kv: kv[1][subsets[0]]["accuracy"])
     ranked = any("rank" in res for res in per_model.values())
     flips = any("position_flips" in res.get(s, {}) for res in per_model.values() for s in subsets)
-    metrics = (("acc", "accuracy"), ("micro", "micro_accuracy"), ("exact", "exact_match"))
+    metrics = (("acc", "accuracy"), ("micro acc", "micro_accuracy"), ("exact", "exact_match"),
+               ("micro exact", "micro_exact_match"))
     head = (["rank"] if ranked else []) + ["model"] + [f"{s} {m}" for s in subsets for m, _ in metrics] + \
-        (["overall"] if several else []) + (["flips"] if flips else [])
+        (["overall", "overall micro"] if several else []) + (["flips"] if flips else []) + \
+        [f"{s} n" for s in subsets]
     rows = [([rank_text(res)] if ranked else []) + [name] + [f"{res[s][m]:.3f}" for s in subsets for _, m in metrics]
-            + ([f"{res['overall']:.3f}"] if several else []) + ([_flip_text(res, subsets)] if flips else [])
+            + ([f"{res['overall']:.3f}", f"{res['overall_micro']:.3f}"] if several else [])
+            + ([_flip_text(res, subsets)] if flips else []) + [_counts_text(res[s]) for s in subsets]
             for name, res in sorted(per_model.items(), key=key, reverse=True)]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     fmt = lambda row: "  ".join(str(x).ljust(w) for x, w in zip(row, widths))
-    note = "\nrank: 95% interval over bootstrap replicates; =1: not distinguishable from the first (paired)" \
-        if ranked else ""
+    note = "\nrank: 95% interval over bootstrap replicates; =1: not distinguishable from the first (paired " \
+        "difference)" if any(res.get("rank_ci") for res in per_model.values()) else ""
     return "\n".join([fmt(head), fmt(["-" * w for w in widths]), *map(fmt, rows)]) + note
+
+
+def _counts_text(res: Mapping) -> str:
+    """``prompts / comparisons`` of one data file's result (the prompts with a comparison; ``by_category`` has them
+    per category)."""
+    cats = res["by_category"].values()
+    return f"{sum(c['prompts'] for c in cats):,} / {sum(c['comparisons'] for c in cats):,}"
 
 
 def _flip_text(res: Mapping, subsets: Sequence[str]) -> str:
     """A judge's pooled share of pairs whose verdict flips with the order, over the subsets; blank for a model."""
     cells = [res[s]["position_flips"] for s in subsets if "position_flips" in res.get(s, {})]
-    pairs = sum(c["pairs"] - c["pairs_missing"] for c in cells)
+    pairs = sum(c["pairs"] for c in cells)  # the pairs with a verdict (pairs_missing are not among them)
     return f"{sum(c['flips'] for c in cells) / pairs:.3f}" if pairs else ""
 
 
 def paired_text(paired: Mapping[str, Mapping], subsets: Sequence[str]) -> str:
     """Plain-text table of :func:`cheems_lib.analyses.model_comparison.paired_differences`: per model its difference
-    from the baseline overall and in each subset's accuracy (``+0.012 [-0.004, +0.030]``), and the categories that
-    differ after Holm's adjustment (``+``: the model is better, ``-``: worse)."""
+    from the baseline overall and in each subset's accuracy (``+0.012 [-0.004, +0.030]``; ``(no CI)`` where the data
+    give no 95% interval), and the categories that differ after Holm's adjustment (``+``: the model is better,
+    ``-``: worse; ``not tested`` without replicates)."""
     def cell(c: Mapping) -> str:
         text = f"{c['difference']:+.3f}"
-        return text + (f" [{c['ci'][0]:+.3f}, {c['ci'][1]:+.3f}]" if "ci" in c else "")
+        return text + (f" [{c['ci'][0]:+.3f}, {c['ci'][1]:+.3f}]" if "ci" in c else " (no CI)")
 
     first = next(iter(paired.values()), {})
     head = ["model"] + (["overall"] if "overall" in first else []) + [f"{s} acc" for s in subsets] + \
         ["categories that differ (Holm)"]
     rows = []
     for name, row in paired.items():
-        differ = [f"{s}/{c} {'+' if v['difference'] > 0 else '-'}" for s in subsets
-                  for c, v in row[s]["by_category"].items() if v.get("differs")]
+        cats = [(s, c, v) for s in subsets for c, v in row["subsets"][s]["by_category"].items()]
+        differ = [f"{s}/{c} {'+' if v['difference'] > 0 else '-'}" for s, c, v in cats if v.get("differs")]
+        tested = any("p_holm" in v for _, _, v in cats)
         rows.append([name] + ([cell(row["overall"])] if "overall" in row else []) +
-                    [cell(row[s]["accuracy"]) for s in subsets] + [", ".join(differ) or "none"])
+                    [cell(row["subsets"][s]["accuracy"]) for s in subsets] +
+                    [", ".join(differ) or ("none" if tested else "not tested (no intervals)")])
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     fmt = lambda r: "  ".join(str(x).ljust(w) for x, w in zip(r, widths))  # noqa: E731
     baseline = first.get("baseline", "")
@@ -246,7 +262,8 @@ CONTROLS_SECTION = "null controls (not ranked)"
 
 
 RANK_NOTE = ("rank: 95% interval over the bootstrap replicates, =1: not distinguishable from the first (paired "
-             "difference; a judge, evaluated on fewer prompts, unpaired)")
+             "difference; a row evaluated on other prompts, such as a judge's, is ranked approximately and not tested "
+             "for a tie)")
 """What a table's ``rank`` column shows (:func:`table2_as_shown`); the captions say it."""
 
 
@@ -270,11 +287,16 @@ def _titles(subsets: Sequence[str]) -> list[tuple[str, str]]:
     words = {"acc": "acc.", "exact": "exact", "micro_acc": "micro acc.", "micro_exact": "micro exact"}
     cols = [(f"{s}_{m}", known.get(f"{s}_{m}", f"{_SUBSET_TITLES.get(s, s)} {words[m]}"))
             for s in subsets for m, _ in _METRICS]
-    return cols + [("overall", "Overall")]
+    return cols + [("overall", "Overall"), ("overall_micro", "Overall (micro)")]
 
 
 _SUBSET_TITLES = {"open": "Open Prompt", "human": "Human Instr."}
 """Table 2's names of the benchmark's subsets, for the columns the paper's table does not have (micro)."""
+
+
+def _prompts_key(subsets: Mapping[str, Sequence[Record]]) -> tuple:
+    """What a row was evaluated on, comparably: each subset's prompt ids (rows on other prompts are not paired)."""
+    return tuple((name, tuple(r.id for r in recs)) for name, recs in subsets.items())
 
 
 def _control_kind(name: str) -> str:
@@ -293,6 +315,8 @@ def _chance_row(subsets: Mapping[str, Sequence[Record]]) -> dict:
         values[f"{s}_micro_exact"] = sum(v["exact_match"] * v["prompts"] for v in cats) / prompts if prompts \
             else float("nan")
     values["overall"] = float(np.mean([(c["accuracy"] + c["exact_match"]) / 2 for c in chance.values()]))
+    values["overall_micro"] = float(np.mean([(values[f"{s}_micro_acc"] + values[f"{s}_micro_exact"]) / 2
+                                             for s in chance]))
     row = {"section": CONTROLS_SECTION, "rank": "–", "model": CHANCE, "kind": _control_kind(CHANCE),
            "prompts": sum(len(r) for r in subsets.values()), "seeds": "–"}
     return row | {title: f"{values[col]:.3f} (exact)" for col, title in _titles(list(subsets)) if col in values}

@@ -55,8 +55,8 @@ from ..records import Record
 from .leaderboard import CONTROLS_SECTION
 
 __all__ = ["STRATA", "MARGIN", "CAPTION", "MODELS_SECTION", "LENGTH_CONTROLS", "stratum_of", "lengths", "unit_name",
-           "pair_strata", "stratified", "controls", "stratum_estimates", "length_estimates", "length_table",
-           "length_figure", "gap_sentence"]
+           "pair_strata", "stratified", "controls", "controls_by_category", "stratum_estimates", "length_estimates",
+           "length_table", "length_figure", "gap_sentence"]
 
 STRATA = ("longer", "similar", "shorter")
 """The strata of a compared pair, by the preferred answer's length against the other's (see the module doc)."""
@@ -242,13 +242,32 @@ def controls(records: Sequence[Record], *, margin: float = MARGIN,
     ``longer`` and 0.0 on ``shorter`` (0 on ``similar`` pairs of equal length, a score tie), which is what makes a
     model's gap between the two readable; stratified by tokens, it departs from 1 and 0 only where characters and
     tokens disagree on which answer is longer."""
-    out = {}
+    return _controls(records, margin=margin, lengths=lengths, view=view, seed=seed)[0]
+
+
+def _controls(records: Sequence[Record], *, margin: float, lengths, view: str, seed: int) -> tuple[dict, dict]:
+    """:func:`controls` over the whole file, and per top-level category (``{category: {name: {stratum: acc}}}``)."""
+    whole: dict = {}
+    per_category: dict = {}
     for name in LENGTH_CONTROLS:
         result = stratified(records, named_scores(name, records, seed=seed), margin=margin, lengths=lengths,
                             view=view)
-        out[name] = {s: cell["accuracy"] for s, cell in result["strata"].items()}
-    out[CHANCE] = {s: None if acc is None else 0.5 for s, acc in out[LENGTH_CONTROLS[0]].items()}
-    return out
+        whole[name] = {s: cell["accuracy"] for s, cell in result["strata"].items()}
+        for cat, cells in result["by_category"].items():
+            per_category.setdefault(cat, {})[name] = {s: cells[s]["accuracy"] for s in STRATA}
+    chance = lambda accs: {s: None if acc is None else 0.5 for s, acc in accs.items()}  # noqa: E731
+    whole[CHANCE] = chance(whole[LENGTH_CONTROLS[0]])
+    for cells in per_category.values():
+        cells[CHANCE] = chance(cells[LENGTH_CONTROLS[0]])
+    return whole, per_category
+
+
+def controls_by_category(records: Sequence[Record], *, margin: float = MARGIN,
+                         lengths: Mapping[tuple[str, str], float] | None = None, view: str = "layers",
+                         seed: int = 0) -> tuple[dict, dict]:
+    """:func:`controls` over the whole file and per top-level category (``{category: {name: {stratum: accuracy or
+    None}}}``), from the same runs of the controls: the null controls beside ``stratified``'s ``by_category``."""
+    return _controls(records, margin=margin, lengths=lengths, view=view, seed=seed)
 
 
 def stratum_estimates(records: Sequence[Record], scores_per_seed: Sequence[Mapping] | Mapping, *,

@@ -77,12 +77,16 @@ def leaderboard_rows(scores_by_model: Mapping[str, Mapping | Sequence[Mapping]],
     """The per-item rows of a leaderboard's models (``{name: scores}``, or a list of scores per training seed, as
     :func:`cheems_lib.analyses.leaderboard.evaluate_scores` takes them) on every subset: :func:`rows` per model and
     subset; a model trained with several seeds gives one model per seed, named ``<name> (seed <k>)``."""
+    return [row for model, sc in _per_seed(scores_by_model) for sub, recs in subsets.items()
+            for row in rows(model, sub, recs, sc, view=view)]
+
+
+def _per_seed(scores_by_model: Mapping[str, Mapping | Sequence[Mapping]]) -> list[tuple[str, Mapping]]:
+    """``(model name, scores)`` per model and training seed: ``<name> (seed <k>)`` where a model has several."""
     out = []
     for name, scores in scores_by_model.items():
         per_seed = [scores] if isinstance(scores, Mapping) else list(scores)
-        for k, sc in enumerate(per_seed):
-            model = name if len(per_seed) == 1 else f"{name} (seed {k})"
-            out += [row for sub, recs in subsets.items() for row in rows(model, sub, recs, sc, view=view)]
+        out += [(name if len(per_seed) == 1 else f"{name} (seed {k})", sc) for k, sc in enumerate(per_seed)]
     return out
 
 
@@ -125,14 +129,17 @@ def protocol(data: Sequence[str | Path], models: Mapping[str, str | Path], *, vi
                               "model_fingerprint": model_fingerprint_of(path)} for name, path in models.items()}}
 
 
-def chapter_protocol(data: Mapping[str, str | Path], models: Sequence[str], *, view: str = "layers") -> dict:
+def chapter_protocol(data: Mapping[str, str | Path], models: Mapping[str, Mapping | Sequence[Mapping]], *,
+                     view: str = "layers") -> dict:
     """The sidecar of a per-item file a chapter publishes: :data:`PROTOCOL`, the view, each data file's folder and
-    name and SHA-256 (``data``: the subset -> its path) and the models, scored in the chapter itself, so without a
-    score file whose sidecar would name their fingerprint."""
+    name and SHA-256 (``data``: the subset -> its path) and the models by the names the rows give them
+    (``models`` as :func:`leaderboard_rows` takes them: one per training seed), scored in the chapter itself, so
+    without a score file whose sidecar would name their fingerprint."""
     return {"protocol": PROTOCOL, "view": view, "columns": list(COLUMNS),
             "data": {name: {"file": "/".join(Path(path).parts[-2:]), "sha256": file_hash(path)}
                      for name, path in data.items()},
-            "models": {name: {"scores": "scored in the chapter", "model_fingerprint": "unknown"} for name in models}}
+            "models": {name: {"scores": "scored in the chapter", "model_fingerprint": "unknown"}
+                       for name, _ in _per_seed(models)}}
 
 
 def write(path: str | Path, items: Sequence[Mapping], sidecar: Mapping) -> None:

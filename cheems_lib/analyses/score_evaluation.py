@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Mapping
 
 from ..input_files import DataError, show
-from ..metrics import evaluate_subset, overall, overall_ci, overall_ci_note
+from ..metrics import evaluate_subset, overall, overall_ci, overall_ci_note, overall_micro
 from ..records import file_and_line, Record, strict_pairs
 from ..score_file import check_scores_known, read_scores
 from .leaderboard import leaderboard_text, paired_text
-from .length_strata import controls as length_controls, stratified
+from .length_strata import controls_by_category, stratified
 from .model_comparison import model_estimate, paired_differences, rank_intervals, ranking_metric
 
 __all__ = ["RESERVED", "check_stems", "compare_models", "add_breakdowns", "data_name", "matched_scores", "evaluate_results", "summary_json", "evaluate_scores"]
@@ -31,7 +31,8 @@ def data_name(path: Path) -> str:
     return Path(name).stem
 
 
-RESERVED = ("overall", "overall_ci", "overall_ci_note", "rank", "rank_ci", "tied_with_first", "vs_baseline",
+RESERVED = ("overall", "overall_ci", "overall_ci_note", "overall_micro", "overall_micro_ci", "overall_micro_ci_note",
+            "rank", "rank_ci", "tied_with_first", "vs_baseline",
             "skipped_invalid", "resolved_on_read", "skipped_labels", "unranked_responses")
 """Keys ``cheems evaluate`` prints beside the data files' in one model's object: no data file may be named so."""
 
@@ -100,17 +101,19 @@ def evaluate_results(files: Mapping[Path, list[Record]], subsets: Mapping[str, l
 
 def summary_json(results: Mapping[str, object]) -> dict:
     """Per data file :meth:`cheems_lib.metrics.SubsetResult.to_json`, and with two or more ``overall`` and
-    ``overall_ci`` (or ``overall_ci_note``) of :func:`evaluate_results`' ``results``."""
+    ``overall_ci`` (or ``overall_ci_note``) of :func:`evaluate_results`' ``results``, and the micro counterparts
+    ``overall_micro`` and ``overall_micro_ci`` (or ``overall_micro_ci_note``: :func:`cheems_lib.metrics.overall_micro`)."""
     out = {stem: res.to_json() for stem, res in results.items()}
     if len(results) >= 2:
         done = list(results.values())
-        out["overall"] = overall(done)
-        ci = overall_ci(done)
-        note = None if ci else overall_ci_note(done)  # too few prompts, or no width: not an interval
-        if ci:
-            out["overall_ci"] = ci
-        elif note:
-            out["overall_ci_note"] = note
+        out["overall"], out["overall_micro"] = overall(done), overall_micro(done)
+        for key, micro in (("overall", False), ("overall_micro", True)):
+            ci = overall_ci(done, micro=micro)
+            note = None if ci else overall_ci_note(done, micro=micro)  # too few prompts, or no width: not an interval
+            if ci:
+                out[f"{key}_ci"] = ci
+            elif note:
+                out[f"{key}_ci_note"] = note
     return out
 
 
@@ -129,7 +132,8 @@ def compare_models(per_model: dict[str, dict], results: Mapping[str, Mapping[str
     other prompts than the baseline); returns the plain-text tables for stderr."""
     subsets = list(next(iter(results.values())))
     metric = ranking_metric(subsets)
-    ranks = rank_intervals({n: model_estimate([r], metric) for n, r in results.items()}, seed=seed)
+    ranks = rank_intervals({n: model_estimate([r], metric) for n, r in results.items()}, seed=seed,
+                           groups={n: {s: x.prompt_ids for s, x in r.items()} for n, r in results.items()})
     for name, cell in ranks.items():
         per_model[name].update(cell)
     text = leaderboard_text(per_model, subsets)
@@ -146,16 +150,20 @@ def add_breakdowns(out: dict, subsets: Mapping[str, list[Record]], scores, path,
     """Add to each data file's object of ``out`` (:func:`summary_json` of the score file ``path``) ``by_length``: the
     accuracy on the comparisons whose preferred answer is longer, of similar length (within ``margin``) or shorter
     (:func:`cheems_lib.analyses.length_strata.stratified`, by ``lengths`` in ``unit``; characters when None), with
-    its ``controls`` (pick-longest, pick-shortest, random and chance on the same strata); and, for a judge's score
-    file with its verdicts beside it, ``position_flips`` (:func:`cheems_lib.models.judging.flip_summary`)."""
+    its ``controls`` (pick-longest, pick-shortest, random and chance on the same strata), for the file and in each
+    category of ``by_category``; and, for a judge's score file with its verdicts beside it, ``position_flips``
+    (:func:`cheems_lib.models.judging.flip_summary`, whose verdicts must give the scores of the file)."""
     from ..models.judging import flip_summary  # no torch: judging imports it only where a model runs
 
     for stem, recs in subsets.items():
         cell = stratified(recs, scores, margin=margin, lengths=lengths, view=view, n_boot=n_boot, seed=seed,
                           scores_path=str(path), unit=unit)
-        cell["controls"] = length_controls(recs, margin=margin, lengths=lengths, view=view, seed=seed)
+        cell["controls"], per_category = controls_by_category(recs, margin=margin, lengths=lengths, view=view,
+                                                              seed=seed)
+        for cat, cells in cell["by_category"].items():
+            cells["controls"] = per_category[cat]
         out[stem]["by_length"] = cell
-        flips = flip_summary(path, recs)
+        flips = flip_summary(path, recs, scores)
         if flips is not None:
             out[stem]["position_flips"] = flips
     return out

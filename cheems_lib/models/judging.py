@@ -356,16 +356,21 @@ def read_verdicts(path: str | Path, *, allow_repeats: bool = False) -> list[Pair
     return out
 
 
-def flip_summary(score_path: str | Path, records: Sequence[Record]) -> dict | None:
-    """How often a judge's verdict flips when the answers are swapped, on the ranked pairs of ``records``.
+def flip_summary(score_path: str | Path, records: Sequence[Record],
+                 scores: Mapping[tuple[str, str], float] | None = None) -> dict | None:
+    """How often a judge's verdict flips when the answers are swapped, on the judged pairs of ``records``.
 
     Reads the verdicts file beside ``score_path`` (:func:`verdicts_path`; beside the file a symbolic link
     points to, where ``cheems score`` writes it); None when there is none (not a judge's scores). The pairs are
-    those of each record whose two responses are both in ``rec.rank``, looked up in either order. Returns
-    ``{"pairs", "flips", "flip_share", "consistency", "pairs_missing"}``: ``pairs`` the pairs with a verdict,
-    ``flips`` those whose verdict flips, ``flip_share = flips / pairs``, ``consistency = 1 - flip_share`` (both
-    None without pairs) and ``pairs_missing`` the pairs without one (a score file of an older cheems whose
-    scores a later run reused has no verdicts for them).
+    every pair of each record's responses, as the judge saw them and as :func:`position_consistency` counts them,
+    looked up in either order. Returns ``{"pairs", "flips", "flip_share", "consistency", "pairs_missing"}``:
+    ``pairs`` the pairs with a verdict, ``flips`` those whose verdict flips, ``flip_share = flips / pairs``,
+    ``consistency = 1 - flip_share`` (both None without pairs) and ``pairs_missing`` the pairs without one (a
+    score file of an older cheems whose scores a later run reused has no verdicts for them).
+
+    With ``scores`` (the score file's), a record whose every pair has a verdict must get from them the scores the
+    file holds (:func:`judge_scores`): a verdicts file left beside scores it did not produce (a score file copied or
+    replaced outside ``cheems score``) is a :class:`~cheems_lib.input_files.DataError`, never read as this judge's.
     """
     path = verdicts_path(Path(score_path).resolve())
     if not path.is_file():
@@ -373,17 +378,32 @@ def flip_summary(score_path: str | Path, records: Sequence[Record]) -> dict | No
     table = {(v.prompt_id, v.a, v.b): v for v in read_verdicts(path)}
     pairs = flips = missing = 0
     for rec in records:
-        ranked = [x for x in rec.response_ids if x in (rec.rank or {})]
-        for a, b in combinations(ranked, 2):
-            v = table.get((rec.id, a, b)) or table.get((rec.id, b, a))  # flipping is the same seen from either side
-            if v is None:
-                missing += 1
-                continue
-            pairs += 1
-            flips += not v.consistent()
+        found = [table.get((rec.id, a, b)) or table.get((rec.id, b, a))  # flipping is the same from either side
+                 for a, b in combinations(rec.response_ids, 2)]
+        missing += sum(v is None for v in found)
+        seen = [v for v in found if v is not None]
+        pairs += len(seen)
+        flips += sum(not v.consistent() for v in seen)
+        if scores is not None and seen and len(seen) == len(found):
+            _check_verdicts(path, rec, [(v if (v.a, v.b) == (a, b) else _swapped(v)) for v, (a, b) in
+                                        zip(seen, combinations(rec.response_ids, 2))], scores)
     share = flips / pairs if pairs else None
     return {"pairs": pairs, "flips": flips, "flip_share": share, "consistency": None if share is None else 1 - share,
             "pairs_missing": missing}
+
+
+def _swapped(v: PairVerdict) -> PairVerdict:
+    """The same verdicts seen from ``b``: shown first in ``ba``, so the two orders trade places."""
+    return PairVerdict(v.prompt_id, v.b, v.a, v.ba, v.ab)
+
+
+def _check_verdicts(path: Path, rec: Record, verdicts: Sequence[PairVerdict], scores: Mapping) -> None:
+    """Refuse verdicts that do not give ``rec``'s scores (:func:`judge_scores`, to rounding)."""
+    for key, value in judge_scores(verdicts).items():
+        if key in scores and abs(scores[key] - value) > 1e-9 * max(1.0, abs(value)):
+            raise DataError(path, None, f"its verdicts of prompt {show(rec.id)} give response {show(key[1])} the "
+                            f"score {value:.6g}, the score file beside it {scores[key]:.6g}: it was not written with "
+                            "these scores", "delete it, or score again with `cheems score --judge`")
 
 
 def train_tiny_judge(records: Sequence[Record], output_dir, *, progress: bool = False, **settings):
