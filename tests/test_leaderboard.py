@@ -54,7 +54,7 @@ def test_table2_rows_kinds_prompts_and_intervals(chapter):
     kinds = {"oracle": "ours", "noisy": "ours", "judge": "judge"}
     shown = lb.table2_as_shown([(c["results"], c["subsets"]), (c["baselines"], c["subsets"]), (c["judged"], c["small"])], kinds)
     ref = lb.leaderboard_frame({**c["results"], **c["judged"]})
-    assert list(shown.columns) == ["section", "rank", "model", "Overall", "kind", "prompts", "seeds",
+    assert list(shown.columns) == ["section", "model", "Overall", "rank", "kind", "prompts", "seeds",
                                    "Open Prompt acc.", "Open Prompt exact", "Open Prompt micro acc.",
                                    "Open Prompt micro exact", "Human Instr. acc.", "Human Instr. exact",
                                    "Human Instr. micro acc.", "Human Instr. micro exact",

@@ -76,7 +76,7 @@ def leaderboard_frame(results: Mapping[str, list[dict]], *, seed: int = 0):
 
 def table2_as_shown(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[str, Sequence[Record]]]],
                     kinds: Mapping[str, str], *, seed: int = 0, consistency: Mapping[str, float] | None = None):
-    """Table 2 as the chapter shows it: section, rank, model, Overall (its sort key, first so that it stays in view),
+    """Table 2 as the chapter shows it: section, model, Overall (its sort key, first so that it stays in view), rank,
     kind, prompts, seeds and the accuracy and exact match of each subset, macro (the paper's) then micro, each as
     ``value [95% interval]``. The reward models come first, sorted by Overall (:data:`MODELS_SECTION`), each with its
     rank, the rank's 95% interval over the bootstrap replicates and ``=1`` when it is statistically tied with the first
@@ -109,7 +109,7 @@ def table2_as_shown(evaluated: Sequence[tuple[Mapping[str, list[dict]], Mapping[
             ranks = rank_intervals({n: subset_estimate(results[n], "overall") for n in names}, seed=seed,
                                    groups={n: _prompts_key(subsets_of[n]) for n in names})
             rank = [rank_text(ranks[n]) for n in rows["model"]]
-        shown = pd.DataFrame({"section": section, "rank": rank, "model": rows["model"],
+        shown = pd.DataFrame({"section": section, "model": rows["model"], "rank": rank,
                               "kind": rows["model"].map(lambda n: _control_kind(n) if n in CONTROLS else kinds.get(n, "")),
                               "prompts": rows["model"].map(prompts), "seeds": rows["seeds"]})
         for col, title in _titles(list(results[names[0]][0])):
@@ -317,7 +317,7 @@ def _chance_row(subsets: Mapping[str, Sequence[Record]]) -> dict:
     values["overall"] = float(np.mean([(c["accuracy"] + c["exact_match"]) / 2 for c in chance.values()]))
     values["overall_micro"] = float(np.mean([(values[f"{s}_micro_acc"] + values[f"{s}_micro_exact"]) / 2
                                              for s in chance]))
-    row = {"section": CONTROLS_SECTION, "rank": "–", "model": CHANCE, "kind": _control_kind(CHANCE),
+    row = {"section": CONTROLS_SECTION, "model": CHANCE, "rank": "–", "kind": _control_kind(CHANCE),
            "prompts": sum(len(r) for r in subsets.values()), "seeds": "–"}
     return row | {title: f"{values[col]:.3f} (exact)" for col, title in _titles(list(subsets)) if col in values}
 
