@@ -124,3 +124,33 @@ def test_a_judges_last_token_logits_equal_the_full_forward(tok):
             assert torch.equal(a, b), (a - b).abs().max().item()
         else:
             torch.testing.assert_close(b, a, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("size", ["tiny-xs", "tiny"])
+def test_training_through_the_read_position_gives_the_full_gradient(tok, size):
+    """In train mode (``training=True``) the last layer runs at the read positions with autograd: the rewards and
+    every parameter's gradient of a Bradley-Terry loss equal the full forward's up to float rounding, on padded
+    batches around the kernel's query blocks; without ``training`` a model in train mode runs its plain forward."""
+    import contextlib
+
+    import torch
+
+    from cheems_lib.models.bt_loss import bt_loss
+
+    model = build_tiny(size, tok, seed=2, max_length=1024).train()
+    assert supported(model, training=True) and not supported(model)
+    for batch in list(_batches(tok.pad_token_id, seed=3))[-5:]:
+        ids, mask = pad_right(batch, tok.pad_token_id)
+        pairs = [(i, j) for i in range(len(batch)) for j in range(len(batch)) if i < j]
+        out = []
+        for fast in (False, True):
+            model.zero_grad(set_to_none=True)
+            with last_token_only(model, training=True) if fast else contextlib.nullcontext():
+                r = model(input_ids=ids, attention_mask=mask).logits.squeeze(-1).float()
+            bt_loss(r, pairs, 0.01)[0].backward()
+            out.append((r.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}))
+        (full, g_full), (fast_r, g_fast) = out
+        assert torch.allclose(fast_r, full, rtol=0, atol=1e-5)
+        assert g_full.keys() == g_fast.keys()
+        for name, g in g_full.items():
+            assert torch.allclose(g_fast[name], g, rtol=1e-4, atol=1e-6), name

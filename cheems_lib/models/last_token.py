@@ -9,6 +9,12 @@ gets 1.2x to 1.8x faster by tiny size (``benchmarks/bench_scoring.py --last-toke
 benchmarks/README.md). The other positions keep what the layer below
 wrote, so only the last token's logits are meaningful inside the context.
 
+Training uses it too (``training=True``, :func:`cheems_lib.models.training.train` in one process or under DDP):
+the backward then runs through the last layer at the read position only, the training loop takes about 30% less
+time, and the gradient is the full forward's up to float rounding. That moves trained weights in their last bits,
+within the speed rule of benchmarks/README.md (the smoke ledger re-recorded with it passes
+``benchmarks/compare_ledgers.py``).
+
 The scores stay the same to the last bit on the CPU, and the extra rows are why. A matrix
 product of fewer than :data:`MIN_ROWS` rows takes another kernel path in MKL, with other last
 bits than the full forward's, so every product here gets at least that many rows. PyTorch's
@@ -39,13 +45,25 @@ ATTENTION = ("sdpa", "eager")
 """Attention implementations whose masks this module slices (flash-attention-2 takes none)."""
 
 
-def supported(model) -> bool:
-    """Whether :func:`last_token_only` reads ``model`` at its last tokens (else it runs the plain forward)."""
-    if type(model).__name__ not in MODELS or model.training:
+def supported(model, *, training: bool = False) -> bool:
+    """Whether :func:`last_token_only` reads ``model`` at its last tokens (else it runs the plain forward). In eval
+    mode; with ``training``, in train mode too, where nothing of the layer is random (no attention dropout) and
+    no activation checkpointing replays it."""
+    if type(model).__name__ not in MODELS or (model.training and not training):
+        return False
+    if model.training and (getattr(model.config, "attention_dropout", 0.0) or _checkpointing(model)):
         return False
     layer = model.model.layers[-1]
     return (type(layer).__name__ == "Qwen2DecoderLayer" and layer.self_attn.sliding_window is None
             and model.config._attn_implementation in ATTENTION)
+
+
+def _checkpointing(model) -> bool:
+    """Whether activation checkpointing is on (transformers' newer name first: the older one warns)."""
+    for name in ("is_activation_checkpointing", "is_gradient_checkpointing"):
+        if hasattr(type(model), name) or hasattr(model, name):
+            return bool(getattr(model, name))
+    return False
 
 
 def rows_per_sequence(batch: int, least: int = 1) -> int:
@@ -59,12 +77,16 @@ def query_block(length: int) -> int:
 
 
 @contextlib.contextmanager
-def last_token_only(model):
+def last_token_only(model, *, training: bool = False):
     """Inside, a supported ``model``'s forward computes its last layer at each sequence's last real token
     (the rightmost 1 of ``attention_mask``) and the tokens just before it (at least two rows per sequence and
     :data:`MIN_ROWS` per batch); the logits are exact at the last token and meaningless elsewhere. A batch with
-    too few tokens for that runs the layer whole. An unsupported model is left as it is."""
-    if not supported(model):
+    too few tokens for that runs the layer whole. An unsupported model is left as it is.
+
+    With ``training`` (:func:`supported`) the layer also runs so in train mode, with autograd: the backward then
+    goes through the last layer at those positions only (the reward is read nowhere else, so the gradient is the
+    full forward's, up to the last bits of smaller products). The rows are written out of place, as autograd needs."""
+    if not supported(model, training=training):
         yield model
         return
     import torch
@@ -139,11 +161,14 @@ def _last_layer(layer, x, mask4d, position_embeddings, last, r, torch):
     masks = mask4d.expand(b, -1, n, n)[rows, :, at].transpose(1, 2)  # (b, 1, r, n)
     out = _attention(attn, q, k, v, masks, torch)  # (b, r, heads, d)
     alone = (last == n - 1) & (n % query_block(n) == 1)  # the full forward's one-row query block
-    if alone.any():
+    graph = torch.is_grad_enabled() and x.requires_grad  # training: autograd keeps x and out, so no writes into them
+    if alone.any() and not graph:  # the last bits of the full forward, which training does not promise
         i = alone.nonzero()[:, 0]
         out[i, -1:] = _attention(attn, q[i, :, -1:], k[i], v[i], None if causal else masks[i, :, -1:], torch)
     y = x[rows, at] + attn.o_proj(out.reshape(b, r, -1))
     y = y + layer.mlp(layer.post_attention_layernorm(y))
+    if graph:  # only the read position: its gradient flows once (clamped rows of a short sequence repeat a position)
+        return x.index_put((rows[:, 0], last), y[:, -1])
     x[rows, at] = y
     return x
 

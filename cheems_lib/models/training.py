@@ -38,6 +38,7 @@ from ..outputs import folder_problem, interrupt_point
 from ..records import Record
 from . import reward_model as rm
 from .batching import Batch, forward_groups, forward_options, padding_fraction
+from .last_token import last_token_only
 from .bt_loss import bt_loss, forward_rewards, grouped_rewards, StepMetrics
 from .run_folder import (Plan, agreed_plan, append_json_line, discarded_on_write_failure, launch_lock, publish,
                          save_checkpoint, start_fresh, trim_log)
@@ -376,8 +377,11 @@ def _micro_batch(run: _Run, batch: Batch, seqs, pairs, n_pairs: int, n_rewards: 
     if batch.oversize:  # never under FSDP (refused by _fits_fsdp before the first step)
         return _oversize_step(run.model, accelerator, seqs, pairs, cfg, pad_id, accelerator.device, n_pairs, n_rewards,
                               scale, run.options)
-    r = (forward_rewards(run.model, seqs, pad_id, accelerator.device, run.options) if run.native_sync
-         else grouped_rewards(run.model, seqs, pad_id, accelerator.device, cfg.max_tokens_per_batch, run.options))
+    if run.native_sync:
+        r = forward_rewards(run.model, seqs, pad_id, accelerator.device, run.options)
+    else:  # the last layer at the read position only, forward and backward (a DDP wrapper calls the patched module)
+        with last_token_only(accelerator.unwrap_model(run.model), training=True):
+            r = grouped_rewards(run.model, seqs, pad_id, accelerator.device, cfg.max_tokens_per_batch, run.options)
     loss, stats = bt_loss(r, pairs, cfg.reg_coef, n_pairs=n_pairs, n_rewards=n_rewards)
     accelerator.backward(loss * scale)
     return r, stats
