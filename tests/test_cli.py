@@ -213,8 +213,7 @@ def test_score_judge_and_baselines_then_leaderboard(scored_world, tmp_path):
     assert sum(f["pairs"] for f in flips.values()) == 12 * 10 and all(f["pairs_missing"] == 0 for f in flips.values())
     assert sum(f["flips"] for f in flips.values()) == sum(not v.consistent() for v in verdicts)
     assert "position_flips" not in board["longest"]["open"]
-    head = ev.stderr.splitlines()[0].split()
-    assert head[-1] == "flips"
+    assert " flips " in ev.stderr.splitlines()[0]
 
 
 def test_score_refuses_a_model_without_reward_head(scored_world, tmp_path):

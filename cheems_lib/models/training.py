@@ -380,7 +380,7 @@ def _micro_batch(run: _Run, batch: Batch, seqs, pairs, n_pairs: int, n_rewards: 
     if run.native_sync:
         r = forward_rewards(run.model, seqs, pad_id, accelerator.device, run.options)
     else:  # the last layer at the read position only, forward and backward (a DDP wrapper calls the patched module)
-        with last_token_only(accelerator.unwrap_model(run.model), training=True):
+        with last_token_only(getattr(run.model, "module", run.model), training=True):
             r = grouped_rewards(run.model, seqs, pad_id, accelerator.device, cfg.max_tokens_per_batch, run.options)
     loss, stats = bt_loss(r, pairs, cfg.reg_coef, n_pairs=n_pairs, n_rewards=n_rewards)
     accelerator.backward(loss * scale)
