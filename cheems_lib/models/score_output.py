@@ -161,9 +161,11 @@ class _Stream:
         return found, [list(k) for k in in_out]
 
     def tidy(self) -> None:
-        """Drop a torn last line from the partial files this process may cut: its own, or all on the main one."""
+        """Drop a torn last line from the partial files this process may cut: its own (all of them in one process).
+        The main process cut every other one in :meth:`mark`, before the processes met; cutting another process's
+        file here could race with that process appending to it, and lose a line it had just written."""
         for p in self.parts():
-            if p != self.path and (p == self.mine or self.processes == 1 or self.rank == 0):
+            if p != self.path and (p == self.mine or self.processes == 1):
                 _drop_torn_tail(p)
 
     def keys(self, stale: set) -> set:
