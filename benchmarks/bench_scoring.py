@@ -13,7 +13,13 @@ moves scores in their last bits, so none is free under "the same seed, the same 
 the read position only (:mod:`cheems_lib.models.last_token`, the default) against the full forward, on the
 same records tokenized once: seconds of each, the speed-up, and how many scores differ at all.
 
+``--prefix`` compares, in one run and for the tiny sizes the book scores most, scoring each record's prompt once
+(:mod:`cheems_lib.models.prefix_sharing`, the default) against forwarding every response whole, on CheemsBench
+records (five responses a prompt) and Best-of-N samples (32 a prompt), tokenized once: seconds of each, the
+speed-up, the share of tokens no longer forwarded and the largest score change.
+
 Usage: python benchmarks/bench_scoring.py [--prompts N] [--batch-size N] [--threads N] [--alternatives] [--last-token]
+       [--prefix]
 """
 from __future__ import annotations
 
@@ -46,11 +52,26 @@ def main():
                                                                       "torch.compile against the default")
     ap.add_argument("--last-token", action="store_true", help="only compare the last-token last layer with the full "
                                                                   "forward, per tiny size")
+    ap.add_argument("--prefix", action="store_true", help="only compare scoring each prompt once with forwarding every "
+                                                           "response whole, per tiny size")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     recs = build_world(WorldConfig(size="default")).files["cheems_bench/human.jsonl"][: args.prompts]
     tok = train_tokenizer((t for r in recs for t in [r.prompt, *(x.content for x in r.responses)]), vocab_size=3000)
+    if args.prefix:
+        from cheems_lib.world.best_of_n import sample_candidates
+
+        sets = {f"CheemsBench Human Instruction, {len(recs)} prompts": recs,
+                "Best-of-N (human win-rate task), 100 prompts x 32 samples":
+                    sample_candidates("human_win_rate", prompts=100, n=32, seed=0).records}
+        result = {"machine": f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",
+                  "batch_size": args.batch_size, "sets": {name: prefix_rows(r, tok, args.batch_size)
+                                                          for name, r in sets.items()}}
+        print(json.dumps(result, indent=2))
+        OUT.mkdir(exist_ok=True)
+        (OUT / "bench_scoring_prefix.json").write_text(json.dumps(result, indent=2))
+        return
     if args.last_token:
         result = {"machine": f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",
                   "responses": sum(len(r.responses) for r in recs), "batch_size": args.batch_size,
@@ -133,6 +154,60 @@ def last_token_rows(recs, tok, batch_size: int, repeats: int = 3) -> dict:
                       "last_token_s": round(best["last token"], 2),
                       "speed_up": round(best["full forward"] / best["last token"], 2),
                       "scores_differing": sum(a[k] != b[k] for k in a), "scores": len(a)}
+    return rows
+
+
+def prefix_rows(recs, tok, batch_size: int, repeats: int = 3, sizes=("tiny-xs", "tiny-s", "tiny")) -> dict:
+    """Per tiny size: seconds (best of ``repeats``, alternating) of every response forwarded whole (sorted by length,
+    batches of ``batch_size``, the last layer at the read position) and of each record's prompt once
+    (:func:`cheems_lib.models.prefix_sharing.shared_scores`, continuations in batches of ``2 * batch_size``, as
+    :func:`score_records` runs it for records of at least ``scoring.SHARE_FROM`` responses), on ``recs`` tokenized
+    beforehand."""
+    import torch
+
+    from cheems_lib.models.batching import forward_in_batches
+    from cheems_lib.models.prefix_sharing import common_prefix, shared_scores
+
+    pairs = [(r.prompt, x.content, r.sys_prompt) for r in recs for x in r.responses]
+    keys = [(r.id, x.id) for r in recs for x in r.responses]
+    encoded = scoring._encoded(tok, pairs, 2047)  # what score_records reuses
+    items = sorted(zip(keys, encoded), key=lambda kv: len(kv[1]))
+    by_record: dict[str, list] = {}
+    for (rid, _), ids in zip(keys, encoded):
+        by_record.setdefault(rid, []).append(ids)
+    saved = sum(common_prefix(g) * (len(g) - 1) for g in by_record.values()) / sum(map(len, encoded))
+
+    def whole(model):
+        out = {}
+        with scoring.last_token_only(model):
+            for start, rewards in forward_in_batches(model, [t for _, t in items], tok.pad_token_id, batch_size,
+                                                     lambda logits, mask: logits.squeeze(-1).float().tolist()):
+                out.update({k: s for (k, _), s in zip(items[start:start + batch_size], rewards)})
+        return out
+
+    def once(model):  # every record's prompt once, whatever its responses (score_records does so from SHARE_FROM)
+        groups: dict[str, list] = {}
+        for key, ids in items:
+            groups.setdefault(key[0], []).append((key, ids))
+        with scoring.last_token_only(model):
+            return {k: v for batch in shared_scores(model, list(groups.values()), tok.pad_token_id, 2 * batch_size)
+                    for k, v in batch.items()}
+
+    rows = {}
+    for size in sizes:
+        model = build_tiny(size, tok, seed=0).eval()
+        best, scores = {}, {}
+        for _ in range(repeats):
+            for label, run in (("whole", whole), ("prefix once", once)):
+                t = time.perf_counter()
+                with torch.inference_mode():
+                    scores[label] = run(model)
+                best[label] = min(best.get(label, float("inf")), time.perf_counter() - t)
+        a, b = scores["whole"], scores["prefix once"]
+        rows[size] = {"responses": len(a), "tokens_not_forwarded": round(saved, 3),
+                      "every_response_whole_s": round(best["whole"], 2), "prompt_once_s": round(best["prefix once"], 2),
+                      "speed_up": round(best["whole"] / best["prefix once"], 2),
+                      "max_score_change": float(max(abs(a[k] - b[k]) for k in a))}
     return rows
 
 

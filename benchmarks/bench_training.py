@@ -38,11 +38,12 @@ from pathlib import Path
 
 import numpy as np
 
-from cheems_lib.models.batching import forward_groups, pack, padding_fraction
+from cheems_lib.models.batching import pack, padding_fraction
 from cheems_lib.models.reward_model import build_tiny, train_tokenizer
 from cheems_lib.world.simulation import WorldConfig, build_world
 from cheems_lib.models.bt_loss import bt_loss, forward_rewards, grouped_rewards
 from cheems_lib.models.last_token import last_token_only
+from cheems_lib.models.prefix_sharing import shared_rewards
 from cheems_lib.models.training_config import TrainConfig
 from cheems_lib.models.training_pairs import collate, encode_records
 
@@ -139,8 +140,9 @@ def loop_profile(records, threads: int, steps: int) -> dict:
 
     def step(batch):
         seqs, pairs = collate(data, batch.prompts)
-        with last_token_only(model, training=True):  # as training runs the last layer
-            rewards = grouped_rewards(model, seqs, tok.pad_token_id, "cpu", cfg.max_tokens_per_batch)
+        with last_token_only(model, training=True):  # as training runs it: each prompt once, the last layer at the end
+            rewards = shared_rewards(model, seqs, [len(data.sequences[i]) for i in batch.prompts], tok.pad_token_id,
+                                     "cpu", cfg.max_tokens_per_batch)
         loss, _ = bt_loss(rewards, pairs, cfg.reg_coef)
         loss.backward()
         opt.step()

@@ -103,7 +103,8 @@ def last_token_only(model, *, training: bool = False):
             return type(layer).forward(layer, hidden_states, attention_mask=attention_mask,
                                        position_embeddings=position_embeddings, **kwargs)
         last = _last_positions(state["mask"], hidden_states)
-        return _last_layer(layer, hidden_states, attention_mask, position_embeddings, last, rows, torch)
+        return _last_layer(layer, hidden_states, attention_mask, position_embeddings, last, rows, torch,
+                           cache=kwargs.get("cache", kwargs.get("past_key_values")))  # transformers' new name first
 
     hook = model.register_forward_pre_hook(capture, with_kwargs=True)
     layer.forward = forward
@@ -120,7 +121,8 @@ def _last_positions(mask, hidden_states):
     b, n = hidden_states.shape[:2]
     if mask is None:
         return torch.full((b,), n - 1, dtype=torch.long, device=hidden_states.device)
-    return (mask.to(torch.long) * torch.arange(1, n + 1, device=mask.device)).argmax(1)
+    width = mask.shape[1]  # the cached positions and these n: the last real token among these n
+    return (mask.to(torch.long) * torch.arange(1, width + 1, device=mask.device)).argmax(1) - (width - n)
 
 
 def _attention(attn, q, k, v, mask, torch):
@@ -140,8 +142,10 @@ def _attention(attn, q, k, v, mask, torch):
     return out.transpose(1, 2)
 
 
-def _last_layer(layer, x, mask4d, position_embeddings, last, r, torch):
-    """``layer`` (a Qwen2 decoder layer) at the ``r`` positions up to ``last`` of each sequence, written into ``x``."""
+def _last_layer(layer, x, mask4d, position_embeddings, last, r, torch, cache=None):
+    """``layer`` (a Qwen2 decoder layer) at the ``r`` positions up to ``last`` of each sequence, written into ``x``.
+    With a key-value ``cache`` (a shared prefix, :mod:`cheems_lib.models.prefix_sharing`) the layer's keys and
+    values of these positions are appended to it and its queries attend to all of them."""
     from transformers.models.qwen2.modeling_qwen2 import rotate_half
 
     attn, (b, n, _) = layer.self_attn, x.shape
@@ -155,10 +159,13 @@ def _last_layer(layer, x, mask4d, position_embeddings, last, r, torch):
     cos, sin = (t.expand(b, n, d) for t in position_embeddings)
     q = q * cos[rows, at].unsqueeze(1) + rotate_half(q) * sin[rows, at].unsqueeze(1)  # as apply_rotary_pos_emb
     k = k * cos.unsqueeze(1) + rotate_half(k) * sin.unsqueeze(1)
+    if cache is not None:
+        k, v = cache.update(k, v, attn.layer_idx)
+    width = k.shape[2]  # keys: the cached ones, then these n
     causal = mask4d is None  # no padding: the full forward ran causal attention without a mask
     if causal:
-        mask4d = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()[None, None]
-    masks = mask4d.expand(b, -1, n, n)[rows, :, at].transpose(1, 2)  # (b, 1, r, n)
+        mask4d = torch.ones(n, width, dtype=torch.bool, device=x.device).tril(width - n)[None, None]
+    masks = mask4d.expand(b, -1, n, width)[rows, :, at].transpose(1, 2)  # (b, 1, r, width)
     out = _attention(attn, q, k, v, masks, torch)  # (b, r, heads, d)
     alone = (last == n - 1) & (n % query_block(n) == 1)  # the full forward's one-row query block
     graph = torch.is_grad_enabled() and x.requires_grad  # training: autograd keeps x and out, so no writes into them

@@ -22,6 +22,7 @@ from .batching import budget_groups, forward_in_batches, forward_options, input_
 from .chat_encoding import encode_pairs
 from .judging import judge_records, judge_scores, load_judge, position_consistency
 from .last_token import last_token_only
+from .prefix_sharing import shared_scores
 from .reward_heads import head_of, load, prepare, rewards
 from .reward_model import absent_pad_id, check_pair, device_map_for, embedding_rows, ModelError, spread_by_device_map
 from .score_output import model_fingerprint, Scorer
@@ -33,6 +34,11 @@ MAX_TOKENS_PER_BATCH = 16384
 """Padded tokens per forward pass of a model outside the tiny family (``cheems score --max-tokens-per-batch``):
 activation memory grows with the tokens of a batch, not with its sequences, so the budget bounds it for any
 mix of lengths (the paper preset's per-device token budget on a GPU)."""
+SHARE_FROM = 8
+"""Responses a record needs for a tiny model to forward its prompt once (:mod:`cheems_lib.models.prefix_sharing`):
+Best-of-N's 32 samples of a prompt score 1.3x to 1.4x faster so (by tiny size), CheemsBench's five responses a
+prompt do not (0.9x to 1.0x: the saved tokens do not pay for gathering the cache), ``benchmarks/bench_scoring.py
+--prefix``. Those records' continuations go ``2 x batch_size`` at a time: they are about half as long."""
 ENCODED_SETS = 8
 """Tokenized record sets a process keeps (:func:`score_records`): the training seeds of one training set
 share its tokenizer, so the zoo scores a benchmark once per seed but tokenizes it once per set."""
@@ -49,8 +55,9 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     resuming) are not scored again and are counted in ``report["skipped"]``. ``on_batch``
     receives each batch's ``{key: score}`` as soon as it is computed (to stream to disk).
 
-    A model of the tiny family is forwarded ``batch_size`` sequences at a time (its scores, to the last bit, are
-    the book's). Any other model, or any with ``max_tokens_per_batch``, is forwarded in batches of at most
+    A model of the tiny family (the book's) forwards each record's shared prompt once and then its responses after
+    it, ``batch_size`` sequences at a time (:mod:`cheems_lib.models.prefix_sharing`: the same scores up to float
+    rounding, the same to the last bit for the same records and batch size). Any other model, or any with ``max_tokens_per_batch``, is forwarded in batches of at most
     ``batch_size`` sequences and ``max_tokens_per_batch`` padded tokens (default :data:`MAX_TOKENS_PER_BATCH`;
     one longer sequence goes alone), longest first, so a budget the device cannot hold fails in the first
     batch, not after hours. The reward is read as the model's head says
@@ -81,10 +88,7 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     scores: dict[tuple[str, str], float] = {}
     tiny = getattr(model.config, "cheems_tiny_size", None) is not None
     if tiny and max_tokens_per_batch is None and head.kind == "classifier":
-        batches = ({key: float(s) for (key, _), s in zip(items[start:start + batch_size], out)}
-                   for start, out in forward_in_batches(model, [t for _, t in items], pad_id, batch_size,
-                                                        lambda logits, mask: logits.squeeze(-1).float().cpu().tolist(),
-                                                        progress=progress, desc="scoring"))
+        batches = _tiny_batches(model, items, pad_id, batch_size, progress)
     else:
         batches = _budget_batches(model, head, items, pad_id, batch_size, max_tokens_per_batch or MAX_TOKENS_PER_BATCH,
                                   progress)
@@ -97,6 +101,36 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
             if on_batch is not None:
                 on_batch(batch)
     return scores, {"scored": len(items), "truncated": truncated, "skipped": skipped}
+
+
+def _tiny_batches(model, items: list, pad_id: int, batch_size: int, progress: bool):
+    """``{key: reward}`` per batch of a tiny model: the records with at least :data:`SHARE_FROM` responses forward their
+    prompt once (:func:`cheems_lib.models.prefix_sharing.shared_scores`), the others every response whole,
+    ``batch_size`` at a time in order of length (``items`` is sorted so)."""
+    groups: dict[str, list] = {}
+    for key, ids in items:
+        groups.setdefault(key[0], []).append((key, ids))
+    shared = [g for g in groups.values() if len(g) >= SHARE_FROM]
+    whole = [kv for g in groups.values() if len(g) < SHARE_FROM for kv in g] if shared else items
+    whole.sort(key=lambda kv: len(kv[1]))
+    yield from ({key: float(s) for (key, _), s in zip(whole[start:start + batch_size], out)}
+                for start, out in forward_in_batches(model, [t for _, t in whole], pad_id, batch_size,
+                                                     lambda logits, mask: logits.squeeze(-1).float().cpu().tolist(),
+                                                     progress=progress and not shared, desc="scoring"))
+    if shared:
+        yield from _inference(shared_scores(model, shared, pad_id, 2 * batch_size, progress=progress))
+
+
+def _inference(batches):
+    """``batches`` (a generator) run in inference mode, the model in eval mode, one batch at a time."""
+    import torch
+
+    while True:
+        with torch.inference_mode():
+            batch = next(batches, None)
+        if batch is None:
+            return
+        yield batch
 
 
 @contextlib.contextmanager

@@ -8,7 +8,9 @@ responses ``R`` (ties give no pair)::
 The second term is the Gaussian prior on rewards (paper Eq. 4, Table 9: 0.1); the loss and the step's
 metrics are :mod:`cheems_lib.models.bt_loss`. Every response of a prompt is in the same step
 (:mod:`cheems_lib.models.training_steps`), so each response is forwarded once per epoch and no pair is
-lost; with several processes, whole batches go to
+lost. A tiny model forwards each prompt once and its responses after it
+(:mod:`cheems_lib.models.prefix_sharing`; the gradient reaches the prompt through its keys and values), with its
+last layer at the read position only (:mod:`cheems_lib.models.last_token`); with several processes, whole batches go to
 one process and the loss is normalised by the step's global counts, so the gradient is the
 same as on one process. The same seed on a CPU gives identical weights.
 
@@ -38,7 +40,8 @@ from ..outputs import folder_problem, interrupt_point
 from ..records import Record
 from . import reward_model as rm
 from .batching import Batch, forward_groups, forward_options, padding_fraction
-from .last_token import last_token_only
+from .last_token import last_token_only, supported
+from .prefix_sharing import forward_calls, shared_rewards
 from .bt_loss import bt_loss, forward_rewards, grouped_rewards, StepMetrics
 from .run_folder import (Plan, agreed_plan, append_json_line, discarded_on_write_failure, launch_lock, publish,
                          save_checkpoint, start_fresh, trim_log)
@@ -364,9 +367,19 @@ def _forwards(run: _Run, batch: Batch) -> int:
     twice that for an oversize prompt (a no-grad pass, then the chunked backward's)."""
     if run.native_sync:
         return 1
-    groups = len(forward_groups([len(s) for i in batch.prompts for s in run.data.sequences[i]],
-                                run.cfg.max_tokens_per_batch))
+    seqs = [s for i in batch.prompts for s in run.data.sequences[i]]
+    if _shares_prefix(run) and not batch.oversize:
+        return forward_calls(seqs, [len(run.data.sequences[i]) for i in batch.prompts], run.cfg.max_tokens_per_batch)
+    groups = len(forward_groups([len(s) for s in seqs], run.cfg.max_tokens_per_batch))
     return 2 * groups if batch.oversize else groups
+
+
+def _shares_prefix(run: _Run) -> bool:
+    """Whether :func:`_micro_batch` forwards each prompt once (:mod:`cheems_lib.models.prefix_sharing`): a tiny model
+    whose last layer is read at the read position (one process or DDP); a hub model keeps the plain forward."""
+    module = getattr(run.model, "module", run.model)
+    return (not run.native_sync and getattr(module.config, "cheems_tiny_size", None) is not None
+            and supported(module, training=True))
 
 
 def _micro_batch(run: _Run, batch: Batch, seqs, pairs, n_pairs: int, n_rewards: int):
@@ -379,9 +392,14 @@ def _micro_batch(run: _Run, batch: Batch, seqs, pairs, n_pairs: int, n_rewards: 
                               scale, run.options)
     if run.native_sync:
         r = forward_rewards(run.model, seqs, pad_id, accelerator.device, run.options)
-    else:  # the last layer at the read position only, forward and backward (a DDP wrapper calls the patched module)
+    else:  # each prompt once, then its responses after it, and the last layer at the read position only,
+        # forward and backward (a DDP wrapper calls the patched module)
         with last_token_only(getattr(run.model, "module", run.model), training=True):
-            r = grouped_rewards(run.model, seqs, pad_id, accelerator.device, cfg.max_tokens_per_batch, run.options)
+            if _shares_prefix(run):
+                r = shared_rewards(run.model, seqs, [len(run.data.sequences[i]) for i in batch.prompts], pad_id,
+                                   accelerator.device, cfg.max_tokens_per_batch)
+            else:
+                r = grouped_rewards(run.model, seqs, pad_id, accelerator.device, cfg.max_tokens_per_batch, run.options)
     loss, stats = bt_loss(r, pairs, cfg.reg_coef, n_pairs=n_pairs, n_rewards=n_rewards)
     accelerator.backward(loss * scale)
     return r, stats

@@ -33,7 +33,8 @@ __all__ = ["TRAINING_CODE", "SCORING_CODE", "Busy", "zoo_key", "train_or_load", 
 
 
 TRAINING_CODE = ("training.py", "bt_loss.py", "training_steps.py", "training_config.py", "training_pairs.py",
-                 "run_folder.py", "batching.py", "chat_encoding.py", "last_token.py", "reward_model.py")
+                 "run_folder.py", "batching.py", "chat_encoding.py", "last_token.py", "prefix_sharing.py",
+                 "reward_model.py")
 """The modules of this package whose code is part of a trained checkpoint's key: :func:`cheems_lib.models.training.train`
 and every module of this package it imports, directly or not (a test checks the list against the imports)."""
 
@@ -104,8 +105,8 @@ def judge_or_load(records: Sequence[Record], *, cache_dir: str | Path = "build/z
     return out
 
 
-SCORING_CODE = ("scoring.py", "score_output.py", "chat_encoding.py", "last_token.py", "batching.py", "reward_heads.py",
-                "reward_model.py", "judging.py", "training_config.py")
+SCORING_CODE = ("scoring.py", "score_output.py", "chat_encoding.py", "last_token.py", "prefix_sharing.py", "batching.py",
+                "reward_heads.py", "reward_model.py", "judging.py", "training_config.py")
 """The modules of this package whose code is part of a cached score's key: :mod:`cheems_lib.models.scoring` and
 every module of this package it imports, directly or not (a test checks the list against the imports)."""
 
