@@ -160,7 +160,8 @@ def last_token_rows(recs, tok, batch_size: int, repeats: int = 3) -> dict:
 def prefix_rows(recs, tok, batch_size: int, repeats: int = 3, sizes=("tiny-xs", "tiny-s", "tiny")) -> dict:
     """Per tiny size: seconds (best of ``repeats``, alternating) of every response forwarded whole (sorted by length,
     batches of ``batch_size``, the last layer at the read position) and of each record's prompt once
-    (:func:`cheems_lib.models.prefix_sharing.shared_scores`, continuations in batches of ``2 * batch_size``, as
+    (:func:`cheems_lib.models.prefix_sharing.shared_scores`, prompts in batches of ``batch_size`` records and
+    continuations in batches of ``2 * batch_size``, as
     :func:`score_records` runs it for records of at least ``scoring.SHARE_FROM`` responses), on ``recs`` tokenized
     beforehand."""
     import torch
@@ -190,7 +191,8 @@ def prefix_rows(recs, tok, batch_size: int, repeats: int = 3, sizes=("tiny-xs", 
         for key, ids in items:
             groups.setdefault(key[0], []).append((key, ids))
         with scoring.last_token_only(model):
-            return {k: v for batch in shared_scores(model, list(groups.values()), tok.pad_token_id, 2 * batch_size)
+            return {k: v for batch in shared_scores(model, list(groups.values()), tok.pad_token_id, batch_size,
+                                                     continuations=2 * batch_size)
                     for k, v in batch.items()}
 
     rows = {}

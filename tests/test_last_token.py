@@ -154,3 +154,35 @@ def test_training_through_the_read_position_gives_the_full_gradient(tok, size):
         assert g_full.keys() == g_fast.keys()
         for name, g in g_full.items():
             assert torch.allclose(g_fast[name], g, rtol=1e-4, atol=1e-6), name
+
+
+def test_a_judges_training_answer_logits_give_the_full_gradient(tok):
+    """The tiny judge trains on the logits of one token per example (``judging.answer_logits``: the last layer at
+    the read position, the output layer at the last positions only): the loss and every parameter's gradient equal
+    the full forward's up to float rounding, on padded batches around the kernel's query blocks."""
+    import torch
+    import torch.nn.functional as F
+    from transformers import Qwen2ForCausalLM
+
+    from cheems_lib.models.batching import last_token_logits
+    from cheems_lib.models.judging import answer_logits
+    from cheems_lib.models.reward_model import tiny_config
+
+    torch.manual_seed(4)
+    model = Qwen2ForCausalLM(tiny_config("tiny-xs", tok, max_length=1024)).train()
+    for batch in list(_batches(tok.pad_token_id, seed=5))[-5:]:
+        ids, mask = pad_right(batch, tok.pad_token_id)
+        target = torch.arange(len(batch)) + 3
+        out = []
+        for fast in (False, True):
+            model.zero_grad(set_to_none=True)
+            logits = (answer_logits(model, ids, mask) if fast else
+                      last_token_logits(model(input_ids=ids, attention_mask=mask).logits, mask))
+            loss = F.cross_entropy(logits, target, reduction="sum")
+            loss.backward()
+            out.append((loss.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}))
+        (full, g_full), (fast_loss, g_fast) = out
+        assert torch.allclose(fast_loss, full, rtol=1e-5)
+        assert g_full.keys() == g_fast.keys()
+        for name, g in g_full.items():
+            assert torch.allclose(g_fast[name], g, rtol=1e-4, atol=1e-6), name

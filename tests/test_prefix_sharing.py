@@ -166,3 +166,42 @@ def test_score_records_shares_the_prompt_of_records_with_many_responses(tok, mon
         for r in rec.responses:
             want = _full(model, [encode_pair(tok, rec.prompt, r.content)], tok.pad_token_id)[0]
             assert got[rec.id, r.id] == pytest.approx(want, abs=1e-5)
+
+
+def test_prefix_keys_come_back_in_the_prefixes_order_whatever_the_batches(tok):
+    """``prefix_cache`` forwards the prefixes in any batches (here out of order and split) and returns each
+    prefix's keys and values at its own index, the same as in one batch up to rounding; ``prefix_batches`` keeps
+    the order and bounds a forward's padded tokens."""
+    import torch
+
+    from cheems_lib.models.prefix_sharing import prefix_batches, prefix_cache
+
+    model = build_tiny("tiny-xs", tok, seed=5).eval()
+    prefixes = [[5, 6, 7], [8, 9], [10, 11, 12, 13], []]
+    with torch.inference_mode():
+        one = prefix_cache(model, prefixes, tok.pad_token_id, "cpu", [[0, 1, 2, 3]])
+        split = prefix_cache(model, prefixes, tok.pad_token_id, "cpu", [[2, 0], [3], [1]])
+    for (k1, v1), (k2, v2) in zip(one, split):
+        for i, p in enumerate(prefixes):
+            assert torch.allclose(k1[i, :, :len(p)], k2[i, :, :len(p)], atol=1e-6)
+            assert torch.allclose(v1[i, :, :len(p)], v2[i, :, :len(p)], atol=1e-6)
+    assert prefix_batches([3, 5, 2, 6], 12) == [[0, 1], [2, 3]]
+    assert prefix_batches([0, 0, 20], 8) == [[0, 1], [2]]  # an empty prefix counts one token; a long one goes alone
+
+
+def test_scores_across_chunks_of_records(tok, monkeypatch):
+    """More records than one chunk holds (:data:`CHUNK_RECORDS`, here 2): every score still equals the response
+    forwarded whole and alone."""
+    import torch
+
+    from cheems_lib.models import prefix_sharing
+
+    monkeypatch.setattr(prefix_sharing, "CHUNK_RECORDS", 2)
+    model = build_tiny("tiny-xs", tok, seed=6).eval()
+    groups = _groups(seed=7)
+    want = dict(zip([k for g in groups for k, _ in g], _full(model, [s for g in groups for _, s in g], tok.pad_token_id)))
+    with torch.inference_mode(), last_token_only(model):
+        got = {k: v for batch in shared_scores(model, groups, tok.pad_token_id, 3, continuations=5) for k, v in batch.items()}
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        assert got[key] == pytest.approx(value, abs=1e-5), key

@@ -138,10 +138,11 @@ def pad_right(seqs: Sequence[Sequence[int]], pad_id: int, device="cpu"):
 
 
 def forward_options(model) -> dict:
-    """Extra arguments for every training and scoring forward of ``model``: ``use_cache=False`` where its forward
-    takes ``use_cache``. A reward model reads one position and never generates, so a key-value cache is memory
-    for nothing, and under activation checkpointing the backward's replay would append the keys and values to
-    it a second time. Models whose forward does not name the argument get none (custom code may reject it)."""
+    """Extra arguments for the plain training and scoring forwards of ``model``: ``use_cache=False`` where its
+    forward takes ``use_cache``. A reward model reads one position and never generates, so a cache the forward
+    makes for itself is memory for nothing, and under activation checkpointing the backward's replay would append
+    the keys and values to it a second time (:mod:`cheems_lib.models.prefix_sharing` passes the one cache it
+    needs, a shared prompt's, itself). Models whose forward does not name the argument get none (custom code may reject it)."""
     import inspect
 
     model = getattr(model, "module", model)  # a DDP wrapper passes keyword arguments through to its module

@@ -34,9 +34,9 @@ import orjson
 
 from ..input_files import DataError, json_lines, show
 from ..records import Record
-from .batching import (budget_groups, forward_groups, forward_in_batches, forward_options, last_token_logits, pack,
+from .batching import (budget_groups, forward_groups, forward_in_batches, forward_options, pack,
                        pad_right)
-from .last_token import last_token_only
+from .last_token import last_token_only, positions_to_keep
 from .reward_model import (check_source, loading, ModelError, placement_for, spread_by_device_map, tiny_config,
     train_tokenizer)
 from .chat_encoding import cut_text, encode_chats, text_budget
@@ -44,7 +44,7 @@ from .training_config import default_device, JudgeTrainConfig
 
 __all__ = ["JUDGE_TEMPLATE", "CRITERIA", "CATEGORY_CRITERION", "judge_prompt", "PairVerdict", "judge_records",
            "judge_scores", "position_consistency", "letter_ids", "load_judge", "train_tiny_judge", "train_judge",
-           "judge_examples", "judge_all", "VERDICT_FIELDS", "verdicts_path", "verdict_lines", "read_verdicts",
+           "judge_examples", "answer_logits", "judge_all", "VERDICT_FIELDS", "verdicts_path", "verdict_lines", "read_verdicts",
            "flip_summary"]
 
 # Fig. 11 of the paper (appendix B; a copy is data/paper/fig11_judge_prompt.txt), verbatim, with the
@@ -458,9 +458,8 @@ def train_judge(examples: Sequence[tuple[list[int], int]], tokenizer, cfg, outpu
         loss = 0.0
         for group in forward_groups([len(ids) for ids, _ in items], cfg.max_tokens_per_batch):
             ids, mask = pad_right([items[j][0] for j in group], tokenizer.pad_token_id, device)
-            last = last_token_logits(model(input_ids=ids, attention_mask=mask, **options).logits, mask)
             target = torch.tensor([items[j][1] for j in group], device=device)
-            loss = loss + F.cross_entropy(last, target, reduction="sum")
+            loss = loss + F.cross_entropy(answer_logits(model, ids, mask, options), target, reduction="sum")
         (loss / len(items)).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
         opt.step()
@@ -470,6 +469,21 @@ def train_judge(examples: Sequence[tuple[list[int], int]], tokenizer, cfg, outpu
     model.save_pretrained(output_dir)
     tokenizer.save_pretrained(output_dir)
     return output_dir
+
+
+def answer_logits(model, ids, mask, options: dict | None = None):
+    """The logits of the token after each row's last real token (right padding), with the graph kept: the judge's
+    answer, the one token its training reads. The last layer runs at that position only and the output layer only
+    at the rows' last positions (:mod:`cheems_lib.models.last_token`; the output layer over a 3,000-token vocabulary
+    is most of a tiny judge's work at every position), so the loss and its gradient are those of the full forward
+    up to float rounding."""
+    import torch
+
+    last = mask.sum(1) - 1
+    keep = positions_to_keep(last, ids.shape[1])
+    with last_token_only(model, training=True):
+        logits = model(input_ids=ids, attention_mask=mask, logits_to_keep=keep, **(options or {})).logits
+    return logits[torch.arange(len(last), device=ids.device), torch.searchsorted(keep, last)]
 
 
 def judge_examples(records: Sequence[Record], max_pairs: int, max_length: int, *, seed: int = 0,

@@ -26,7 +26,7 @@ from typing import Sequence
 
 from .batching import input_device, pad_right
 
-__all__ = ["common_prefix", "shared_scores", "shared_rewards", "forward_calls", "prefix_cache", "continued_rewards", "cache_argument",
+__all__ = ["common_prefix", "shared_scores", "shared_rewards", "forward_calls", "prefix_batches", "prefix_cache", "continued_rewards", "cache_argument",
            "CHUNK_RECORDS"]
 
 CHUNK_RECORDS = 64
@@ -54,12 +54,14 @@ def common_prefix(seqs: Sequence[Sequence[int]]) -> int:
     return max(p, 0)
 
 
-def shared_scores(model, groups: Sequence[Sequence[tuple]], pad_id: int, batch_size: int, *, progress: bool = False):
+def shared_scores(model, groups: Sequence[Sequence[tuple]], pad_id: int, batch_size: int, *,
+                  continuations: int | None = None, progress: bool = False):
     """``{key: reward}`` per batch of continuations, for ``groups`` (each a record's ``[(key, token ids), ...]``).
 
     Records are taken :data:`CHUNK_RECORDS` at a time in order of their prefix's length: the prefixes are forwarded
     ``batch_size`` records at a time (keys and values kept), then every continuation of the chunk, sorted by length,
-    ``batch_size`` at a time after its record's keys and values. Call under ``torch.inference_mode`` (and
+    ``continuations`` at a time (default ``batch_size``) after its record's keys and values. A score depends in
+    its last bits on the records scored with it (the keys are padded to the batch's longest prefix). Call under ``torch.inference_mode`` (and
     :func:`cheems_lib.models.last_token.last_token_only`, which reads the last layer at the last token only)."""
     device = input_device(model)
     records = sorted(((common_prefix([ids for _, ids in g]), g) for g in groups if g), key=lambda pg: pg[0])
@@ -74,8 +76,9 @@ def shared_scores(model, groups: Sequence[Sequence[tuple]], pad_id: int, batch_s
                              [list(range(b, min(b + batch_size, len(chunk)))) for b in range(0, len(chunk), batch_size)])
         conts = sorted(((key, ids[p:], i, p) for i, (p, g) in enumerate(chunk) for key, ids in g),
                        key=lambda c: len(c[1]))
-        for b in range(0, len(conts), batch_size):
-            part = conts[b:b + batch_size]
+        step = continuations or batch_size
+        for b in range(0, len(conts), step):
+            part = conts[b:b + step]
             out = continued_rewards(model, [c[1] for c in part], pad_id, device, cache, [c[2] for c in part],
                                     [c[3] for c in part])
             if bar is not None:
@@ -87,8 +90,8 @@ def shared_scores(model, groups: Sequence[Sequence[tuple]], pad_id: int, batch_s
 
 def shared_rewards(model, seqs: Sequence[Sequence[int]], sizes: Sequence[int], pad_id: int, device, max_tokens: int):
     """Rewards of ``seqs`` (1-d, float32, in their order) with the graph kept for backward: the responses of
-    consecutive prompts, ``sizes[i]`` of prompt ``i``. Each prompt's shared prefix is forwarded once, the prefixes
-    and then the continuations in groups of similar length
+    consecutive prompts, ``sizes[i]`` of prompt ``i``. Each prompt's shared prefix is forwarded once
+    (:func:`prefix_batches` under ``max_tokens``), then the continuations in groups of similar length
     (:func:`cheems_lib.models.batching.forward_groups` under ``max_tokens``); the gradient reaches the prefix
     through its keys and values. What :func:`cheems_lib.models.training.train` forwards in one process or DDP."""
     import torch
@@ -98,7 +101,7 @@ def shared_rewards(model, seqs: Sequence[Sequence[int]], sizes: Sequence[int], p
     lens, conts = _split(seqs, sizes)
     starts = [sum(sizes[:i]) for i in range(len(sizes))]
     prefixes = [seqs[s][:p] for s, p in zip(starts, lens)]
-    cache = prefix_cache(model, prefixes, pad_id, device, [list(range(len(prefixes)))])
+    cache = prefix_cache(model, prefixes, pad_id, device, prefix_batches(lens, max_tokens))
     groups = forward_groups([len(c[0]) for c in conts], max_tokens)
     parts = [continued_rewards(model, [conts[j][0] for j in g], pad_id, device, cache, [conts[j][1] for j in g],
                                [conts[j][2] for j in g]).float() for g in groups]
@@ -114,12 +117,34 @@ def _split(seqs: Sequence[Sequence[int]], sizes: Sequence[int]) -> tuple[list[in
 
 
 def forward_calls(seqs: Sequence[Sequence[int]], sizes: Sequence[int], max_tokens: int) -> int:
-    """The forward calls :func:`shared_rewards` makes for these arguments: one for the prefixes (none when no prompt
-    shares a token), then one per group of continuations (processes under DDP must make as many)."""
+    """The forward calls :func:`shared_rewards` makes for these arguments: one per :func:`prefix_batches` (none when
+    no prompt shares a token), then one per group of continuations (processes under DDP must make as many)."""
     from .batching import forward_groups
 
     lens, conts = _split(seqs, sizes)
-    return (max(lens, default=0) > 0) + len(forward_groups([len(c[0]) for c in conts], max_tokens))
+    prefixes = len(prefix_batches(lens, max_tokens)) if max(lens, default=0) > 0 else 0
+    return prefixes + len(forward_groups([len(c[0]) for c in conts], max_tokens))
+
+
+def prefix_batches(lens: Sequence[int], max_tokens: int) -> list[list[int]]:
+    """The prompts' prefixes (``lens`` tokens each) in forwards of at most ``max_tokens`` padded tokens, in order
+    (one prefix longer than the budget goes alone): usually one forward, as the prompts of a micro-batch are
+    fewer tokens than its responses.
+
+    >>> prefix_batches([3, 5, 2, 6], 12)
+    [[0, 1], [2, 3]]
+    """
+    out: list[list[int]] = []
+    longest = 0
+    for i, n in enumerate(lens):
+        n = max(n, 1)  # an empty prefix is forwarded as one pad
+        if out and max(longest, n) * (len(out[-1]) + 1) <= max_tokens:
+            out[-1].append(i)
+            longest = max(longest, n)
+        else:
+            out.append([i])
+            longest = n
+    return out
 
 
 def prefix_cache(model, prefixes: Sequence[Sequence[int]], pad_id: int, device, batches: Sequence[Sequence[int]]):
@@ -152,8 +177,13 @@ def cache_argument(model) -> str:
     import inspect
 
     model = getattr(model, "module", model)  # a DDP wrapper passes keyword arguments through to its module
-    params = inspect.signature(type(model).forward).parameters
-    return "cache" if "cache" in params else "past_key_values"
+    if type(model) not in _CACHE_ARGUMENT:
+        params = inspect.signature(type(model).forward).parameters
+        _CACHE_ARGUMENT[type(model)] = "cache" if "cache" in params else "past_key_values"
+    return _CACHE_ARGUMENT[type(model)]
+
+
+_CACHE_ARGUMENT: dict[type, str] = {}
 
 
 def continued_rewards(model, conts: Sequence[Sequence[int]], pad_id: int, device, cache, rows: Sequence[int],
@@ -168,8 +198,8 @@ def continued_rewards(model, conts: Sequence[Sequence[int]], pad_id: int, device
     if cache is None or width == 0:
         return model(input_ids=ids, attention_mask=mask, use_cache=False).logits.squeeze(-1)
     rows_t, lens_t = torch.tensor(rows, device=device), torch.tensor(lens, device=device)
-    past = DynamicCache([(k.index_select(0, rows_t)[:, :, :width], v.index_select(0, rows_t)[:, :, :width])
-                         for k, v in cache])
+    past = DynamicCache([(k[:, :, :width].index_select(0, rows_t.to(k.device)),
+                          v[:, :, :width].index_select(0, rows_t.to(v.device))) for k, v in cache])
     seen = (torch.arange(width, device=device)[None] < lens_t[:, None]).to(mask.dtype)
     positions = lens_t[:, None] + torch.arange(ids.shape[1], device=device)[None]
     out = model(input_ids=ids, attention_mask=torch.cat([seen, mask], 1), position_ids=positions,

@@ -36,8 +36,8 @@ activation memory grows with the tokens of a batch, not with its sequences, so t
 mix of lengths (the paper preset's per-device token budget on a GPU)."""
 SHARE_FROM = 8
 """Responses a record needs for a tiny model to forward its prompt once (:mod:`cheems_lib.models.prefix_sharing`):
-Best-of-N's 32 samples of a prompt score 1.3x to 1.4x faster so (by tiny size), CheemsBench's five responses a
-prompt do not (0.9x to 1.0x: the saved tokens do not pay for gathering the cache), ``benchmarks/bench_scoring.py
+Best-of-N's 32 samples of a prompt score 1.2x to 1.4x faster so (by tiny size), CheemsBench's five responses a
+prompt do not (0.9x: the saved tokens do not pay for gathering the cache), ``benchmarks/bench_scoring.py
 --prefix``. Those records' continuations go ``2 x batch_size`` at a time: they are about half as long."""
 ENCODED_SETS = 8
 """Tokenized record sets a process keeps (:func:`score_records`): the training seeds of one training set
@@ -55,9 +55,11 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     resuming) are not scored again and are counted in ``report["skipped"]``. ``on_batch``
     receives each batch's ``{key: score}`` as soon as it is computed (to stream to disk).
 
-    A model of the tiny family (the book's) forwards each record's shared prompt once and then its responses after
-    it, ``batch_size`` sequences at a time (:mod:`cheems_lib.models.prefix_sharing`: the same scores up to float
-    rounding, the same to the last bit for the same records and batch size). Any other model, or any with ``max_tokens_per_batch``, is forwarded in batches of at most
+    A model of the tiny family (the book's) is forwarded ``batch_size`` sequences at a time in order of length,
+    except the records of at least :data:`SHARE_FROM` responses (Best-of-N samples), whose prompt is forwarded once
+    and their responses after it (:mod:`cheems_lib.models.prefix_sharing`: the same scores up to float rounding;
+    in their last bits they depend on the records scored with them, so a resumed or multi-process run may differ
+    there from one uninterrupted run). Any other model, or any with ``max_tokens_per_batch``, is forwarded in batches of at most
     ``batch_size`` sequences and ``max_tokens_per_batch`` padded tokens (default :data:`MAX_TOKENS_PER_BATCH`;
     one longer sequence goes alone), longest first, so a budget the device cannot hold fails in the first
     batch, not after hours. The reward is read as the model's head says
@@ -88,7 +90,7 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     scores: dict[tuple[str, str], float] = {}
     tiny = getattr(model.config, "cheems_tiny_size", None) is not None
     if tiny and max_tokens_per_batch is None and head.kind == "classifier":
-        batches = _tiny_batches(model, items, pad_id, batch_size, progress)
+        batches = _tiny_batches(model, items, pad_id, batch_size, progress, share=not spread_by_device_map(model))
     else:
         batches = _budget_batches(model, head, items, pad_id, batch_size, max_tokens_per_batch or MAX_TOKENS_PER_BATCH,
                                   progress)
@@ -103,26 +105,39 @@ def score_records(model, tokenizer, records: Sequence[Record], *, batch_size: in
     return scores, {"scored": len(items), "truncated": truncated, "skipped": skipped}
 
 
-def _tiny_batches(model, items: list, pad_id: int, batch_size: int, progress: bool):
-    """``{key: reward}`` per batch of a tiny model: the records with at least :data:`SHARE_FROM` responses forward their
-    prompt once (:func:`cheems_lib.models.prefix_sharing.shared_scores`), the others every response whole,
-    ``batch_size`` at a time in order of length (``items`` is sorted so)."""
+def _tiny_batches(model, items: list, pad_id: int, batch_size: int, progress: bool, *, share: bool = True):
+    """``{key: reward}`` per batch of a tiny model: with ``share`` (not for a model spread over devices), the records
+    with at least :data:`SHARE_FROM` responses forward their prompt once
+    (:func:`cheems_lib.models.prefix_sharing.shared_scores`, prompts ``batch_size`` records at a time, continuations
+    ``2 x batch_size``: they are about half as long), the others every response whole, ``batch_size`` at a time in
+    order of length (``items`` is sorted so); one progress bar over all of them."""
     groups: dict[str, list] = {}
     for key, ids in items:
         groups.setdefault(key[0], []).append((key, ids))
-    shared = [g for g in groups.values() if len(g) >= SHARE_FROM]
+    shared = [g for g in groups.values() if len(g) >= SHARE_FROM] if share else []
     whole = [kv for g in groups.values() if len(g) < SHARE_FROM for kv in g] if shared else items
     whole.sort(key=lambda kv: len(kv[1]))
-    yield from ({key: float(s) for (key, _), s in zip(whole[start:start + batch_size], out)}
-                for start, out in forward_in_batches(model, [t for _, t in whole], pad_id, batch_size,
-                                                     lambda logits, mask: logits.squeeze(-1).float().cpu().tolist(),
-                                                     progress=progress and not shared, desc="scoring"))
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=len(items), desc="scoring", unit="response")
+    parts = [({key: float(s) for (key, _), s in zip(whole[start:start + batch_size], out)}
+              for start, out in forward_in_batches(model, [t for _, t in whole], pad_id, batch_size,
+                                                   lambda logits, mask: logits.squeeze(-1).float().cpu().tolist()))]
     if shared:
-        yield from _inference(shared_scores(model, shared, pad_id, 2 * batch_size, progress=progress))
+        parts.append(_inference(shared_scores(model, shared, pad_id, batch_size, continuations=2 * batch_size)))
+    for part in parts:
+        for batch in part:
+            if bar is not None:
+                bar.update(len(batch))
+            yield batch
+    if bar is not None:
+        bar.close()
 
 
 def _inference(batches):
-    """``batches`` (a generator) run in inference mode, the model in eval mode, one batch at a time."""
+    """``batches`` (a generator) run in inference mode, one batch at a time (the caller puts the model in eval
+    mode)."""
     import torch
 
     while True:

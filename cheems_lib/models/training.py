@@ -216,7 +216,7 @@ class _Run:
     data: EncodedData
     epoch_steps: list  # epoch -> step -> process -> micro-batches
     native_sync: bool  # FSDP synchronises gradients itself, every backward (DDP: we do, once per step)
-    options: dict  # extra forward arguments (no key-value cache)
+    options: dict  # extra forward arguments of the plain forward (no key-value cache; prefix sharing makes its own)
     pad_id: int  # an id no training sequence holds, so the classifier reads each sequence's last real token
     forwards: list  # this process's forward calls in the current step (a one-element counter)
 
@@ -363,8 +363,10 @@ def _optimisation_step(run: _Run, per_proc: list[list[Batch]]) -> StepMetrics:
 
 
 def _forwards(run: _Run, batch: Batch) -> int:
-    """The forward calls :func:`_micro_batch` makes for ``batch``: one under FSDP; else one per length group,
-    twice that for an oversize prompt (a no-grad pass, then the chunked backward's)."""
+    """The forward calls :func:`_micro_batch` makes for ``batch``: one under FSDP; with each prompt once
+    (:func:`_shares_prefix`), the prefix forwards and one per group of continuations
+    (:func:`cheems_lib.models.prefix_sharing.forward_calls`); else one per length group, twice that for an oversize
+    prompt (a no-grad pass, then the chunked backward's)."""
     if run.native_sync:
         return 1
     seqs = [s for i in batch.prompts for s in run.data.sequences[i]]
