@@ -101,6 +101,16 @@ def on_ledger_machine() -> bool:
     return json.loads(SMOKE_LEDGER.read_text(encoding="utf-8"))["machine"] == float_machine()
 
 
+def assert_same_gradients(full: dict, fast: dict) -> None:
+    """Two ``{parameter name: gradient}`` of one loss agree up to float rounding: the same parameters, each
+    gradient to 1e-4 relative (1e-6 absolute)."""
+    import torch
+
+    assert full.keys() == fast.keys()
+    for name, g in full.items():
+        assert torch.allclose(fast[name], g, rtol=1e-4, atol=1e-6), name
+
+
 def make_record(pid: str, ids: str | list[str], annotations=(), rank=None, category=("理解",)) -> Record:
     return Record(prompt=f"prompt {pid}", id=pid, responses=[Response(i, f"response {i}") for i in ids],
                   annotations=list(annotations), rank=rank, category=list(category))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import cpu_vendor, on_ledger_machine
+from conftest import assert_same_gradients, cpu_vendor, on_ledger_machine
 
 
 def exact_here() -> bool:
@@ -151,9 +151,7 @@ def test_training_through_the_read_position_gives_the_full_gradient(tok, size):
             out.append((r.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}))
         (full, g_full), (fast_r, g_fast) = out
         assert torch.allclose(fast_r, full, rtol=0, atol=1e-5)
-        assert g_full.keys() == g_fast.keys()
-        for name, g in g_full.items():
-            assert torch.allclose(g_fast[name], g, rtol=1e-4, atol=1e-6), name
+        assert_same_gradients(g_full, g_fast)
 
 
 def test_a_judges_training_answer_logits_give_the_full_gradient(tok):
@@ -183,6 +181,4 @@ def test_a_judges_training_answer_logits_give_the_full_gradient(tok):
             out.append((loss.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}))
         (full, g_full), (fast_loss, g_fast) = out
         assert torch.allclose(fast_loss, full, rtol=1e-5)
-        assert g_full.keys() == g_fast.keys()
-        for name, g in g_full.items():
-            assert torch.allclose(g_fast[name], g, rtol=1e-4, atol=1e-6), name
+        assert_same_gradients(g_full, g_fast)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import assert_same_gradients
 from cheems_lib.models.batching import pad_right
 from cheems_lib.models.last_token import last_token_only
 from cheems_lib.models.prefix_sharing import (cache_argument, common_prefix, forward_calls, shared_rewards,
@@ -116,9 +117,7 @@ def test_training_rewards_and_gradients_equal_the_full_forward(tok, size):
     assert len(calls) == forward_calls(seqs, sizes, 256) > 1
     (full, g_full), (fast, g_fast) = out
     assert torch.allclose(fast, full, rtol=0, atol=1e-5)
-    assert g_full.keys() == g_fast.keys()
-    for name, g in g_full.items():
-        assert torch.allclose(g_fast[name], g, rtol=1e-4, atol=1e-6), name
+    assert_same_gradients(g_full, g_fast)
 
 
 def test_no_shared_prompt_forwards_no_prefix(tok):
