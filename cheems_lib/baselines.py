@@ -177,10 +177,12 @@ class NgramProbe:
 
     def _features(self, texts: list[str]) -> np.ndarray:
         x = np.zeros((len(texts), self.n_features), dtype=np.float32)
+        column: dict[str, int] = {}  # texts share most of their n-grams: each distinct one is hashed once
         for i, t in enumerate(texts):
-            for n in self.ngrams:
-                for j in range(len(t) - n + 1):
-                    x[i, zlib.crc32(t[j:j + n].encode("utf-8")) % self.n_features] += 1.0
+            grams = [t[j:j + n] for n in self.ngrams for j in range(len(t) - n + 1)]
+            for g in set(grams).difference(column):
+                column[g] = zlib.crc32(g.encode("utf-8")) % self.n_features
+            x[i] = np.bincount([column[g] for g in grams], minlength=self.n_features)  # whole counts: exact in float32
         norm = np.linalg.norm(x, axis=1, keepdims=True)
         return np.hstack([x / np.maximum(norm, 1e-9), np.ones((len(texts), 1), np.float32)])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from cheems_lib.baselines import (CHANCE, CONTROLS, NgramProbe, chance_by_size, chance_level, length_scores,
@@ -42,6 +43,23 @@ def test_ngram_probe_learns_a_visible_marker():
     s = probe.score(test)
     assert accuracy([r.rank for r in test], [{x.id: s[(r.id, x.id)] for x in r.responses} for r in test]) == 1.0
 
+
+
+def test_ngram_probe_features_are_the_hashed_counts_by_definition():
+    """Each text's features are its character 1-3-gram counts in crc32 buckets, L2-normalised, then a bias column:
+    the same to the last bit as counting n-gram by n-gram (empty, one-character and repeated texts included)."""
+    import zlib
+
+    texts = ["回答很好很好", "", "a", "ab", "回答不行不行回答", "好" * 40, "混合 text, 标点！"]
+    probe = NgramProbe(n_features=64)
+    counts = np.zeros((len(texts), 64), np.float32)
+    for i, t in enumerate(texts):
+        for n in (1, 2, 3):
+            for j in range(len(t) - n + 1):
+                counts[i, zlib.crc32(t[j:j + n].encode("utf-8")) % 64] += 1.0
+    expected = np.hstack([counts / np.maximum(np.linalg.norm(counts, axis=1, keepdims=True), 1e-9),
+                          np.ones((len(texts), 1), np.float32)])
+    assert np.array_equal(probe._features(texts), expected)
 
 # Tie patterns (group sizes, best first) of small rankings: strict, with ties, one pair, all tied.
 PATTERNS = [(1, 1), (1, 1, 1), (1, 2), (2, 1), (1, 1, 1, 1), (2, 2), (1, 2, 1), (1, 1, 1, 1, 1), (1, 3, 1), (3,)]

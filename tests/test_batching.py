@@ -67,3 +67,19 @@ def test_padded_packing_bounds_longest_times_count():
         assert b.oversize or max(seqs) * len(seqs) <= 200
     assert any(max(n for i in b.prompts for n in lengths[i]) * b.n_sequences > 200
                for b in pack(lengths, 200, seed=1))
+
+
+def test_pad_right_is_each_sequence_then_pads():
+    """Right padding by definition: each row its sequence, then ``pad_id``; the mask 1 on the real tokens. Lists,
+    tuples and ``array('i')`` rows, an empty row, torch's long dtype."""
+    from array import array
+
+    import torch
+
+    from cheems_lib.models.batching import pad_right
+
+    seqs = [[5, 6, 7], array("i", [8]), (), (9, 10, 11, 12)]
+    ids, mask = pad_right(seqs, 2)
+    assert ids.dtype == mask.dtype == torch.long
+    assert ids.tolist() == [[5, 6, 7, 2], [8, 2, 2, 2], [2, 2, 2, 2], [9, 10, 11, 12]]
+    assert mask.tolist() == [[1, 1, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0], [1, 1, 1, 1]]

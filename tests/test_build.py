@@ -188,3 +188,17 @@ def test_render_drops_downloads_the_book_no_longer_has(tmp_path, monkeypatch):
     monkeypatch.setattr(builder.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 0, "", ""))
     builder._render(root, [], lambda s: None)
     assert not old.exists() and (root / "_build/html/index.html").exists()
+
+
+
+def test_parallel_build_starts_the_costliest_chapters_first():
+    """Two chapters at a time take the chapters by their measured cost, longest first: the longest runs on one
+    worker while the others fill the second; a world replicate goes with its chapter's cost."""
+    from cheems_lib.publishing.chapters import CHAPTERS
+
+    plans = [(c.name, {}) for c in CHAPTERS if not c.after_all] + [("data", {"seed": 1}, 1)]
+    order = [p[0] for p in builder.start_order(plans)]
+    costs = [builder.chapter(n).cost for n in order]
+    assert costs == sorted(costs, reverse=True) and order[0] == "downstream"
+    assert order.index("data") < order.index("biases") and order.count("data") == 2
+    assert sorted(order) == sorted([p[0] for p in plans])

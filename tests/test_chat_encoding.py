@@ -58,7 +58,7 @@ def test_batched_encoding_equals_one_at_a_time_for_smollm2(smollm2):
 
 
 class _Spy:
-    """A tokenizer that remembers the longest text it was asked to tokenize."""
+    """A tokenizer that remembers the longest text it was asked to tokenize, through its call or its backend's."""
 
     def __init__(self, tok):
         self.tok, self.longest = tok, 0
@@ -66,9 +66,32 @@ class _Spy:
     def __getattr__(self, name):
         return getattr(self.tok, name)
 
-    def __call__(self, texts, **kw):
+    def saw(self, texts):
         self.longest = max([self.longest, *map(len, [texts] if isinstance(texts, str) else texts)])
+
+    def __call__(self, texts, **kw):
+        self.saw(texts)
         return self.tok(texts, **kw)
+
+    @property
+    def backend_tokenizer(self):
+        return _BackendSpy(self)
+
+
+class _BackendSpy:
+    def __init__(self, spy):
+        self.spy, self.backend = spy, spy.tok.backend_tokenizer
+
+    def __getattr__(self, name):
+        return getattr(self.backend, name)
+
+    def encode_batch_fast(self, texts, **kw):
+        self.spy.saw(texts)
+        return self.backend.encode_batch_fast(texts, **kw)
+
+    def encode_batch(self, texts, **kw):
+        self.spy.saw(texts)
+        return self.backend.encode_batch(texts, **kw)
 
 
 LONG = "很长的回答，" * 5_000 + "and some English words " * 2_000  # 76,000 characters
@@ -81,7 +104,7 @@ def test_long_texts_are_cut_to_the_budget_before_tokenizing(tok):
         spy, budget = _Spy(t), chat_encoding.text_budget(t, 64)
         items = [("问", LONG, None), (LONG, "答", "系统"), *PAIRS]
         got = chat_encoding.encode_pairs(spy, items, max_length=64)
-        assert spy.longest <= 2 * budget + 200 < len(LONG) // 10, name  # prompt + response budgets + the template
+        assert 0 < spy.longest <= 2 * budget + 200 < len(LONG) // 10, name  # prompt + response budgets + the template
         for item, ids in zip(items, got):
             full = chat_encoding.encode_pair(t, item[0], item[1], sys_prompt=item[2])
             assert ids[:64] == full[:64] and (len(ids) > 64) == (len(full) > 64), name
@@ -117,3 +140,42 @@ def test_judge_prompts_are_cut_from_the_end_before_tokenizing(tok):
     got = _encode_judges(spy, texts, 64)
     assert spy.longest <= chat_encoding.text_budget(tok, 64) + 200
     assert got == [_encode_judge(tok, t, 64) for t in texts]
+
+
+def test_the_backend_gives_the_wrappers_ids_and_is_skipped_where_the_call_would_change_its_state(tok, monkeypatch):
+    """Chats are tokenized by the fast tokenizer's backend: the ids of ``tokenizer(texts, add_special_tokens=False)``,
+    special-token text inside a message included. A backend left with truncation, padding or split special tokens
+    goes through the wrapper, which resets them, and gives the wrapper's ids."""
+    texts = [tok.apply_chat_template(chat_encoding._messages(*item), tokenize=False) for item in PAIRS]
+    want = [list(x) for x in tok(texts, add_special_tokens=False)["input_ids"]]
+    assert chat_encoding._template_ids(tok, texts) == want
+    for name, setup in {"truncation": lambda b: b.enable_truncation(3), "padding": lambda b: b.enable_padding(length=90),
+                        "split special tokens": lambda b: setattr(b, "encode_special_tokens", True)}.items():
+        t = _variants(tok)["no chat template"]
+        setup(t.backend_tokenizer)
+        assert chat_encoding._template_ids(t, texts) == want, name
+    calls = []
+    monkeypatch.setattr(type(tok), "__call__", lambda self, *a, **k: calls.append(a) or pytest.fail("wrapper"))
+    chat_encoding._template_ids(tok, texts)  # a clean backend: no wrapper call
+    assert calls == []
+
+
+def test_chats_are_rendered_once_for_tokenizers_that_share_a_template(tok, monkeypatch):
+    """Two vocabularies with one template: the second tokenizer reuses the rendering and gets its own ids; another
+    template renders again."""
+    other = rm.train_tokenizer(["回答问题的另一个词表"] * 3, vocab_size=280)
+    items = [(f"问题{i}", f"回答{i}", None) for i in range(7)]
+    rendered = []
+    real = type(tok).apply_chat_template
+    monkeypatch.setattr(type(tok), "apply_chat_template", lambda self, chats, **k: rendered.append(len(chats)) or real(self, chats, **k))
+    chat_encoding._RENDERED.clear()
+    first = chat_encoding.encode_pairs(tok, items)
+    second = chat_encoding.encode_pairs(other, items)
+    assert rendered == [7]
+    monkeypatch.setattr(type(tok), "apply_chat_template", real)
+    assert first == [chat_encoding.encode_pair(tok, p, r) for p, r, _ in items]
+    assert second == [chat_encoding.encode_pair(other, p, r) for p, r, _ in items] != first
+    other.chat_template = rm.CHAT_TEMPLATE + "{# another template #}"
+    monkeypatch.setattr(type(tok), "apply_chat_template", lambda self, chats, **k: rendered.append(len(chats)) or real(self, chats, **k))
+    chat_encoding.encode_pairs(other, items)
+    assert rendered == [7, 7]

@@ -126,15 +126,15 @@ def pad_right(seqs: Sequence[Sequence[int]], pad_id: int, device="cpu"):
     With causal attention and right padding a real token never attends to a pad and keeps
     its position, so a sequence's output does not depend on what it is batched with.
     """
+    import numpy as np
     import torch
 
-    longest = max(len(s) for s in seqs)
-    ids = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(seqs), longest), dtype=torch.long)
-    for i, s in enumerate(seqs):
-        ids[i, : len(s)] = torch.as_tensor(list(s), dtype=torch.long)
-        mask[i, : len(s)] = 1
-    return ids.to(device), mask.to(device)
+    # filled in numpy in one step, not row by row in torch: scoring the Best-of-N study pads over a million rows
+    lengths = np.fromiter(map(len, seqs), np.int64, len(seqs))
+    real = np.arange(lengths.max()) < lengths[:, None]
+    ids = np.full(real.shape, pad_id, np.int64)
+    ids[real] = np.concatenate([np.asarray(s, np.int64) for s in seqs])  # a boolean mask fills row by row
+    return torch.from_numpy(ids).to(device), torch.from_numpy(real.astype(np.int64)).to(device)
 
 
 def forward_options(model) -> dict:

@@ -57,7 +57,7 @@ from .provenance import write_index
 from .publish import md_code
 from .replicates import prepare, replicate_root
 
-__all__ = ["ChaptersFailed", "build", "build_lock", "default_jobs"]
+__all__ = ["ChaptersFailed", "build", "build_lock", "default_jobs", "start_order"]
 
 
 class ChaptersFailed(BookError):
@@ -77,6 +77,13 @@ def default_jobs(profile: str) -> int:
     if profile == "paper" or (os.cpu_count() or 1) < 2 or default_device() != "cpu":
         return 1
     return 2
+
+
+def start_order(plans: list) -> list:
+    """The order a parallel build starts ``plans`` in: by :attr:`~cheems_lib.publishing.chapters.Chapter.cost`, the
+    costliest first (ties keep reading order), so the longest chapter starts at once and the others fill the second
+    worker beside it, the shortest last where they even out the workers' ends."""
+    return sorted(plans, key=lambda plan: -chapter(plan[0]).cost)
 
 
 def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: int, replicas=(),
@@ -124,9 +131,8 @@ def _run_chapters(plans, root: Path, *, profile: str, force: bool, log, jobs: in
             log(f"[cheems book] {counted(len(plans), 'chapter')}, {jobs} at a time")
             resume_kernels()
             pool = ThreadPoolExecutor(jobs)
-            costliest_first = sorted(plans, key=lambda plan: -chapter(plan[0]).cost)  # stable: ties keep reading order
             try:
-                results = list(pool.map(lambda plan: run(*plan), costliest_first))
+                results = list(pool.map(lambda plan: run(*plan), start_order(plans)))
             except KeyboardInterrupt:  # start no further chapter, stop the running ones, keep their last good runs
                 pool.shutdown(wait=False, cancel_futures=True)
                 stop_kernels()

@@ -94,7 +94,10 @@ class Chapter:
     labels: tuple[str, ...]  # the stable ids of the paper artefacts it reproduces (spec §7)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)  # profile -> overrides
     after_all: bool = False  # executed after every other selected chapter (it reads what they saved)
-    cost: int = 1  # relative execution time; parallel builds start the costliest chapters first
+    # seconds the chapter took in a cold default build, two chapters at a time on 2 cores (bench_book.py, the table
+    # in benchmarks/README.md): parallel builds start the costliest first, so the measured seconds, not a rough
+    # rank, decide which chapters share the second worker while the longest runs
+    cost: float = 1.0
     # it tests claims of kind finding or question on the simulated world: the full profiles rerun it on other world
     # seeds (cheems_lib.publishing.replicates); a chapter whose claims are all calibrated, structural or sweeps is not rerun
     replicated: bool = False
@@ -128,15 +131,15 @@ class Chapter:
 _WORLD = {"smoke": {"size": "smoke", "n_boot": 100}, "default": {"size": "default"}, "paper": {"size": "paper"}}
 
 CHAPTERS: list[Chapter] = [
-    Chapter("data", "The data", ("paper-table1",), params=_WORLD, replicated=True),
+    Chapter("data", "The data", ("paper-table1",), params=_WORLD, cost=14, replicated=True),
     Chapter(
-        "conflicts", "Resolving conflicting annotations", ("paper-alg1", "paper-table5"),
+        "conflicts", "Resolving conflicting annotations", ("paper-alg1", "paper-table5"), cost=6,
         params={"smoke": {"n_random_graphs": 50, "size": "smoke", "n_boot": 100}, "default": {"n_random_graphs": 2000, "size": "default"},
                 "paper": {"n_random_graphs": 2000, "size": "paper"}},
     ),
-    Chapter("biases", "Annotator biases", ("paper-fig15",), params=_WORLD),
+    Chapter("biases", "Annotator biases", ("paper-fig15",), params=_WORLD, cost=6),
     Chapter(
-        "evaluation", "Evaluating reward models on CheemsBench", ("paper-table2", "paper-fig4"), cost=4, replicated=True,
+        "evaluation", "Evaluating reward models on CheemsBench", ("paper-table2", "paper-fig4"), cost=168, replicated=True,
         params={"smoke": {"size": "smoke", "train_epochs": 1, "judge_pairs": 40, "judge_prompts": 10, "n_boot": 100,
                           "gpt_prompts": 0, "train_seeds": 2, "rewardbench_pairs": 60},
                 "default": {"size": "default"},
@@ -146,19 +149,19 @@ CHAPTERS: list[Chapter] = [
                           "judges": ["Qwen/Qwen2.5-7B-Instruct"]}},
     ),
     Chapter(
-        "transfer", "Which preference data transfers?", ("paper-table3",), cost=3, replicated=True,
+        "transfer", "Which preference data transfers?", ("paper-table3",), cost=82, replicated=True,
         params={"smoke": {"size": "smoke", "prompts": 0, "train_epochs": 1, "n_boot": 100, "train_seeds": 2},
                 "default": {"size": "default"},
                 "paper": {"size": "paper", "prompts": 0}},
     ),
     Chapter(
-        "preference", "Building CheemsPreference", ("paper-table4",), cost=4, replicated=True,
+        "preference", "Building CheemsPreference", ("paper-table4",), cost=180, replicated=True,
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "train_epochs": 1, "n_boot": 100, "train_seeds": 2},
                 "default": {"size": "default"},
                 "paper": {"size": "paper", "gpt_prompts": 0}},
     ),
     Chapter(
-        "scaling", "Scaling trends", ("paper-fig6", "paper-fig7"), cost=3, replicated=True,
+        "scaling", "Scaling trends", ("paper-fig6", "paper-fig7"), cost=83, replicated=True,
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "train_epochs": 1, "n_boot": 100,
                           "sizes": ["tiny-xs", "tiny", "tiny-xl"], "points": 4, "train_seeds": 2},
                 # data/real's 766 preference prompts train longer than the smoke world's human subset: the sizes and the
@@ -173,7 +176,7 @@ CHAPTERS: list[Chapter] = [
     Chapter(
         # it trains every other chapter's models (skipping those in training elsewhere), so starting it
         # first keeps both workers busy to the end
-        "downstream", "Does the benchmark predict downstream quality?", ("paper-fig5",), cost=5, replicated=True,
+        "downstream", "Does the benchmark predict downstream quality?", ("paper-fig5",), cost=761, replicated=True,
         params={"smoke": {"size": "smoke", "gpt_prompts": 0, "transfer_prompts": 0, "train_epochs": 1, "n_boot": 100,
                           "points": 4, "bon_prompts": 12, "mt_prompts": 12, "bon_n": 8, "sizes": ["tiny-xs", "tiny", "tiny-xl"],
                           "train_seeds": 2, "rewardbench_pairs": 60, "rmb_prompts": 25, "shared_noise": [0.0, 0.8]},
@@ -182,24 +185,24 @@ CHAPTERS: list[Chapter] = [
                 "paper": {"size": "paper", "gpt_prompts": 0, "transfer_prompts": 0}},
     ),
     Chapter(  # replicated for its one finding, Table 4's comparison at the paper's GPT : human ratio
-        "sensitivity", "Sensitivity to the simulator's assumptions", (), cost=2, replicated=True,
+        "sensitivity", "Sensitivity to the simulator's assumptions", (), cost=129, replicated=True,
         params={"smoke": {"size": "smoke", "train_epochs": 1, "n_boot": 100, "shared_noise": [0.0, 0.8], "ratios": [],
                           "gpt_prompts": 0},
                 "default": {"size": "default"},
                 "paper": {"size": "paper", "gpt_prompts": 0}},
     ),
     Chapter(
-        "real", "Real Chinese data: what model labels show", (), cost=2,
+        "real", "Real Chinese data: what model labels show", (), cost=152,
         # one training seed at smoke size: its model on data/real (long texts, 766 prompts) is the costliest
         # of the smoke book, and the real-smoke book reuses it (REAL_SMOKE)
         params={"smoke": {"train_epochs": 1, "n_boot": 100, "train_seeds": 1}},
     ),
     Chapter(
-        "human_labels", "Real Chinese data: what human scores show", (), cost=2,
+        "human_labels", "Real Chinese data: what human scores show", (), cost=107,
         # smoke: one seed and the smallest size on a slice of the prompts: three models, the fewest a correlation takes
         params={"smoke": {"train_epochs": 1, "n_boot": 100, "train_seeds": 1, "prompts": 60, "sizes": ["tiny-xs"]}},
     ),
-    Chapter("reproduce", "Reproduce with real models", ()),
+    Chapter("reproduce", "Reproduce with real models", (), cost=1),
     Chapter("claims", "Claims", ("claims",), after_all=True,
             params={"full": {"replicate_seeds": list(REPLICATE_SEEDS)}, "full-smoke": {"replicate_seeds": list(REPLICATE_SEEDS)}}),
 ]
