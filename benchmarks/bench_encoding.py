@@ -2,8 +2,9 @@
 train + score of a tiny reward model, in one run.
 
 1. The default world's benchmark (Open Prompt + Human Instruction, every response) encoded with
-   ``encode_pair`` per pair and with ``encode_pairs`` at once, alternating, median of
-   ``--repeats``; the ids must be equal.
+   ``encode_pair`` per pair, with ``encode_pairs`` at once rendering the chat template, and with ``encode_pairs``
+   reusing that rendering (as another training set's tokenizer does), alternating, median of ``--repeats``; the
+   ids must be equal.
 2. ``--old SRC`` (a checkout of the library before the change, e.g. from ``git archive``):
    ``zoo.train_or_load`` on the human preference subset (2 epochs) + ``zoo.score_or_load`` on the
    benchmark, each in a fresh process and an empty zoo, old and new code alternating; the saved
@@ -55,8 +56,15 @@ def encoding(repeats: int) -> dict:
     tok = rm.train_tokenizer((t for r in human for t in [r.prompt, *(x.content for x in r.responses)]),
                              vocab_size=cfg.tokenizer_vocab, model_max_length=cfg.max_length)
     items = [(r.prompt, x.content, r.sys_prompt) for r in bench for x in r.responses]
+    def rendering_too():
+        chat_encoding._RENDERED.clear()  # as a process's first tokenizer with this template
+        return chat_encoding.encode_pairs(tok, items)
+
     ways = {"one by one (encode_pair)": lambda: [chat_encoding.encode_pair(tok, p, r, sys_prompt=s) for p, r, s in items],
-            "batched (encode_pairs)": lambda: chat_encoding.encode_pairs(tok, items)}
+            "batched (encode_pairs), rendering the template": rendering_too,
+            # the same tokenizer with its rendering kept: what another training set's tokenizer pays (another
+            # vocabulary, the same template and special tokens), up to its vocabulary's tokenizing speed
+            "batched, the rendering reused": lambda: chat_encoding.encode_pairs(tok, items)}
     times = {k: {"wall": [], "cpu": []} for k in ways}
     for _ in range(repeats):
         got = []
@@ -65,7 +73,7 @@ def encoding(repeats: int) -> dict:
             times[label]["wall"].append(wall)
             times[label]["cpu"].append(cpu)
             got.append(ids)
-        assert got[0] == got[1], "encode_pairs differs from encode_pair"
+        assert got[0] == got[1] == got[2], "encode_pairs differs from encode_pair"
     return {"pairs": len(items), "tokens": sum(map(len, got[1])), "identical ids": True,
             **{k: {f"median {m} s": round(statistics.median(v[m]), 3) for m in ("wall", "cpu")}
                for k, v in times.items()}}

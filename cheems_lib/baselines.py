@@ -179,10 +179,11 @@ class NgramProbe:
         x = np.zeros((len(texts), self.n_features), dtype=np.float32)
         column: dict[str, int] = {}  # texts share most of their n-grams: each distinct one is hashed once
         for i, t in enumerate(texts):
-            grams = [t[j:j + n] for n in self.ngrams for j in range(len(t) - n + 1)]
-            for g in set(grams).difference(column):
-                column[g] = zlib.crc32(g.encode("utf-8")) % self.n_features
-            x[i] = np.bincount([column[g] for g in grams], minlength=self.n_features)  # whole counts: exact in float32
+            for n in self.ngrams:  # one size at a time: a long text's n-grams are never all held at once
+                grams = [t[j:j + n] for j in range(len(t) - n + 1)]
+                for g in set(grams).difference(column):
+                    column[g] = zlib.crc32(g.encode("utf-8")) % self.n_features
+                x[i] += np.bincount([column[g] for g in grams], minlength=self.n_features)  # whole counts: exact
         norm = np.linalg.norm(x, axis=1, keepdims=True)
         return np.hstack([x / np.maximum(norm, 1e-9), np.ones((len(texts), 1), np.float32)])
 

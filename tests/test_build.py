@@ -202,3 +202,17 @@ def test_parallel_build_starts_the_costliest_chapters_first():
     assert costs == sorted(costs, reverse=True) and order[0] == "downstream"
     assert order.index("data") < order.index("biases") and order.count("data") == 2
     assert sorted(order) == sorted([p[0] for p in plans])
+    ties = [n for n in order if builder.chapter(n).cost == builder.chapter("biases").cost]
+    assert ties == [c.name for c in CHAPTERS if c.name in ties]  # equal costs keep reading order
+
+
+def test_a_parallel_build_runs_its_chapters_in_start_order(tmp_path, monkeypatch):
+    """The pool is fed :func:`start_order`'s order (and the after-all page still runs last)."""
+    ran, ordered = [], []
+    monkeypatch.setattr(builder, "execute_chapter", lambda name, *a, **k: ran.append(name) or False)
+    monkeypatch.setattr(builder, "resume_kernels", lambda: None)
+    real = builder.start_order
+    monkeypatch.setattr(builder, "start_order", lambda plans: ordered.extend(p[0] for p in real(plans)) or real(plans))
+    plans = [("biases", {}), ("downstream", {}), ("claims", {}), ("data", {})]
+    builder._run_chapters(plans, tmp_path, profile="smoke", force=False, log=lambda s: None, jobs=2)
+    assert ordered == ["downstream", "data", "biases"] and sorted(ran[:3]) == sorted(ordered) and ran[3] == "claims"

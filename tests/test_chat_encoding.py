@@ -58,7 +58,8 @@ def test_batched_encoding_equals_one_at_a_time_for_smollm2(smollm2):
 
 
 class _Spy:
-    """A tokenizer that remembers the longest text it was asked to tokenize, through its call or its backend's."""
+    """A tokenizer that remembers the longest text it was asked to tokenize (its own call: a class of its own, so
+    the backend is not called around it)."""
 
     def __init__(self, tok):
         self.tok, self.longest = tok, 0
@@ -72,26 +73,6 @@ class _Spy:
     def __call__(self, texts, **kw):
         self.saw(texts)
         return self.tok(texts, **kw)
-
-    @property
-    def backend_tokenizer(self):
-        return _BackendSpy(self)
-
-
-class _BackendSpy:
-    def __init__(self, spy):
-        self.spy, self.backend = spy, spy.tok.backend_tokenizer
-
-    def __getattr__(self, name):
-        return getattr(self.backend, name)
-
-    def encode_batch_fast(self, texts, **kw):
-        self.spy.saw(texts)
-        return self.backend.encode_batch_fast(texts, **kw)
-
-    def encode_batch(self, texts, **kw):
-        self.spy.saw(texts)
-        return self.backend.encode_batch(texts, **kw)
 
 
 LONG = "很长的回答，" * 5_000 + "and some English words " * 2_000  # 76,000 characters
@@ -154,10 +135,29 @@ def test_the_backend_gives_the_wrappers_ids_and_is_skipped_where_the_call_would_
         t = _variants(tok)["no chat template"]
         setup(t.backend_tokenizer)
         assert chat_encoding._template_ids(t, texts) == want, name
-    calls = []
-    monkeypatch.setattr(type(tok), "__call__", lambda self, *a, **k: calls.append(a) or pytest.fail("wrapper"))
-    chat_encoding._template_ids(tok, texts)  # a clean backend: no wrapper call
-    assert calls == []
+    split = _variants(tok)["no chat template"]
+    split.split_special_tokens = True  # the wrapper spells special tokens out: its ids, not the backend's default
+    assert chat_encoding._template_ids(split, texts) == [list(x) for x in split(texts, add_special_tokens=False)["input_ids"]] != want
+    monkeypatch.setattr(type(tok), "__call__", lambda self, *a, **k: pytest.fail("the wrapper was called"))
+    assert chat_encoding._template_ids(tok, texts) == want  # a clean backend, the class's own methods: no wrapper call
+
+
+def test_a_tokenizer_class_with_its_own_encoding_is_called_as_it_is(tok):
+    """A subclass that overrides a method between the call and the backend (``_encode_plus``) is called through it."""
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    seen = []
+
+    class Custom(PreTrainedTokenizerFast):
+        def _encode_plus(self, *args, **kwargs):
+            seen.append(True)
+            return super()._encode_plus(*args, **kwargs)
+
+    custom = Custom(tokenizer_object=Tokenizer.from_str(tok.backend_tokenizer.to_str()), pad_token=rm.PAD,
+                    eos_token=rm.IM_END)
+    custom.chat_template = rm.CHAT_TEMPLATE
+    assert chat_encoding.encode_pairs(custom, PAIRS) == chat_encoding.encode_pairs(tok, PAIRS) and seen
 
 
 def test_chats_are_rendered_once_for_tokenizers_that_share_a_template(tok, monkeypatch):
@@ -179,3 +179,28 @@ def test_chats_are_rendered_once_for_tokenizers_that_share_a_template(tok, monke
     monkeypatch.setattr(type(tok), "apply_chat_template", lambda self, chats, **k: rendered.append(len(chats)) or real(self, chats, **k))
     chat_encoding.encode_pairs(other, items)
     assert rendered == [7, 7]
+
+
+def test_a_rendering_is_reused_only_where_special_tokens_and_date_agree(tok):
+    """A template that writes ``bos_token``: two tokenizers with the same template and vocabulary but different BOS
+    tokens each get their own rendering; a template that reads the date is never reused."""
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    def with_bos(bos):
+        t = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_str(tok.backend_tokenizer.to_str()),
+                                    pad_token=rm.PAD, eos_token=rm.IM_END, bos_token=bos)
+        t.chat_template = "{{ bos_token }}" + rm.CHAT_TEMPLATE
+        return t
+
+    chat_encoding._RENDERED.clear()
+    for t in (with_bos("<s>"), with_bos("[BOS]")):
+        assert chat_encoding.encode_pairs(t, PAIRS) == [chat_encoding.encode_pair(t, p, r, sys_prompt=s) for p, r, s in PAIRS]
+    assert len(chat_encoding._RENDERED) == 2
+    dated = with_bos("<s>")
+    dated.chat_template = "{{ strftime_now('%Y') }}" + rm.CHAT_TEMPLATE
+    chat_encoding.encode_pairs(dated, PAIRS)
+    assert len(chat_encoding._RENDERED) == 2
+    texts = chat_encoding._rendered(tok, [chat_encoding._messages("问", "答", None)], False)
+    texts[0] = "changed by a caller"
+    assert chat_encoding._rendered(tok, [chat_encoding._messages("问", "答", None)], False)[0] != "changed by a caller"

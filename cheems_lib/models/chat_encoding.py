@@ -180,10 +180,12 @@ def _encode_cut(tokenizer, form: _ChatForm, part: list, budget: int | None, max_
 
 
 RENDERED_CHUNKS = 32
-"""Rendered chunks of chats a process keeps (:func:`_encode_chunk`): the tiny reward models of different training
-sets have different vocabularies but one chat template, so the Best-of-N study renders its samples once, not once
-per training set."""
-_RENDERED: dict[str, list[str]] = {}  # key -> rendered texts, oldest first
+"""Rendered chunks of chats a process keeps (:func:`_rendered`): the tiny reward models of different training sets
+have different vocabularies but one chat template and one set of special tokens, so the Best-of-N study renders
+its samples once, not once per training set."""
+RENDERED_CHARACTERS = 64_000_000
+"""At most this many characters of rendered chats are kept (untruncated texts can be long)."""
+_RENDERED: dict[str, tuple[str, ...]] = {}  # key -> rendered texts, oldest first
 
 
 def _encode_chunk(tokenizer, form: _ChatForm, part: list) -> list[list[int]]:
@@ -197,31 +199,48 @@ def _encode_chunk(tokenizer, form: _ChatForm, part: list) -> list[list[int]]:
 
 def _rendered(tokenizer, chats: list, generation_prompt: bool) -> list[str]:
     """``apply_chat_template(chats, tokenize=False)``, reused from the last :data:`RENDERED_CHUNKS` renderings of
-    this process with the same template, chats and generation prompt (the rendering reads nothing else)."""
+    this process for the same chats, generation prompt and what else the rendering reads: the template, the
+    special tokens (``{{ bos_token }}``) and the tokenizer's class. A template that reads the date
+    (``strftime_now``) is rendered every time."""
     import hashlib
 
     import orjson
 
-    key = hashlib.sha256(orjson.dumps([tokenizer.chat_template, generation_prompt, chats])).hexdigest()
+    template = tokenizer.chat_template
+    if not isinstance(template, str) or "strftime" in template:
+        return tokenizer.apply_chat_template(chats, tokenize=False, add_generation_prompt=generation_prompt)
+    key = hashlib.sha256(orjson.dumps(
+        [type(tokenizer).__module__, type(tokenizer).__qualname__, template, generation_prompt,
+         tokenizer.special_tokens_map, getattr(tokenizer, "extra_special_tokens", None), chats],
+        default=str, option=orjson.OPT_SORT_KEYS)).hexdigest()
     if key in _RENDERED:
         _RENDERED[key] = _RENDERED.pop(key)  # most recent last
-        return _RENDERED[key]
+        return list(_RENDERED[key])
     texts = tokenizer.apply_chat_template(chats, tokenize=False, add_generation_prompt=generation_prompt)
-    _RENDERED[key] = texts
-    while len(_RENDERED) > RENDERED_CHUNKS:
+    _RENDERED[key] = tuple(texts)  # kept immutable: every caller gets a list of its own
+    while len(_RENDERED) > RENDERED_CHUNKS or (
+            len(_RENDERED) > 1 and sum(map(len, (t for v in _RENDERED.values() for t in v))) > RENDERED_CHARACTERS):
         _RENDERED.pop(next(iter(_RENDERED)))
     return texts
 
 
+_WRAPPER = ("__call__", "_encode_plus", "_batch_encode_plus")
+"""The methods of a fast tokenizer between ``tokenizer(texts)`` and its backend: a class that overrides one of them
+may change the ids, so it is called as it is."""
+
+
 def _template_ids(tokenizer, texts: list[str]) -> list[list[int]]:
     """``tokenizer(texts, add_special_tokens=False)``'s ids. A fast tokenizer's backend is called directly when
-    the call would leave its state as it is (no truncation, padding or split special tokens set): the same ids
-    without the wrapper's per-text objects and offsets (``encode_batch_fast``, where the tokenizers library has
-    it), a fifth of the time of tokenizing Best-of-N samples."""
+    the call would change nothing on the way (no truncation, padding or split special tokens set, and none of
+    :data:`_WRAPPER` overridden): the same ids without the wrapper's per-text objects and offsets
+    (``encode_batch_fast``, where the tokenizers library has it)."""
+    from transformers import PreTrainedTokenizerFast
+
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None and backend.truncation is None and backend.padding is None \
             and not getattr(backend, "encode_special_tokens", False) \
-            and not getattr(tokenizer, "split_special_tokens", False):
+            and not getattr(tokenizer, "split_special_tokens", False) \
+            and all(getattr(type(tokenizer), m, None) is getattr(PreTrainedTokenizerFast, m, None) for m in _WRAPPER):
         encode = getattr(backend, "encode_batch_fast", backend.encode_batch)
         return [e.ids for e in encode(texts, add_special_tokens=False)]
     return [list(x) for x in tokenizer(texts, add_special_tokens=False, **_IDS_ONLY)["input_ids"]]

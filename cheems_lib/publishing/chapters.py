@@ -94,9 +94,11 @@ class Chapter:
     labels: tuple[str, ...]  # the stable ids of the paper artefacts it reproduces (spec §7)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)  # profile -> overrides
     after_all: bool = False  # executed after every other selected chapter (it reads what they saved)
-    # seconds the chapter took in a cold default build, two chapters at a time on 2 cores (bench_book.py, the table
-    # in benchmarks/README.md): parallel builds start the costliest first, so the measured seconds, not a rough
-    # rank, decide which chapters share the second worker while the longest runs
+    # seconds the chapter took in a cold default build, two chapters at a time on 2 cores (bench_book.py, the
+    # "before" column of benchmarks/README.md's book table, rounded): parallel builds start the costliest first
+    # (build.start_order), so measured seconds, not a rough rank, decide which chapters fill the second worker while
+    # the longest runs. They order the build, they do not predict it: a chapter whose models another chapter
+    # trained first takes less
     cost: float = 1.0
     # it tests claims of kind finding or question on the simulated world: the full profiles rerun it on other world
     # seeds (cheems_lib.publishing.replicates); a chapter whose claims are all calibrated, structural or sweeps is not rerun
