@@ -204,3 +204,17 @@ def test_a_rendering_is_reused_only_where_special_tokens_and_date_agree(tok):
     texts = chat_encoding._rendered(tok, [chat_encoding._messages("问", "答", None)], False)
     texts[0] = "changed by a caller"
     assert chat_encoding._rendered(tok, [chat_encoding._messages("问", "答", None)], False)[0] != "changed by a caller"
+
+
+def test_kept_renderings_are_bounded_in_count_and_characters(tok, monkeypatch):
+    """The oldest renderings go first, once more than RENDERED_CHUNKS are kept or their characters pass
+    RENDERED_CHARACTERS (the newest always stays)."""
+    chat_encoding._RENDERED.clear()
+    monkeypatch.setattr(chat_encoding, "RENDERED_CHUNKS", 2)
+    for i in range(3):
+        chat_encoding.encode_pairs(tok, [(f"问{i}", "答", None)])
+    assert len(chat_encoding._RENDERED) == 2
+    monkeypatch.setattr(chat_encoding, "RENDERED_CHARACTERS", 1)
+    chat_encoding.encode_pairs(tok, [("很长的问题" * 10, "答", None)])
+    assert len(chat_encoding._RENDERED) == 1
+    assert chat_encoding.encode_pairs(tok, PAIRS) == [chat_encoding.encode_pair(tok, p, r, sys_prompt=s) for p, r, s in PAIRS]

@@ -185,7 +185,7 @@ have different vocabularies but one chat template and one set of special tokens,
 its samples once, not once per training set."""
 RENDERED_CHARACTERS = 64_000_000
 """At most this many characters of rendered chats are kept (untruncated texts can be long)."""
-_RENDERED: dict[str, tuple[str, ...]] = {}  # key -> rendered texts, oldest first
+_RENDERED: dict[str, tuple[tuple[str, ...], int]] = {}  # key -> (rendered texts, their characters), oldest first
 
 
 def _encode_chunk(tokenizer, form: _ChatForm, part: list) -> list[list[int]]:
@@ -215,11 +215,11 @@ def _rendered(tokenizer, chats: list, generation_prompt: bool) -> list[str]:
         default=str, option=orjson.OPT_SORT_KEYS)).hexdigest()
     if key in _RENDERED:
         _RENDERED[key] = _RENDERED.pop(key)  # most recent last
-        return list(_RENDERED[key])
+        return list(_RENDERED[key][0])
     texts = tokenizer.apply_chat_template(chats, tokenize=False, add_generation_prompt=generation_prompt)
-    _RENDERED[key] = tuple(texts)  # kept immutable: every caller gets a list of its own
+    _RENDERED[key] = tuple(texts), sum(map(len, texts))  # kept immutable: every caller gets a list of its own
     while len(_RENDERED) > RENDERED_CHUNKS or (
-            len(_RENDERED) > 1 and sum(map(len, (t for v in _RENDERED.values() for t in v))) > RENDERED_CHARACTERS):
+            len(_RENDERED) > 1 and sum(n for _, n in _RENDERED.values()) > RENDERED_CHARACTERS):
         _RENDERED.pop(next(iter(_RENDERED)))
     return texts
 
