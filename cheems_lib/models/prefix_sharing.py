@@ -98,9 +98,7 @@ def shared_rewards(model, seqs: Sequence[Sequence[int]], sizes: Sequence[int], p
 
     from .batching import forward_groups
 
-    lens, conts = _split(seqs, sizes)
-    starts = [sum(sizes[:i]) for i in range(len(sizes))]
-    prefixes = [seqs[s][:p] for s, p in zip(starts, lens)]
+    lens, conts, prefixes = _split(seqs, sizes)
     cache = prefix_cache(model, prefixes, pad_id, device, prefix_batches(lens, max_tokens))
     groups = forward_groups([len(c[0]) for c in conts], max_tokens)
     parts = [continued_rewards(model, [conts[j][0] for j in g], pad_id, device, cache, [conts[j][1] for j in g],
@@ -109,11 +107,15 @@ def shared_rewards(model, seqs: Sequence[Sequence[int]], sizes: Sequence[int], p
     return torch.empty(len(seqs), device=device, dtype=parts[0].dtype).index_copy(0, order, torch.cat(parts))
 
 
-def _split(seqs: Sequence[Sequence[int]], sizes: Sequence[int]) -> tuple[list[int], list[tuple]]:
-    """Each prompt's prefix length, and every response's ``(continuation, prompt index, prefix length)``."""
-    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+def _split(seqs: Sequence[Sequence[int]], sizes: Sequence[int]) -> tuple[list[int], list[tuple], list]:
+    """Each prompt's prefix length, every response's ``(continuation, prompt index, prefix length)``, and each
+    prompt's prefix."""
+    from itertools import accumulate
+
+    starts = [0, *accumulate(sizes)][:len(sizes)]
     lens = [common_prefix(seqs[s:s + k]) for s, k in zip(starts, sizes)]
-    return lens, [(seqs[s + j][p:], i, p) for i, (s, k, p) in enumerate(zip(starts, sizes, lens)) for j in range(k)]
+    conts = [(seqs[s + j][p:], i, p) for i, (s, k, p) in enumerate(zip(starts, sizes, lens)) for j in range(k)]
+    return lens, conts, [seqs[s][:p] for s, p in zip(starts, lens)]
 
 
 def forward_calls(seqs: Sequence[Sequence[int]], sizes: Sequence[int], max_tokens: int) -> int:
@@ -121,7 +123,7 @@ def forward_calls(seqs: Sequence[Sequence[int]], sizes: Sequence[int], max_token
     no prompt shares a token), then one per group of continuations (processes under DDP must make as many)."""
     from .batching import forward_groups
 
-    lens, conts = _split(seqs, sizes)
+    lens, conts, _ = _split(seqs, sizes)
     prefixes = len(prefix_batches(lens, max_tokens)) if max(lens, default=0) > 0 else 0
     return prefixes + len(forward_groups([len(c[0]) for c in conts], max_tokens))
 
