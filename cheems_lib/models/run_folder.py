@@ -312,6 +312,9 @@ def save_checkpoint(accelerator, model, tok, root: Path, step: int, identity: di
             accelerator.unwrap_model(model).config.save_pretrained(tmp)
             tok.save_pretrained(tmp)
             _write_json(tmp / "cheems_state.json", {"global_step": step, **identity})
+    # every process writes its own random state into the folder: the main one renames it only once all have
+    # (without this, a slower process on a loaded machine found the folder already renamed away)
+    accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         interrupt_point("checkpoint.written")
         os.replace(tmp, root / name)
